@@ -1,0 +1,3 @@
+from certsym.cli import run
+
+run()

@@ -1,0 +1,225 @@
+"""The parameter file format: the public input contract of certsym.
+
+    {"M": [k rows of n entries], "A": [n rows of m entries], "b": [n entries], "c": [k entries],
+     "shape": {"m": .., "n": .., "k": ..}}            # "shape" optional; needed only when n = 0
+
+Entries are JSON integers, JSON number literals (read as the exact decimal written: 0.1 is 1/10),
+or strings holding an integer, a fraction, a decimal or a real algebraic expression ("sqrt(2)").
+Unknown keys are an error. Writers emit the same format with every entry as a string, so every
+output can be read back. All irrational constants of the files read together are joined into one
+number field. Files are written atomically (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from certsym.errors import InputError
+from certsym.network import Network
+from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, to_field
+
+_KEYS = {"M", "A", "b", "c", "shape"}
+_MAX_FILE_BYTES = 1 << 31
+
+
+class _Numeral(str):
+    """A JSON number literal, kept as the text written."""
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The text of a file, with missing files and bad encodings reported as InputError."""
+    p = Path(path)
+    try:
+        if p.stat().st_size > _MAX_FILE_BYTES:
+            raise InputError(f"{p}: file is larger than 2 GiB")
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{p}: is a directory") from None
+    except PermissionError:
+        raise InputError(f"{p}: permission denied") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not UTF-8 text") from None
+
+
+def parse_json(text: str, source: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Any:
+    """Parse JSON, keeping number literals as text and refusing oversized numerals."""
+
+    def numeral(s: str) -> _Numeral:
+        if len(s) > max_digits:
+            raise InputError(f"{source}: numeral with {len(s)} characters exceeds the limit of "
+                             f"{max_digits} digits")
+        return _Numeral(s)
+
+    def constant(name: str):
+        raise InputError(f"{source}: {name} is not a real number")
+
+    try:
+        return json.loads(text, parse_int=numeral, parse_float=numeral, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: malformed JSON: {exc.msg} at line {exc.lineno} column "
+                         f"{exc.colno}") from None
+    except RecursionError:
+        raise InputError(f"{source}: JSON nested too deeply") from None
+
+
+def _entry(x: Any, where: str, max_digits: int):
+    if isinstance(x, bool) or not isinstance(x, str):
+        kind = "null" if x is None else type(x).__name__
+        if isinstance(x, bool):
+            kind = "boolean"
+        raise InputError(f"{where} must be a number or a string, not {kind}")
+    try:
+        return parse_number(x, max_digits)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def _vector(x: Any, where: str) -> list:
+    if not isinstance(x, list):
+        raise InputError(f"{where} must be a list")
+    return x
+
+
+class _RawNetwork:
+    """A parameter file parsed down to exact rationals and sympy expressions."""
+
+    def __init__(self, data: Any, source: str, max_digits: int):
+        if not isinstance(data, dict):
+            raise InputError(f"{source}: the parameter file must be a JSON object with keys M, A, b, c")
+        unknown = sorted(set(data) - _KEYS)
+        if unknown:
+            raise InputError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; "
+                             f"allowed: M, A, b, c, shape")
+        missing = [key for key in ("M", "A", "b", "c") if key not in data]
+        if missing:
+            raise InputError(f"{source}: missing key(s) {', '.join(missing)}")
+        self.source = source
+        self.shape = self._shape(data.get("shape"))
+        self.values: list = []
+        self.M = self._matrix(data["M"], "M", max_digits)
+        self.A = self._matrix(data["A"], "A", max_digits)
+        self.b = self._list(data["b"], "b", max_digits)
+        self.c = self._list(data["c"], "c", max_digits)
+
+    def _shape(self, shape: Any) -> dict[str, int] | None:
+        if shape is None:
+            return None
+        if not isinstance(shape, dict) or set(shape) - {"m", "n", "k"}:
+            raise InputError(f"{self.source}: shape must be an object with keys m, n, k")
+        out = {}
+        for key, val in shape.items():
+            if not isinstance(val, _Numeral) or not val.isdigit():
+                raise InputError(f"{self.source}: shape.{key} must be a non-negative integer")
+            out[key] = int(val)
+        return out
+
+    def _list(self, xs: Any, name: str, max_digits: int) -> list[int]:
+        out = []
+        for i, x in enumerate(_vector(xs, f"{self.source}: {name}")):
+            self.values.append(_entry(x, f"{self.source}: {name}[{i}]", max_digits))
+            out.append(len(self.values) - 1)
+        return out
+
+    def _matrix(self, rows: Any, name: str, max_digits: int) -> list[list[int]]:
+        return [self._list(row, f"{name}[{i}]", max_digits)
+                for i, row in enumerate(_vector(rows, f"{self.source}: {name}"))]
+
+    def network(self, field: Field, values: Sequence[Scalar]) -> Network:
+        def get(ix):
+            return values[ix]
+
+        shape = self.shape or {}
+        try:
+            net = Network.build(
+                [[get(i) for i in row] for row in self.M],
+                [[get(i) for i in row] for row in self.A],
+                [get(i) for i in self.b],
+                [get(i) for i in self.c],
+                field,
+                shape.get("m"),
+            )
+        except InputError as exc:
+            raise InputError(f"{self.source}: {exc}") from None
+        for key in ("n", "k"):
+            if key in shape and shape[key] != getattr(net, key):
+                raise InputError(f"{self.source}: shape says {key} = {shape[key]}, "
+                                 f"the matrices say {getattr(net, key)}")
+        return net
+
+
+def load_networks(
+    sources: Sequence[str | os.PathLike],
+    extra_values: Sequence[Any] = (),
+    max_digits: int = DEFAULT_MAX_DIGITS,
+    texts: Sequence[str] | None = None,
+) -> tuple[list[Network], list[Scalar]]:
+    """Read parameter files into networks over ONE common field.
+
+    ``extra_values`` (already parsed numbers, e.g. the coordinates of an evaluation point) join
+    the same field and come back converted. ``texts`` replaces reading ``sources`` from disk.
+    Cost: linear in the file sizes, plus one primitive-element computation if any entry is
+    irrational.
+    """
+    raws = []
+    for i, src in enumerate(sources):
+        text = texts[i] if texts is not None else read_text(src)
+        raws.append(_RawNetwork(parse_json(text, str(src), max_digits), str(src), max_digits))
+    flat = [v for raw in raws for v in raw.values] + list(extra_values)
+    field, converted = to_field(flat)
+    networks, offset = [], 0
+    for raw in raws:
+        networks.append(raw.network(field, converted[offset:offset + len(raw.values)]))
+        offset += len(raw.values)
+    return networks, converted[offset:]
+
+
+def parse_point(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> list:
+    """Parse "1/2,3,sqrt(2)" into exact numbers (rationals or sympy expressions)."""
+    parts = [p for p in text.split(",")]
+    if not text.strip() or any(not p.strip() for p in parts):
+        raise InputError(f"cannot read the point {text!r}: expected comma-separated numbers")
+    return [parse_number(p, max_digits) for p in parts]
+
+
+def network_to_json(net: Network) -> dict[str, Any]:
+    """The parameter-file JSON of ``net`` (entries as exact strings; shape always included)."""
+    s = net.field.to_string
+    return {
+        "M": [[s(x) for x in row] for row in net.M],
+        "A": [[s(x) for x in row] for row in net.A],
+        "b": [s(x) for x in net.b],
+        "c": [s(x) for x in net.c],
+        "shape": {"m": net.m, "n": net.n, "k": net.k},
+    }
+
+
+def dump_network(net: Network) -> str:
+    return json.dumps(network_to_json(net), indent=1) + "\n"
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` atomically: readers see the old file or the whole new one."""
+    p = Path(path)
+    directory = p.parent if str(p.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise InputError(f"{p}: cannot write: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
