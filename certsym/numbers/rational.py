@@ -58,10 +58,7 @@ def parse_rational(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq | No
         )
     mantissa = int((whole or "0") + frac)
     exponent -= len(frac)
-    if exponent >= 0:
-        value = fmpq(mantissa * 10**exponent)
-    else:
-        value = fmpq(mantissa, 10**-exponent)
+    value = fmpq(mantissa * 10 ** exponent) if exponent >= 0 else fmpq(mantissa, 10 ** (-exponent))
     return -value if sign == "-" else value
 
 

@@ -1,0 +1,225 @@
+"""Deciding ρ(θ1) = ρ(θ2) exactly, with the evidence for a certificate (MATH.md, Theorems 3/4 form).
+
+Decision: compare the kink invariants (``canonical``). Cost O((n1 + n2)(m + k)) field operations
+plus a hash; no search, no sampling.
+
+Evidence when EQUIVALENT. In D = θ1_min ⊖ θ2_min (neurons 0..n1−1 from θ1_min, n1..n1+n2−1 from
+θ2_min with negated output weights), per hyperplane H and orientation:
+- a θ1_min neuron i and a θ2_min neuron j with r2_j = λ r1_i, λ > 0, v2_j = v1_i / λ: a MATCH, a
+  partial H_n element (merge lemma: they cancel in D);
+- otherwise such a pair is a cross MERGE in D (merge lemma, λ > 0);
+- the D neurons left on H form an antisymmetric PAIR r_j = −λ r_i, v_j = −v_i/λ, contributing the
+  affine map v_i (a_i·x + b_i) (σ(z) − σ(−z) = z);
+- the affine terms of all pairs plus c1 − c2 sum to zero.
+
+Evidence when NOT EQUIVALENT: a rational point x with ρ(θ1)(x) ≠ ρ(θ2)(x), built
+deterministically: beside a hyperplane whose kinks differ (three points x0, x0 ± εu_H on a line
+crossing H and no other hyperplane; the second difference there is J_H ε|u_H|² ≠ 0), or at 0 / e_q
+when only the affine parts differ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flint import fmpq
+
+from certsym.canonical import Canonical, canonical_form
+from certsym.errors import InputError
+from certsym.network import Network, Vector
+from certsym.numbers import QQ, Scalar
+from certsym.reduction import Reduction, hyperplane_key, reduce
+
+
+@dataclass(frozen=True)
+class Match:
+    """θ2_min neuron j = (λ a1_i, λ b1_i, v1_i / λ): the H_n action on one neuron."""
+
+    i: int
+    j: int
+    lam: Scalar
+
+
+@dataclass(frozen=True)
+class Merge:
+    """In D: r_source = λ r_into (λ > 0); v_into += λ v_source; source becomes zero."""
+
+    into: int
+    source: int
+    lam: Scalar
+
+
+@dataclass(frozen=True)
+class Pair:
+    """In D: r_j = −λ r_i, v_j = −v_i/λ; together they realize x ↦ v_i (a_i·x + b_i)."""
+
+    i: int
+    j: int
+    lam: Scalar
+    linear: tuple[Vector, ...]
+    constant: Vector
+
+
+@dataclass
+class Verdict:
+    """The decision and its evidence."""
+
+    equivalent: bool
+    theta1: Network
+    theta2: Network
+    red1: Reduction
+    red2: Reduction
+    canon1: Canonical
+    canon2: Canonical
+    matches: list[Match] = field(default_factory=list)
+    merges: list[Merge] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
+    witness: list[fmpq] | None = None
+    values: tuple[list[Scalar], list[Scalar]] | None = None
+
+
+def check_compatible(theta1: Network, theta2: Network) -> None:
+    if theta1.m != theta2.m:
+        raise InputError(f"input dimensions differ: m = {theta1.m} and m = {theta2.m}")
+    if theta1.k != theta2.k:
+        raise InputError(f"output dimensions differ: k = {theta1.k} and k = {theta2.k}")
+    if theta1.field != theta2.field:
+        raise InputError("the networks are over different fields; load them together")
+
+
+def decide(theta1: Network, theta2: Network) -> Verdict:
+    """Theorem (complete classification) / Theorems 3–4: decide ρ(θ1) = ρ(θ2) and collect the
+    evidence. Cost O((n1 + n2)(m + k)) field operations plus hashing (plus O(#hyperplanes · m)
+    exact evaluations to place a witness)."""
+    check_compatible(theta1, theta2)
+    red1, red2 = reduce(theta1), reduce(theta2)
+    c1, c2 = canonical_form(red1.minimal), canonical_form(red2.minimal)
+    verdict = Verdict(c1 == c2, theta1, theta2, red1, red2, c1, c2)
+    if verdict.equivalent:
+        _pairing(verdict)
+    else:
+        verdict.witness = _witness(theta1, theta2, c1, c2)
+        verdict.values = (theta1.evaluate(verdict.witness), theta2.evaluate(verdict.witness))
+    return verdict
+
+
+def equivalent(theta1: Network, theta2: Network) -> bool:
+    """ρ(θ1) = ρ(θ2)? (kink invariants; see ``decide``)."""
+    check_compatible(theta1, theta2)
+    return canonical_form(theta1) == canonical_form(theta2)
+
+
+# -- evidence for EQUIVALENT ------------------------------------------------------------------
+def _pairing(verdict: Verdict) -> None:
+    t1, t2 = verdict.red1.minimal, verdict.red2.minimal
+    n1 = t1.n
+    # D's neurons: (row, v) with θ2's output weights negated; keyed by hyperplane and orientation.
+    live: dict[int, tuple[tuple, Scalar, tuple]] = {}  # D id -> (a,b) row, λ, v
+    by_plane: dict[tuple, dict[int, list[int]]] = {}
+    for ids, net, sign in ((range(n1), t1, 1), (range(n1, n1 + t2.n), t2, -1)):
+        for d_id, nu in zip(ids, net.neurons(), strict=True):
+            hk = hyperplane_key(nu.a, nu.b)
+            if hk is None:
+                continue  # a zero neuron of a minimal form
+            key, s, lam = hk
+            live[d_id] = ((*nu.a, nu.b), lam, tuple(x if sign > 0 else -x for x in nu.v))
+            by_plane.setdefault(key, {1: [], -1: []})[s].append(d_id)
+    for sides in by_plane.values():
+        for s in (1, -1):
+            ids = sides[s]
+            if len(ids) == 2:  # one from θ1_min, one from θ2_min (minimal forms merged the rest)
+                i, j = ids
+                (_, lam_i, v_i), (_, lam_j, v_j) = live[i], live[j]
+                mu = lam_j / lam_i
+                merged = tuple(x + mu * y for x, y in zip(v_i, v_j, strict=True))
+                if all(x == 0 for x in merged):
+                    verdict.matches.append(Match(i, j - n1, mu))
+                    sides[s] = []
+                else:
+                    verdict.merges.append(Merge(i, j, mu))
+                    live[i] = (live[i][0], lam_i, merged)
+                    sides[s] = [i]
+        plus, minus = sides[1], sides[-1]
+        if plus and minus:
+            i, j = plus[0], minus[0]
+            (r_i, lam_i, v_i), (_, lam_j, _) = live[i], live[j]
+            a_i, b_i = r_i[:-1], r_i[-1]
+            verdict.pairs.append(Pair(
+                i, j, lam_j / lam_i,
+                tuple(tuple(vj * aq for aq in a_i) for vj in v_i),
+                tuple(vj * b_i for vj in v_i),
+            ))
+        elif plus or minus:  # pragma: no cover - excluded by equal kink invariants
+            raise AssertionError("unpaired neuron although the kink invariants agree")
+
+
+# -- evidence for NOT EQUIVALENT --------------------------------------------------------------
+def _witness(theta1: Network, theta2: Network, c1: Canonical, c2: Canonical) -> list[fmpq]:
+    """A rational point where ρ(θ1) and ρ(θ2) differ (see module docstring)."""
+    F = theta1.field
+    m = theta1.m
+    differing = [key for key in sorted(set(c1.kinks) | set(c2.kinks), key=_key_order)
+                 if c1.kinks.get(key) != c2.kinks.get(key)]
+    if not differing:
+        if any(x != y for x, y in zip(c1.constant, c2.constant, strict=True)):
+            return [fmpq(0)] * m
+        q = next(q for q in range(m)
+                 if any(r1[q] != r2[q] for r1, r2 in zip(c1.linear, c2.linear, strict=True)))
+        return [fmpq(int(p == q)) for p in range(m)]
+    H = differing[0]
+    others = [key for key in set(c1.kinks) | set(c2.kinks) if key != H]
+    u, beta = H[:m], H[m]
+    p = next(q for q in range(m) if u[q] != 0)  # u_p = 1
+    x0 = None
+    for t in range(1, 2 + len(others) * m):
+        # a point of H on a moment curve: it avoids every other hyperplane for all but few t
+        x = [F(t) ** (q + 1) if q != p else F.zero for q in range(m)]
+        x[p] = -beta - sum((u[q] * x[q] for q in range(m) if q != p), F.zero)
+        if all(_ell(key, x, m) != 0 for key in others):
+            x0 = x
+            break
+    assert x0 is not None
+    eps = F.one
+    for key in others:
+        dot = sum((key[q] * u[q] for q in range(m)), F.zero)
+        dist = abs(_ell(key, x0, m))
+        bound = dist / (2 * (abs(dot) + 1))
+        if bound < eps:
+            eps = bound
+    candidates = [x0, [x + eps * uq for x, uq in zip(x0, u, strict=True)],
+                  [x - eps * uq for x, uq in zip(x0, u, strict=True)]]
+    for y in candidates:
+        if theta1.evaluate(y) != theta2.evaluate(y):
+            return _rational_near(theta1, theta2, y)
+    raise AssertionError("no witness among the three points")  # pragma: no cover
+
+
+def _key_order(key: tuple) -> tuple:
+    return tuple(str(x) for x in key)
+
+
+def _ell(key: tuple, x: list, m: int) -> Scalar:
+    return sum((key[q] * x[q] for q in range(m)), key[m])
+
+
+def _rational_near(theta1: Network, theta2: Network, y: list) -> list[fmpq]:
+    """A rational point near y where the networks still differ (f is continuous and f(y) ≠ 0).
+
+    Candidates are rational approximations of y at doubling precision; each is tested exactly.
+    """
+    F = theta1.field
+    if F == QQ or all(F.is_rational(t) for t in y):
+        return [F.to_rational(t) for t in y]
+    prec = 32
+    while True:
+        q = [_approx_rational(F, t, prec) for t in y]
+        if theta1.evaluate(q) != theta2.evaluate(q):
+            return q
+        prec *= 2
+
+
+def _approx_rational(F, t, prec: int) -> fmpq:
+    ball = F.approx(t, prec)
+    mid = ball.mid()
+    man, exp = mid.man_exp()
+    return fmpq(int(man)) * fmpq(2) ** int(exp) if exp >= 0 else fmpq(int(man), 2 ** int(-exp))

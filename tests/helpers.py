@@ -1,0 +1,51 @@
+"""Shared test helpers: number fields built once, and hypothesis strategies for exact scalars."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import cache
+
+from flint import fmpq
+from hypothesis import strategies as st
+
+from certsym.numbers import Field, NumberField, parse_number, to_field
+
+
+def q(x: int | str | Fraction, den: int = 1) -> fmpq:
+    """fmpq from an int, a Fraction or a string "p/q"."""
+    if isinstance(x, str):
+        return fmpq(*map(int, x.split("/"))) if "/" in x else fmpq(int(x))
+    if isinstance(x, Fraction):
+        return fmpq(x.numerator, x.denominator)
+    return fmpq(x, den)
+
+
+@cache
+def field_of(*exprs: str) -> tuple[NumberField, tuple]:
+    """The common number field of the given expressions, and the expressions as elements."""
+    field, values = to_field([parse_number(e) for e in exprs])
+    assert isinstance(field, NumberField)
+    return field, tuple(values)
+
+
+def sqrt2_field() -> tuple[NumberField, object]:
+    field, (s,) = field_of("sqrt(2)")
+    return field, s
+
+
+def cbrt2_field() -> tuple[NumberField, object]:
+    field, (c,) = field_of("2^(1/3)")
+    return field, c
+
+
+# Small rationals: numerator and denominator bounded, so exact arithmetic stays cheap.
+small_fractions = st.fractions(min_value=-5, max_value=5, max_denominator=6)
+small_rationals = small_fractions.map(q)
+positive_rationals = st.fractions(min_value=Fraction(1, 6), max_value=5, max_denominator=6).map(q)
+
+
+def elements(field: Field, degree: int) -> st.SearchStrategy:
+    """Random Σ q_i α^i with small rational q_i, i < degree."""
+    return st.lists(small_rationals, min_size=degree, max_size=degree).map(
+        field.from_coefficients
+    )
