@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from certsym import __version__
 from certsym.errors import InputError
-from certsym.io import load_networks, parse_point
+from certsym.io import dump_network, load_networks, parse_point, read_input, write_json_atomic, write_text_atomic
 from certsym.numbers import DEFAULT_MAX_DIGITS
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
@@ -47,6 +47,96 @@ def cmd_eval(args: argparse.Namespace) -> int:
         for s in strings:
             print(s)
     return EXIT_OK
+
+
+def _load(args: argparse.Namespace, paths: Sequence[str]):
+    """Networks over one common field, and the input records (name, SHA-256) for certificates."""
+    from certsym.certificate import InputRecord
+
+    read = [read_input(p) for p in paths]
+    nets, _ = load_networks(paths, max_digits=args.max_digits, texts=[text for text, _ in read])
+    return nets, [InputRecord(str(p), sha) for p, (_, sha) in zip(paths, read, strict=True)]
+
+
+def _step_text(F, step) -> str:
+    if step.kind == "merge":
+        return f"merge neuron {step.source} into {step.neuron} (λ = {F.pretty(step.lam)}) [{step.statement}]"
+    what = "zero neuron" if step.kind == "zero" else "shift the constant neuron into c and zero neuron"
+    return f"{what} {step.neuron} [{step.statement}]"
+
+
+def cmd_minimal(args: argparse.Namespace) -> int:
+    from certsym.certificate import minimal_form_certificate
+    from certsym.reduction import reduce
+
+    (net,), (record,) = _load(args, [args.params])
+    red = reduce(net)
+    if args.cert:
+        write_json_atomic(args.cert, minimal_form_certificate(red, record))
+    trace = [_step_text(net.field, st) for st in red.steps]
+    if args.output:
+        write_text_atomic(args.output, dump_network(red.minimal))
+        if args.trace:
+            print("\n".join(trace) if trace else "already minimal: no move applies")
+    else:
+        if args.trace:
+            print("\n".join(trace) if trace else "already minimal: no move applies", file=sys.stderr)
+        sys.stdout.write(dump_network(red.minimal))
+    return EXIT_OK
+
+
+def cmd_canon(args: argparse.Namespace) -> int:
+    from certsym.canonical import canonical_form
+
+    (net,), _ = _load(args, [args.params])
+    canon = canonical_form(net)
+    if args.json:
+        _emit_json({"hash": canon.hash, **canon.to_json()})
+        return EXIT_OK
+    F = net.field
+    print(f"hash      {canon.hash}")
+    print(f"field     {F.name}")
+    for key, J in sorted(canon.kinks.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        plane = ", ".join(F.pretty(x) for x in key)
+        print(f"kink      (u, β) = ({plane})  J = [{', '.join(F.pretty(x) for x in J)}]")
+    print(f"linear    {[[F.pretty(x) for x in row] for row in canon.linear]}")
+    print(f"constant  {[F.pretty(x) for x in canon.constant]}")
+    return EXIT_OK
+
+
+def cmd_equiv(args: argparse.Namespace) -> int:
+    from certsym.certificate import equivalence_certificate
+    from certsym.equivalence import decide
+
+    (t1, t2), records = _load(args, [args.params1, args.params2])
+    verdict = decide(t1, t2)
+    if args.cert:
+        write_json_atomic(args.cert, equivalence_certificate(verdict, (records[0], records[1])))
+    F = t1.field
+    if args.json:
+        out = {"equivalent": verdict.equivalent, "field": F.name,
+               "hash1": verdict.canon1.hash, "hash2": verdict.canon2.hash}
+        if verdict.equivalent:
+            out.update(matched=len(verdict.matches), merges=len(verdict.merges), pairs=len(verdict.pairs))
+        else:
+            out.update(witness=[str(x) for x in verdict.witness],
+                       values=[[F.pretty(y) for y in vals] for vals in verdict.values])
+        _emit_json(out)
+    elif verdict.equivalent:
+        print(f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({len(verdict.matches)} neurons matched by H_n, "
+              f"{len(verdict.merges)} cross merges, {len(verdict.pairs)} antisymmetric pairs)")
+    else:
+        x = ", ".join(str(t) for t in verdict.witness)
+        v1, v2 = ([F.pretty(y) for y in vals] for vals in verdict.values)
+        print(f"NOT EQUIVALENT: at x = ({x}), ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}")
+    return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from certsym.check import main as check_main
+
+    argv = list(args.certificates) + (["--inputs", *args.inputs] if args.inputs else [])
+    return check_main(argv + (["--quiet"] if args.quiet else []))
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -89,6 +179,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--at", required=True, metavar="X", help='the point, e.g. "1/2,3" or "sqrt(2)"')
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("minimal", help="the minimal form θ_min (moves 1-3) as a parameter file")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write θ_min here (default: standard output)")
+    p.add_argument("--trace", action="store_true", help="print the moves applied")
+    p.add_argument("--cert", metavar="OUT", help="write a minimal_form certificate")
+    p.set_defaults(func=cmd_minimal)
+
+    p = sub.add_parser("canon", help="the canonical form of the realized function (kink invariants)")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_canon)
+
+    p = sub.add_parser("equiv", help="decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not)")
+    p.add_argument("params1")
+    p.add_argument("params2")
+    p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_equiv)
+
+    p = sub.add_parser("check", help="replay certificates with the independent checker")
+    p.add_argument("certificates", nargs="+", metavar="CERT")
+    p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files")
+    p.add_argument("--quiet", action="store_true", help="one line per certificate")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("reproduce", help="reproduce the papers' statements on concrete instances")
     p.add_argument("--json", action="store_true", help="machine-readable output")

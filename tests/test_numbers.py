@@ -382,7 +382,10 @@ def _reads_back(F: NumberField, x: object, text: str) -> bool:
 
 def _sample_elements(F: NumberField) -> list:
     g = F.gen
-    return [g, g * g - fmpq(3, 2) * g + 7, -g / 3, F(fmpq(5, 2)), F.zero, 1 / (g + 1)]
+    sample = [g, -g / 3, F(fmpq(5, 2)), F.zero, g * g - fmpq(3, 2) * g + 7]
+    if F.degree <= 4:  # dense elements of the quintic field make sympy slow; keep the suite fast
+        sample.append(1 / (g + 1))
+    return sample
 
 
 @pytest.mark.parametrize(

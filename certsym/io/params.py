@@ -12,6 +12,7 @@ number field. Files are written atomically (temporary file, then rename).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -33,11 +34,17 @@ class _Numeral(str):
 
 def read_text(path: str | os.PathLike) -> str:
     """The text of a file, with missing files and bad encodings reported as InputError."""
+    return read_input(path)[0]
+
+
+def read_input(path: str | os.PathLike) -> tuple[str, str]:
+    """The text of a file and the SHA-256 of its bytes (read once)."""
     p = Path(path)
     try:
         if p.stat().st_size > _MAX_FILE_BYTES:
             raise InputError(f"{p}: file is larger than 2 GiB")
-        return p.read_text(encoding="utf-8")
+        data = p.read_bytes()
+        return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
     except IsADirectoryError:
@@ -201,7 +208,15 @@ def network_to_json(net: Network) -> dict[str, Any]:
 
 
 def dump_network(net: Network) -> str:
-    return json.dumps(network_to_json(net), indent=1) + "\n"
+    """The parameter file text of ``net``: one matrix row per line."""
+    data = network_to_json(net)
+
+    def rows(key: str) -> str:
+        body = ",\n    ".join(json.dumps(row) for row in data[key])
+        return f"[\n    {body}\n  ]" if data[key] else "[]"
+
+    return (f'{{\n  "M": {rows("M")},\n  "A": {rows("A")},\n  "b": {json.dumps(data["b"])},\n'
+            f'  "c": {json.dumps(data["c"])},\n  "shape": {json.dumps(data["shape"])}\n}}\n')
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

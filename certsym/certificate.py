@@ -1,0 +1,145 @@
+"""Certificates: the JSON documents that ``certsym.check`` replays (format in certificates/FORMAT.md).
+
+    {"format": "certsym-certificate", "version": 1, "kind": ..., "claim": ..., "field": ...,
+     "inputs": [{"name", "sha256", "parameters"}], "proof": {...}}
+
+Numbers are strings: over Q "p/q"; over Q(α) a list of coefficient strings (lowest degree first)
+of a polynomial in α. The field is {"type": "QQ"} or {"type": "number_field", "minpoly": [...],
+"interval": [lo, hi], "generator": "..."} (α the unique root of minpoly in [lo, hi]).
+Building a certificate costs time linear in its size.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from certsym.equivalence import Verdict
+from certsym.network import Network
+from certsym.numbers import Field, NumberField, Scalar
+from certsym.reduction import Reduction, Step
+
+FORMAT = "certsym-certificate"
+VERSION = 1
+
+CLAIMS = {
+    "equivalent": "rho(theta1) = rho(theta2)",
+    "not_equivalent": "rho(theta1) != rho(theta2)",
+    "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+}
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """Where a parameter came from: a display name and the SHA-256 of the file's bytes."""
+
+    name: str
+    sha256: str
+
+
+def field_json(F: Field) -> dict[str, Any]:
+    if isinstance(F, NumberField):
+        return {
+            "type": "number_field",
+            "minpoly": [str(c) for c in F.minpoly.coeffs()],
+            "interval": [str(F.lo), str(F.hi)],
+            "generator": F.expr,
+        }
+    return {"type": "QQ"}
+
+
+def number_json(F: Field, x: Scalar) -> str | list[str]:
+    if isinstance(F, NumberField):
+        coeffs = F(x).poly.coeffs()
+        return [str(c) for c in coeffs] if coeffs else ["0"]
+    return str(x)
+
+
+def parameters_json(net: Network) -> dict[str, Any]:
+    """θ with every entry encoded exactly (number_json); shape always included."""
+    F = net.field
+
+    def enc(x):
+        return number_json(F, x)
+
+    return {
+        "M": [[enc(x) for x in row] for row in net.M],
+        "A": [[enc(x) for x in row] for row in net.A],
+        "b": [enc(x) for x in net.b],
+        "c": [enc(x) for x in net.c],
+        "shape": {"m": net.m, "n": net.n, "k": net.k},
+    }
+
+
+def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict) -> dict:
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "kind": kind,
+        "claim": CLAIMS[kind],
+        "field": field_json(F),
+        "inputs": [
+            {"name": rec.name, "sha256": rec.sha256, "parameters": parameters_json(net)}
+            for rec, net in inputs
+        ],
+        "proof": proof,
+    }
+
+
+def steps_json(F: Field, steps: list[Step]) -> list[dict[str, Any]]:
+    out = []
+    for s in steps:
+        if s.kind == "merge":
+            out.append({"step": "merge", "into": s.neuron, "from": s.source,
+                        "lambda": number_json(F, s.lam), "statement": s.statement})
+        else:
+            out.append({"step": s.kind, "neuron": s.neuron, "statement": s.statement})
+    return out
+
+
+def minimal_form_certificate(red: Reduction, record: InputRecord) -> dict:
+    """Moves 1–3 take θ to θ_min, and θ_min is minimal."""
+    F = red.original.field
+    proof = {"steps": steps_json(F, red.steps), "minimal": parameters_json(red.minimal)}
+    return _envelope("minimal_form", F, [(record, red.original)], proof)
+
+
+def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:
+    """EQUIVALENT (Theorems 3/4 form) or NOT EQUIVALENT (witness), from a ``Verdict``."""
+    F = v.theta1.field
+    inputs = [(records[0], v.theta1), (records[1], v.theta2)]
+
+    def enc(x):
+        return number_json(F, x)
+
+    if not v.equivalent:
+        proof = {
+            "witness": [enc(F(x)) for x in v.witness],
+            "values": [[enc(y) for y in v.values[0]], [enc(y) for y in v.values[1]]],
+            "statement": "exact evaluation",
+        }
+        return _envelope("not_equivalent", F, inputs, proof)
+    proof = {
+        "reduction": [steps_json(F, v.red1.steps), steps_json(F, v.red2.steps)],
+        "matching": [
+            {"theta1": mt.i, "theta2": mt.j, "scale": enc(mt.lam), "statement": "H_n invariance"}
+            for mt in v.matches
+        ],
+        "merges": [
+            {"into": mg.into, "from": mg.source, "lambda": enc(mg.lam), "statement": "merge lemma"}
+            for mg in v.merges
+        ],
+        "pairs": [
+            {
+                "i": p.i,
+                "j": p.j,
+                "lambda": enc(p.lam),
+                "linear": [[enc(x) for x in row] for row in p.linear],
+                "constant": [enc(x) for x in p.constant],
+                "statement": "sigma(z) - sigma(-z) = z",
+            }
+            for p in v.pairs
+        ],
+        "statement": "affine parts cancel",
+    }
+    return _envelope("equivalent", F, inputs, proof)

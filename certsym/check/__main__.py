@@ -1,0 +1,5 @@
+import sys
+
+from certsym.check.main import main
+
+sys.exit(main())

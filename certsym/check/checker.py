@@ -1,0 +1,323 @@
+"""Replay of certsym certificates: every step recomputed exactly, every side condition checked.
+
+Standard library only (plus ``fields``); it imports nothing else from certsym. It never searches:
+the certificate names every index, λ, scaling, pair and witness, and the checker verifies each one
+in time linear in the certificate (plus one sort for minimality claims). Anything it cannot fully
+verify is rejected with the reason: an unknown format, version, kind, key or step, a missing or
+extra neuron, inputs that differ from the files given.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cmp_to_key
+
+from certsym.check.fields import MAX_NUMBER_CHARS, Reject, make_field
+
+FORMAT, VERSION = "certsym-certificate", 1
+CLAIMS = {
+    "equivalent": "rho(theta1) = rho(theta2)",
+    "not_equivalent": "rho(theta1) != rho(theta2)",
+    "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+}
+_NUMERAL = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?)")
+ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
+PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact evaluation"
+
+
+@dataclass
+class Report:
+    valid: bool = False
+    kind: str = "?"
+    reason: str = ""
+    checks: Counter = field(default_factory=Counter)
+    notes: list = field(default_factory=list)
+
+
+def keys(obj: object, required: set, where: str) -> dict:
+    if not isinstance(obj, dict):
+        raise Reject(f"{where} must be an object")
+    if set(obj) != required:
+        extra, missing = sorted(set(obj) - required), sorted(required - set(obj))
+        raise Reject(f"{where}: unknown keys {extra}" if extra else f"{where}: missing keys {missing}")
+    return obj
+
+
+def index(x: object, bound: int, where: str) -> int:
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < bound:
+        raise Reject(f"{where}: index {x!r} out of range 0..{bound - 1}")
+    return x
+
+
+def seq(x: object, length: int | None, where: str) -> list:
+    if not isinstance(x, list) or (length is not None and len(x) != length):
+        raise Reject(f"{where} must be a list" + (f" of length {length}" if length is not None else ""))
+    return x
+
+
+class Net:
+    """θ as neuron rows r_i = (a_i, b_i), output columns v_i and the constant c."""
+
+    def __init__(self, F, params: object, where: str):
+        p = keys(params, {"M", "A", "b", "c", "shape"}, where)
+        shape = keys(p["shape"], {"m", "n", "k"}, f"{where}.shape")
+        m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
+        if m < 1 or k < 1:
+            raise Reject(f"{where}: m and k must be positive")
+        A = [seq(row, m, f"{where}.A[{i}]") for i, row in enumerate(seq(p["A"], n, f"{where}.A"))]
+        M = [seq(row, n, f"{where}.M[{j}]") for j, row in enumerate(seq(p["M"], k, f"{where}.M"))]
+        b, c = seq(p["b"], n, f"{where}.b"), seq(p["c"], k, f"{where}.c")
+        self.F, self.m, self.n, self.k = F, m, n, k
+        self.rows = [[F.number(x) for x in A[i]] + [F.number(b[i])] for i in range(n)]
+        self.v = [[F.number(M[j][i]) for j in range(k)] for i in range(n)]
+        self.c = [F.number(x) for x in c]
+
+    def evaluate(self, x: list) -> list:
+        out = list(self.c)
+        for r, v in zip(self.rows, self.v, strict=True):
+            z = r[-1] + sum((a * t for a, t in zip(r, x, strict=False)), self.F.zero)
+            if self.F.sign(z) > 0:
+                out = [o + vj * z for o, vj in zip(out, v, strict=True)]
+        return out
+
+
+def is_zero(vec: list) -> bool:
+    return all(x == 0 for x in vec)
+
+
+def kill(net: Net, i: int) -> None:
+    net.rows[i] = [net.F.zero] * (net.m + 1)
+    net.v[i] = [net.F.zero] * net.k
+
+
+def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
+    """Check r_j = sign·λ r_i with λ > 0 (sign = -1: antisymmetric pair)."""
+    if i == j or net.F.sign(lam) <= 0:
+        raise Reject(f"{where}: needs two distinct neurons and λ > 0")
+    if any(rj != sign * lam * ri for ri, rj in zip(net.rows[i], net.rows[j], strict=True)):
+        raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
+
+
+def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
+    """Moves 1-3 of MATH.md, each with its side condition."""
+    F = net.F
+    for s, st in enumerate(seq(steps, None, where)):
+        w = f"{where}[{s}]"
+        kind = st.get("step") if isinstance(st, dict) else None
+        if kind in ("zero", "bias_shift"):
+            keys(st, {"step", "neuron", "statement"}, w)
+            i = index(st["neuron"], net.n, w)
+            a, b, v = net.rows[i][:-1], net.rows[i][-1], net.v[i]
+            if kind == "zero" and not (is_zero(v) or (is_zero(a) and F.sign(b) <= 0)):
+                raise Reject(f"{w}: zeroing needs v_i = 0, or a_i = 0 and b_i <= 0")
+            if kind == "bias_shift":
+                if not is_zero(a) or F.sign(b) <= 0:
+                    raise Reject(f"{w}: bias shifting needs a_i = 0 and b_i > 0")
+                net.c = [cj + vj * b for cj, vj in zip(net.c, v, strict=True)]
+            statement = ZERO if kind == "zero" else SHIFT
+        elif kind == "merge":
+            keys(st, {"step", "into", "from", "lambda", "statement"}, w)
+            i, j, lam = index(st["into"], net.n, w), index(st["from"], net.n, w), F.number(st["lambda"])
+            proportional(net, i, j, lam, 1, w)
+            net.v[i] = [x + lam * y for x, y in zip(net.v[i], net.v[j], strict=True)]
+            statement = MERGE
+        else:
+            raise Reject(f"{w}: unknown step {kind!r}")
+        if st["statement"] != statement:
+            raise Reject(f"{w}: step must cite {statement!r}")
+        kill(net, j if kind == "merge" else i)
+        rep.checks[statement] += 1
+
+
+def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"reduction", "matching", "merges", "pairs", "statement"}, "proof")
+    if p["statement"] != AFFINE:
+        raise Reject(f"proof must cite {AFFINE!r}")
+    red = seq(p["reduction"], 2, "proof.reduction")
+    t1, t2 = nets
+    if (t1.m, t1.k) != (t2.m, t2.k):
+        raise Reject("inputs have different m or k")
+    for t, steps, name in ((t1, red[0], "theta1"), (t2, red[1], "theta2")):
+        replay_reduction(t, steps, rep, f"proof.reduction[{name}]")
+    n1, n2 = t1.n, t2.n
+    # D = θ1_min ⊖ θ2_min, realizing ρ(θ1) − ρ(θ2)
+    D = Net.__new__(Net)
+    D.F, D.m, D.k, D.n = F, t1.m, t1.k, n1 + n2
+    D.rows = t1.rows + t2.rows
+    D.v = t1.v + [[-x for x in v] for v in t2.v]
+    D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
+    used1, used2 = set(), set()
+    for s, mt in enumerate(seq(p["matching"], None, "proof.matching")):
+        w = f"proof.matching[{s}]"
+        keys(mt, {"theta1", "theta2", "scale", "statement"}, w)
+        i, j, lam = index(mt["theta1"], n1, w), index(mt["theta2"], n2, w), F.number(mt["scale"])
+        if i in used1 or j in used2 or mt["statement"] != HN:
+            raise Reject(f"{w}: neurons matched twice, or the step does not cite {HN!r}")
+        used1.add(i)
+        used2.add(j)
+        proportional(D, i, n1 + j, lam, 1, w)
+        if any(x * lam != y for x, y in zip(t2.v[j], t1.v[i], strict=True)):
+            raise Reject(f"{w}: v2_j * scale != v1_i")
+        kill(D, i)
+        kill(D, n1 + j)
+        rep.checks[HN] += 1
+    for s, mg in enumerate(seq(p["merges"], None, "proof.merges")):
+        w = f"proof.merges[{s}]"
+        keys(mg, {"into", "from", "lambda", "statement"}, w)
+        i, j, lam = index(mg["into"], D.n, w), index(mg["from"], D.n, w), F.number(mg["lambda"])
+        if mg["statement"] != MERGE:
+            raise Reject(f"{w}: must cite {MERGE!r}")
+        proportional(D, i, j, lam, 1, w)
+        D.v[i] = [x + lam * y for x, y in zip(D.v[i], D.v[j], strict=True)]
+        kill(D, j)
+        rep.checks[MERGE] += 1
+    lin = [[F.zero] * D.m for _ in range(D.k)]
+    const = list(D.c)
+    paired = set()
+    for s, pr in enumerate(seq(p["pairs"], None, "proof.pairs")):
+        w = f"proof.pairs[{s}]"
+        keys(pr, {"i", "j", "lambda", "linear", "constant", "statement"}, w)
+        i, j, lam = index(pr["i"], D.n, w), index(pr["j"], D.n, w), F.number(pr["lambda"])
+        if i in paired or j in paired or pr["statement"] != PAIR:
+            raise Reject(f"{w}: neuron used in two pairs, or the step does not cite {PAIR!r}")
+        paired |= {i, j}
+        proportional(D, i, j, lam, -1, w)
+        vi, vj, a, b = D.v[i], D.v[j], D.rows[i][:-1], D.rows[i][-1]
+        if is_zero(vi) or any(y * lam != -x for x, y in zip(vi, vj, strict=True)):
+            raise Reject(f"{w}: not antisymmetric (need v_i != 0 and v_j * lambda = -v_i)")
+        L = [[F.number(x) for x in seq(row, D.m, w)] for row in seq(pr["linear"], D.k, w)]
+        C = [F.number(x) for x in seq(pr["constant"], D.k, w)]
+        if [[vr * aq for aq in a] for vr in vi] != L or [vr * b for vr in vi] != C:
+            raise Reject(f"{w}: the affine term is not v_i (a_i . x + b_i)")
+        lin = [[x + y for x, y in zip(r1, r2, strict=True)] for r1, r2 in zip(lin, L, strict=True)]
+        const = [x + y for x, y in zip(const, C, strict=True)]
+        kill(D, i)
+        kill(D, j)
+        rep.checks[PAIR] += 1
+    for i in range(D.n):
+        if not is_zero(D.v[i]):
+            raise Reject(f"neuron {i} of theta1_min (-) theta2_min is not accounted for")
+    if not all(is_zero(row) for row in lin) or not is_zero(const):
+        raise Reject("the affine terms and c1 - c2 do not sum to zero")
+    rep.checks[AFFINE] += 1
+    nonzero1 = sum(not is_zero(r) for r in t1.rows)
+    nonzero2 = sum(not is_zero(r) for r in t2.rows)
+    if n1 == n2 and not p["merges"] and not p["pairs"] and len(used1) == nonzero1 == nonzero2:
+        rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
+
+
+def check_not_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"witness", "values", "statement"}, "proof")
+    t1, t2 = nets
+    if (t1.m, t1.k) != (t2.m, t2.k) or p["statement"] != EVAL:
+        raise Reject(f"inputs have different m or k, or the proof does not cite {EVAL!r}")
+    x = [F.number(t) for t in seq(p["witness"], t1.m, "proof.witness")]
+    if not all(F.is_rational(t) for t in x):
+        raise Reject("the witness must be a rational point")
+    values = seq(p["values"], 2, "proof.values")
+    for t, vals, w in ((t1, values[0], "proof.values[0]"), (t2, values[1], "proof.values[1]")):
+        if [F.number(y) for y in seq(vals, t.k, w)] != t.evaluate(x):
+            raise Reject(f"{w} is not the exact value at the witness")
+    if all(F.sign(a - b) == 0 for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True)):
+        raise Reject("the two values at the witness are equal")
+    rep.checks[EVAL] += 2
+
+
+def check_minimal_form(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"steps", "minimal"}, "proof")
+    (t,) = nets
+    replay_reduction(t, p["steps"], rep, "proof.steps")
+    claimed = Net(F, p["minimal"], "proof.minimal")
+    if (claimed.m, claimed.n, claimed.k) != (t.m, t.n, t.k) or claimed.rows != t.rows \
+            or claimed.v != t.v or claimed.c != t.c:
+        raise Reject("proof.minimal is not what the steps produce")
+    keyed = []
+    for i in range(t.n):
+        r, v = t.rows[i], t.v[i]
+        if is_zero(r) and is_zero(v):
+            continue
+        if all(F.sign(x) == 0 for x in v) or all(F.sign(x) == 0 for x in r[:-1]):
+            raise Reject(f"neuron {i} of theta_min is dead or constant: not minimal")
+        lead = next(x for x in r if F.sign(x) != 0)
+        scale = F.inverse(lead if F.sign(lead) > 0 else -lead)
+        keyed.append([x * scale for x in r])
+
+    def cmp(u, w):
+        return next((s for s in (F.sign(x - y) for x, y in zip(u, w, strict=True)) if s), 0)
+
+    keyed.sort(key=cmp_to_key(cmp))
+    if any(cmp(u, w) == 0 for u, w in zip(keyed, keyed[1:], strict=False)):
+        raise Reject("two rows of theta_min are positively proportional: not minimal")
+    rep.checks["minimality (no move 1-3 applies)"] += 1
+
+
+KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
+         "minimal_form": (1, check_minimal_form)}
+
+
+def _numeral(x: object, where: str) -> Fraction:
+    """A rational or decimal numeral of a parameter file, read exactly (no algebraic expressions)."""
+    m = _NUMERAL.fullmatch(x.strip()) if isinstance(x, str) and len(x) <= MAX_NUMBER_CHARS else None
+    if not m or (m.group(1) and abs(int(m.group(1))) > 10_000):
+        raise Reject(f"{where}: entry {str(x)[:40]!r} is not a rational numeral; this checker binds "
+                     "rational inputs only")
+    return Fraction(x.strip())
+
+
+def _bind(F, record: dict, data: bytes, net: Net, where: str) -> None:
+    """The file given on the command line is the one the certificate embeds."""
+    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
+    except (ValueError, UnicodeDecodeError):
+        raise Reject(f"{where}: the given file is not JSON") from None
+    if not isinstance(doc, dict) or not set(doc) <= {"M", "A", "b", "c", "shape"}:
+        raise Reject(f"{where}: the given file is not a parameter file")
+    entries = [x for row in doc.get("A", []) for x in row] + list(doc.get("b", []))
+    entries += [x for row in doc.get("M", []) for x in row] + list(doc.get("c", []))
+    mine = [x for r in net.rows for x in r[:-1]] + [r[-1] for r in net.rows]
+    mine += [v[j] for j in range(net.k) for v in net.v] + net.c
+    if len(entries) != len(mine):
+        raise Reject(f"{where}: the given file has a different shape")
+    for x, y in zip(entries, mine, strict=True):
+        if y != _numeral(x, where):
+            raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
+
+
+def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
+    """Replay one certificate; ``files`` are the input files' bytes when they are to be bound."""
+    rep = Report()
+    try:
+        d = keys(doc, {"format", "version", "kind", "claim", "field", "inputs", "proof"}, "certificate")
+        if d["format"] != FORMAT or type(d["version"]) is not int or d["version"] != VERSION:
+            raise Reject(f"unsupported format/version {d['format']!r} {d['version']!r} (need {VERSION})")
+        if d["kind"] not in KINDS:
+            raise Reject(f"unknown kind {d['kind']!r}")
+        rep.kind = d["kind"]
+        if d["claim"] != CLAIMS[rep.kind]:
+            raise Reject("the claim does not match the kind")
+        F = make_field(d["field"])
+        count, verify = KINDS[rep.kind]
+        records = [keys(r, {"name", "sha256", "parameters"}, f"inputs[{i}]")
+                   for i, r in enumerate(seq(d["inputs"], count, "inputs"))]
+        nets = [Net(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
+        if files is not None:
+            if len(files) != count:
+                raise Reject(f"{len(files)} input files given, the certificate has {count}")
+            for i, (rec, data, net) in enumerate(zip(records, files, nets, strict=True)):
+                _bind(F, rec, data, net, f"inputs[{i}]")
+            rep.checks["input files bound by SHA-256 and entries"] += count
+        verify(F, nets, d["proof"], rep)
+        rep.valid = True
+    except Reject as exc:
+        rep.reason = str(exc)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, ZeroDivisionError,
+            OverflowError) as exc:
+        rep.reason = f"malformed certificate ({type(exc).__name__})"
+    return rep

@@ -1,0 +1,51 @@
+"""Command line of the checker. Exit codes: 0 all valid, 1 some invalid, 2 unreadable or usage."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from certsym.check.checker import CLAIMS, check_certificate
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly.")
+    ap.add_argument("certificates", nargs="+", metavar="CERT")
+    ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries")
+    ap.add_argument("--quiet", action="store_true", help="print one line per certificate")
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:
+        return 2 if exc.code else 0
+    try:
+        files = [_read(p) for p in args.inputs] if args.inputs else None
+    except OSError as exc:
+        print(f"certsym check: error: cannot read input file: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
+    status = 0
+    for path in args.certificates:
+        try:
+            doc = json.loads(_read(path).decode("utf-8"))
+        except (OSError, ValueError, RecursionError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not a JSON document"
+            print(f"certsym check: error: {path}: {reason}", file=sys.stderr)
+            status = 2
+            continue
+        rep = check_certificate(doc, files)
+        if rep.valid:
+            print(f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}")
+            if not args.quiet:
+                for statement, count in rep.checks.items():
+                    print(f"  verified {count} x {statement}")
+                for note in rep.notes:
+                    print(f"  {note}")
+        else:
+            print(f"{path}: INVALID ({rep.kind}): {rep.reason}")
+            status = max(status, 1)
+    return status
