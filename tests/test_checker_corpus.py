@@ -106,3 +106,10 @@ def test_checker_is_independent() -> None:
                     assert name.startswith("certsym.check"), f"{path.name} imports {name}"
                 else:
                     assert top in stdlib or top == "__future__", f"{path.name} imports {name}"
+
+
+def test_schema_describes_the_valid_corpus() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "certificates" / "schema.json").read_text())
+    for path in VALID:
+        jsonschema.validate(json.loads(path.read_text()), schema)
