@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flint import fmpq
+
 from certsym.network import Network, Neuron, Vector
 from certsym.numbers import Scalar
 
@@ -45,7 +47,29 @@ class Reduction:
     steps: list[Step] = field(default_factory=list)
 
 
-def hyperplane_key(a: Vector, b: Scalar) -> tuple[tuple, int, Scalar] | None:
+class Key(tuple):
+    """A normalized hyperplane (u_H, β_H): a tuple of field elements whose hash is computed once.
+
+    Keys are hashed several times (minimal form, kink invariants, pairing), and hashing an
+    ``fmpq`` is slow, so the hash is cached and computed from numerators and denominators.
+    """
+
+    def __new__(cls, entries):
+        self = super().__new__(cls, entries)
+        self._hash = hash(tuple((x.p, x.q) if type(x) is fmpq else x for x in self))
+        return self
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        return tuple.__eq__(self, other)
+
+    def __ne__(self, other) -> bool:
+        return tuple.__ne__(self, other)
+
+
+def hyperplane_key(a: Vector, b: Scalar) -> tuple[Key, int, Scalar] | None:
     """The unoriented hyperplane of r = (a, b) with a ≠ 0, by rational operations only.
 
     Returns (key, s, λ) where p is the first index with a_p ≠ 0, λ = |a_p|, s = sign(a_p) and
@@ -57,7 +81,7 @@ def hyperplane_key(a: Vector, b: Scalar) -> tuple[tuple, int, Scalar] | None:
     s = 1 if lead > 0 else -1
     lam = lead if s > 0 else -lead
     inv = s / lam
-    return tuple(x * inv for x in (*a, b)), s, lam
+    return Key(x * inv for x in (*a, b)), s, lam
 
 
 def _is_zero(vec: Vector) -> bool:
