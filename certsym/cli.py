@@ -18,6 +18,7 @@ from certsym.io import dump_network, load_networks, parse_point, read_input, wri
 from certsym.numbers import DEFAULT_MAX_DIGITS
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
+_VALUE_OPTIONS = {"--at"}
 
 
 class _UsageError(Exception):
@@ -214,11 +215,16 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``certsym`` console script; returns the exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # A value may begin with "-" ("--at -1/2"); argparse would take it for an option.
+    for i in range(len(argv) - 1):
+        if argv[i] in _VALUE_OPTIONS and argv[i + 1].startswith("-"):
+            argv[i : i + 2] = [f"{argv[i]}={argv[i + 1]}", ""]
+    argv = [a for a in argv if a != ""]
     try:
         args = parser.parse_args(argv)
         if args.command is None:
-            parser.print_help()
-            return EXIT_INPUT
+            raise _UsageError("a command is required (see 'certsym --help')")
         if args.max_digits < 1:
             raise InputError("--max-digits must be at least 1")
         return args.func(args)

@@ -8,7 +8,7 @@ from functools import cache
 from flint import fmpq
 from hypothesis import strategies as st
 
-from certsym.numbers import Field, NumberField, parse_number, to_field
+from certsym.numbers import Field, NFElement, NumberField, parse_number, to_field
 
 
 def q(x: int | str | Fraction, den: int = 1) -> fmpq:
@@ -28,12 +28,14 @@ def field_of(*exprs: str) -> tuple[NumberField, tuple]:
     return field, tuple(values)
 
 
-def sqrt2_field() -> tuple[NumberField, object]:
+def sqrt2_field() -> tuple[NumberField, NFElement]:
+    """Q(√2) and √2."""
     field, (s,) = field_of("sqrt(2)")
     return field, s
 
 
-def cbrt2_field() -> tuple[NumberField, object]:
+def cbrt2_field() -> tuple[NumberField, NFElement]:
+    """Q(∛2) and ∛2."""
     field, (c,) = field_of("2^(1/3)")
     return field, c
 

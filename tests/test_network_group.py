@@ -204,7 +204,7 @@ def _sqrt2_positive() -> st.SearchStrategy:
     )
 
 
-SETTINGS: dict[str, tuple[Callable[[], Field], Callable[[], st.SearchStrategy],
+FIELD_CASES: dict[str, tuple[Callable[[], Field], Callable[[], st.SearchStrategy],
                           Callable[[], st.SearchStrategy]]] = {
     "QQ": (lambda: QQ, lambda: small_rationals, lambda: positive_rationals),
     "Q(sqrt2)": (lambda: sqrt2_field()[0], _sqrt2_scalar, _sqrt2_positive),
@@ -214,8 +214,8 @@ SETTINGS: dict[str, tuple[Callable[[], Field], Callable[[], st.SearchStrategy],
 @st.composite
 def network_case(draw: st.DrawFn, field_name: str | None = None) -> tuple:
     """A field name, a random network over it, and the strategies for scalars of that field."""
-    name = field_name or draw(st.sampled_from(sorted(SETTINGS)))
-    make_field, scalars, positives = SETTINGS[name]
+    name = field_name or draw(st.sampled_from(sorted(FIELD_CASES)))
+    make_field, scalars, positives = FIELD_CASES[name]
     field = make_field()
     m = draw(st.integers(1, 3))
     n = draw(st.integers(0, 4))

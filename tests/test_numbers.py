@@ -1,4 +1,4 @@
-"""Exact scalars: parsing of rationals and algebraic expressions, number-field arithmetic and signs."""
+"""Exact scalars: parsing rationals and algebraic expressions; number-field arithmetic and signs."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+import sympy
 from flint import fmpq, fmpq_poly
-from helpers import cbrt2_field, elements, field_of, q, sqrt2_field
+from helpers import cbrt2_field, elements, field_of, q, small_rationals, sqrt2_field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -187,6 +188,30 @@ def test_bad_inputs_raise_input_error(text: str) -> None:
     assert "\n" not in str(info.value)  # one-line messages
 
 
+@pytest.mark.parametrize("text", ["CRootOf(x^2 - sqrt(2), 0)", "CRootOf(sqrt(2)*x - 1, 0)"])
+def test_crootof_irrational_coefficients_rejected(text: str) -> None:
+    with pytest.raises(InputError):
+        parse_number(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("+".join(["1"] * 500), 500), ("-" * 1000 + "1", 1)],
+    ids=["sum-of-500-ones", "1000-unary-minus"],
+)
+def test_long_expressions_do_not_crash(text: str, value: int) -> None:
+    # Far below the size limits (10000 digits, 10^6 characters): either an exact value or an
+    # InputError is acceptable, an uncaught RecursionError is not.
+    try:
+        result = parse_number(text)
+    except InputError:
+        return
+    except RecursionError:
+        # report briefly: formatting a 1000-frame traceback would cost seconds
+        pytest.fail("RecursionError while parsing", pytrace=False)
+    assert result == value
+
+
 # --------------------------------------------------------------------------------------------
 # Number fields: exact signs and identities
 # --------------------------------------------------------------------------------------------
@@ -213,6 +238,65 @@ def test_signs_in_q_sqrt2() -> None:
     assert F.sign(fmpq(665857, 470832) - s) == 1
     assert F.sign(fmpq(1393, 985) - s) == -1  # 1393² − 2·985² = −1
     assert F.sign(s - s) == 0
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 10, 25, 40, 41, 60, 80])
+def test_sign_near_zero_pell(k: int) -> None:
+    """p_k − q_k√2 = (1 − √2)^k where p_k + q_k√2 = (1 + √2)^k; since −1 < 1 − √2 < 0 its sign
+    is (−1)^k and it tends to 0 (about 10^-31 for k = 80) while p_k, q_k grow."""
+    F, s = sqrt2_field()
+    p, qk = 1, 0  # (1 + √2)^0
+    for _ in range(k):
+        p, qk = p + 2 * qk, p + qk  # multiply by 1 + √2
+    assert p * p - 2 * qk * qk == (-1) ** k  # the Pell identity, in integers
+    x = p - qk * s
+    assert x == (1 - s) ** k
+    assert F.sign(x) == (-1) ** k
+    assert (x > 0) == (k % 2 == 0)
+
+
+def _sign_a_plus_b_sqrt2(a: fmpq, b: fmpq) -> int:
+    """Exact sign of a + b√2 by rational arithmetic only (independent of the library):
+    with opposite signs, |a| vs |b|√2 is decided by a² vs 2b² (never equal unless a = b = 0)."""
+    sa, sb = (a > 0) - (a < 0), (b > 0) - (b < 0)
+    if sa == 0 or sb == 0 or sa == sb:
+        return sa or sb
+    return sa if a * a > 2 * b * b else sb
+
+
+@FAST
+@given(small_rationals, small_rationals)
+def test_sqrt2_sign_matches_rational_criterion(a: fmpq, b: fmpq) -> None:
+    F, s = sqrt2_field()
+    assert F.sign(a + b * s) == _sign_a_plus_b_sqrt2(a, b)
+
+
+@FAST
+@given(small_rationals, small_rationals, small_rationals)
+def test_cbrt2_sign_matches_sympy(a: fmpq, b: fmpq, c: fmpq) -> None:
+    """Independent check: sympy evaluates a + b∛2 + c∛4 to 50 digits. With |a|, |b|, |c| <= 6
+    and denominators <= 4 (common denominator d <= 12), a nonzero x = y/d has y in Z[∛2], so
+    its norm x·x'·x'' is a nonzero integer over d³ (at least 1/1728 in modulus); its conjugates
+    have modulus < 6(1 + 1.26 + 1.59) < 24, so |x| > 1/(1728·24²) > 10^-7: far from 0 at 50
+    digits. x = 0 only for a = b = c = 0 (1, ∛2, ∛4 are linearly independent over Q)."""
+    F, cb = cbrt2_field()
+    x = F.from_coefficients([a, b, c])
+    r = sympy.real_root(2, 3)
+    value = sympy.N(sum(sympy.Rational(int(t.p), int(t.q)) * r**i
+                        for i, t in enumerate((a, b, c))), 50)
+    if a == b == c == 0:
+        assert F.sign(x) == 0
+    else:
+        assert abs(value) > sympy.Float("1e-40")
+        assert F.sign(x) == (1 if value > 0 else -1)
+
+
+def test_equal_elements_hash_equal() -> None:
+    F, s = sqrt2_field()
+    assert hash((s + 1) * (s - 1)) == hash(F.one) == hash(fmpq(1))
+    assert hash(F(fmpq(1, 2))) == hash(fmpq(1, 2))
+    assert hash(s * s * s) == hash(2 * s)
+    assert len({s * s, F(2), fmpq(2)}) == 1
 
 
 def test_signs_in_q_cbrt2() -> None:
@@ -305,7 +389,9 @@ def test_ring_laws(data: tuple) -> None:
     assert x - x == 0
     assert x + F.zero == x
     assert x * F.one == x
-    assert -(-x) == x
+    neg = -x
+    assert -neg == x
+    assert x + neg == 0
 
 
 @FAST

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym.check.fields import MAX_NUMBER_CHARS, Reject, make_field
+from certsym.check.fields import MAX_NUMBER_CHARS, Reject, integer, make_field, rational
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -26,6 +26,7 @@ CLAIMS = {
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
 }
 _NUMERAL = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?)")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
 PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact evaluation"
 
@@ -266,7 +267,13 @@ def _numeral(x: object, where: str) -> Fraction:
     if not m or (m.group(1) and abs(int(m.group(1))) > 10_000):
         raise Reject(f"{where}: entry {str(x)[:40]!r} is not a rational numeral; this checker binds "
                      "rational inputs only")
-    return Fraction(x.strip())
+    text = x.strip()
+    if "/" in text:
+        return rational(text.lstrip("+"))
+    mantissa, _, exponent = text.lower().partition("e")
+    whole, _, frac = mantissa.lstrip("+-").partition(".")
+    value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** int(exponent or 0)
+    return -value if mantissa.startswith("-") else value
 
 
 def _bind(F, record: dict, data: bytes, net: Net, where: str) -> None:
@@ -306,6 +313,10 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
         count, verify = KINDS[rep.kind]
         records = [keys(r, {"name", "sha256", "parameters"}, f"inputs[{i}]")
                    for i, r in enumerate(seq(d["inputs"], count, "inputs"))]
+        for i, r in enumerate(records):
+            if not isinstance(r["name"], str) or not isinstance(r["sha256"], str) \
+                    or not _SHA256.fullmatch(r["sha256"]):
+                raise Reject(f"inputs[{i}]: name must be a string and sha256 64 lowercase hex digits")
         nets = [Net(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
         if files is not None:
             if len(files) != count:

@@ -59,9 +59,9 @@ def parse_json(text: str, source: str, max_digits: int = DEFAULT_MAX_DIGITS) -> 
     """Parse JSON, keeping number literals as text and refusing oversized numerals."""
 
     def numeral(s: str) -> _Numeral:
-        if len(s) > max_digits:
-            raise InputError(f"{source}: numeral with {len(s)} characters exceeds the limit of "
-                             f"{max_digits} digits")
+        digits = sum(ch.isdigit() for ch in s.lower().partition("e")[0])
+        if digits > max_digits:
+            raise InputError(f"{source}: numeral with {digits} digits exceeds the limit of {max_digits} digits")
         return _Numeral(s)
 
     def constant(name: str):
@@ -188,8 +188,15 @@ def load_networks(
 
 
 def parse_point(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> list:
-    """Parse "1/2,3,sqrt(2)" into exact numbers (rationals or sympy expressions)."""
-    parts = [p for p in text.split(",")]
+    """Parse "1/2,3,sqrt(2)" into exact numbers (rationals or sympy expressions); commas inside
+    parentheses, as in "root(8, 3)", belong to the coordinate."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
     if not text.strip() or any(not p.strip() for p in parts):
         raise InputError(f"cannot read the point {text!r}: expected comma-separated numbers")
     return [parse_number(p, max_digits) for p in parts]

@@ -16,6 +16,7 @@ in α. Cost: dominated by the primitive element computation, polynomial in the t
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Iterable
 
 import sympy
@@ -139,9 +140,8 @@ class _Builder:
             raise _fail(self.text, "the root index must be an integer")
         try:
             poly = sympy.Poly(poly_expr, _X, domain="QQ")
-        except sympy.PolificationFailed as exc:
-            raise _fail(self.text, "CRootOf needs a polynomial in x") from exc
-        except sympy.polys.polyerrors.PolynomialError as exc:
+        except (sympy.polys.polyerrors.PolynomialError, sympy.polys.polyerrors.CoercionFailed,
+                sympy.polys.polyerrors.GeneratorsError) as exc:
             raise _fail(self.text, "CRootOf needs a polynomial in x with rational coefficients") from exc
         if poly.degree() < 1:
             raise _fail(self.text, "CRootOf needs a polynomial of degree at least 1")
@@ -161,10 +161,16 @@ def parse_expression(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> sympy.E
     # "^" is a power here, and must bind like "**" (Python's "^" binds looser than "-").
     source = text.strip().replace("^", "**")
     try:
-        tree = ast.parse(source, mode="eval")
+        with warnings.catch_warnings():  # Python's SyntaxWarnings must not reach the terminal
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, mode="eval")
+        expr = _Builder(source, max_digits).build(tree.body)
     except (SyntaxError, ValueError) as exc:
-        raise _fail(text, "not a number or an algebraic expression") from exc
-    expr = _Builder(source, max_digits).build(tree.body)
+        if isinstance(exc, InputError):
+            raise
+        raise _fail(text, "not a number or an algebraic expression") from None
+    except (RecursionError, MemoryError):
+        raise _fail(text[:40], "expression is nested too deeply") from None
     if expr.free_symbols:
         raise _fail(text, "unknown name 'x'")
     if expr.is_real is not True:

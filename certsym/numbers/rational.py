@@ -42,7 +42,7 @@ def parse_rational(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq | No
     check_digits(text, max_digits)
     match = _FRACTION.fullmatch(text)
     if match:
-        num, den = int(match.group(1)), int(match.group(2))
+        num, den = fmpz(match.group(1).lstrip("+")), fmpz(match.group(2))
         if den == 0:
             raise InputError(f"division by zero in {text.strip()!r}")
         return fmpq(num, den)
@@ -51,12 +51,14 @@ def parse_rational(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq | No
         return None
     sign, whole, frac, exp = match.groups()
     frac = frac or ""
+    if len(whole) + len(frac) > max_digits:
+        raise InputError(f"numeral with {len(whole) + len(frac)} digits exceeds the limit of {max_digits} digits")
     exponent = int(exp) if exp else 0
     if abs(exponent) > max_digits:
         raise InputError(
             f"decimal exponent {exponent} exceeds the limit of {max_digits} digits"
         )
-    mantissa = int((whole or "0") + frac)
+    mantissa = fmpz((whole or "0") + frac)  # flint reads long numerals without Python's digit cap
     exponent -= len(frac)
     value = fmpq(mantissa * 10 ** exponent) if exponent >= 0 else fmpq(mantissa, 10 ** (-exponent))
     return -value if sign == "-" else value

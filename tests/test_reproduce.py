@@ -1,0 +1,159 @@
+"""``certsym reproduce`` and the m = 1 oracle of paper_checks, cross-checked exhaustively."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from itertools import product
+
+import pytest
+from flint import fmpq
+
+from certsym.cli import main
+from certsym.io import load_networks
+from certsym.network import Network
+from paper_checks import all_checks
+from paper_checks.examples import EXAMPLES
+from paper_checks.oracle import breakpoints, probe_points, same_function_m1
+from paper_checks.worked_examples import load_pair
+
+# Grid −4, −15/4, ..., 4 (step 1/4). With entries in {−1, 0, 1} every breakpoint −b/a lies in
+# {−1, 0, 1} ⊂ grid; between consecutive grid points both functions are affine, and on each of
+# (−∞, −1] and [1, ∞) they are affine with at least two grid points there. So agreement on the
+# grid is equivalent to equality on R: an independent reference verdict.
+GRID = [fmpq(i, 4) for i in range(-16, 17)]
+
+
+def grid_signature(net: Network) -> tuple:
+    return tuple(tuple(net.evaluate([t])) for t in GRID)
+
+
+def all_networks(n: int, values: tuple[int, ...] = (-1, 0, 1)) -> list[Network]:
+    """Every θ ∈ Ω(1, n, 1) with all entries of M, A, b, c in ``values``."""
+    nets = []
+    for entries in product(values, repeat=3 * n + 1):
+        M, A, b, c = entries[:n], entries[n:2 * n], entries[2 * n:3 * n], entries[3 * n]
+        nets.append(Network.build([list(M)], [[a] for a in A], list(b), [c]))
+    return nets
+
+
+# --------------------------------------------------------------------------------------------
+# certsym reproduce
+# --------------------------------------------------------------------------------------------
+
+
+def test_reproduce_succeeds_and_names_every_example(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "300")  # rich wraps table cells to the terminal width
+    assert main(["reproduce"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
+    for name in EXAMPLES:
+        assert name in out, name
+    assert "FAILED" not in out
+
+
+def test_reproduce_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reproduce", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(row["ok"] is True for row in rows)
+    assert {row["instance"] for row in rows} == set(EXAMPLES)
+    assert all(set(row) == {"statement", "instance", "claim", "method", "ok"} for row in rows)
+
+
+def test_checks_return_results() -> None:
+    results = [r for _, run in all_checks() for r in run()]
+    assert results
+    assert all(r.ok for r in results)
+
+
+# --------------------------------------------------------------------------------------------
+# The oracle
+# --------------------------------------------------------------------------------------------
+
+
+def test_oracle_accepts_the_m1_examples() -> None:
+    for name, pair in EXAMPLES.items():
+        if len(pair[0]["A"][0]) != 1:
+            continue
+        p, q = load_pair(name)
+        verdict, npts = same_function_m1(p, q)
+        assert verdict, name
+        assert npts == len(probe_points(p, q))
+
+
+def test_oracle_can_fail() -> None:
+    # E5 with its constant changed from 1 to 2: the functions differ by 1 everywhere.
+    p_dict, q_dict = EXAMPLES["E5"]
+    changed = dict(q_dict, c=[2])
+    (p, q), _ = load_networks(["E5[0]", "E5[1]*"], texts=[json.dumps(p_dict), json.dumps(changed)])
+    assert same_function_m1(p, q)[0] is False
+    # E1 with one output weight changed: differs only right of the kink at x = 1
+    (p, q), _ = load_networks(
+        ["E1", "E1*"],
+        texts=[json.dumps(EXAMPLES["E1"][0]), json.dumps(dict(EXAMPLES["E1"][0], M=[[1, 3]]))],
+    )
+    assert same_function_m1(p, q)[0] is False
+
+
+def test_oracle_against_affine_callable() -> None:
+    p, q = load_pair("E4")  # both realize x ↦ x
+    assert same_function_m1(p, lambda x: [x])[0]
+    assert same_function_m1(q, lambda x: [x])[0]
+    assert not same_function_m1(p, lambda x: [x + 1])[0]
+    assert not same_function_m1(p, lambda x: [2 * x])[0]
+
+
+def test_oracle_over_q_sqrt2_can_fail() -> None:
+    p_dict, q_dict = EXAMPLES["E7 (over Q(sqrt 2))"]
+    changed = dict(q_dict, b=[0, "-sqrt(2) + 1/1000"])  # moves the kink slightly
+    (p, q), _ = load_networks(["E7", "E7*"], texts=[json.dumps(p_dict), json.dumps(changed)])
+    assert same_function_m1(p, q)[0] is False
+
+
+def test_breakpoints() -> None:
+    net = Network.build([[1, 1, 1]], [[2], [0], [-4]], [-1, 5, 2], [0])
+    # −b/a for a ≠ 0: −(−1)/2 = 1/2 and −2/(−4) = 1/2; the a = 0 neuron has none
+    assert breakpoints(net) == [fmpq(1, 2), fmpq(1, 2)]
+    assert probe_points(net) == [fmpq(-1, 2), fmpq(1, 2), fmpq(3, 2)]
+    with pytest.raises(ValueError):
+        breakpoints(Network.build([[1]], [[1, 1]], [0], [0]))
+
+
+def test_oracle_exhaustive_width_1() -> None:
+    """All 81 × 81 pairs of Ω(1, 1, 1) with entries in {−1, 0, 1}: oracle = grid verdict."""
+    nets = all_networks(1)
+    assert len(nets) == 81
+    sigs = [grid_signature(net) for net in nets]
+    equal = unequal = 0
+    for (f, sf), (g, sg) in product(zip(nets, sigs, strict=True), repeat=2):
+        verdict, _ = same_function_m1(f, g)
+        assert verdict == (sf == sg), (f, g)
+        if verdict and f != g:
+            equal += 1
+        elif not verdict:
+            unequal += 1
+    # both verdicts occur, including equalities between different parameters
+    # (e.g. a dead neuron: M = 0 with any (A, b) and the same c)
+    assert equal > 0
+    assert unequal > 0
+
+
+def test_oracle_width_2_classes() -> None:
+    """All 3^7 networks of Ω(1, 2, 1) with entries in {−1, 0, 1}, grouped by grid values: the
+    oracle identifies every network with the representative of its class and separates it
+    from the representative of another class."""
+    nets = all_networks(2)
+    assert len(nets) == 3**7
+    classes: dict[tuple, list[Network]] = defaultdict(list)
+    for net in nets:
+        classes[grid_signature(net)].append(net)
+    keys = list(classes)
+    assert 1 < len(keys) < len(nets)
+    for i, key in enumerate(keys):
+        rep = classes[key][0]
+        other = classes[keys[(i + 1) % len(keys)]][0]
+        for net in classes[key]:
+            assert same_function_m1(net, rep)[0], (net, rep)
+            assert not same_function_m1(net, other)[0], (net, other)
