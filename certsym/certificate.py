@@ -31,10 +31,12 @@ CLAIMS = {
 
 @dataclass(frozen=True)
 class InputRecord:
-    """Where a parameter came from: a display name and the SHA-256 of the file's bytes."""
+    """Where a parameter came from: a display name, the SHA-256 of the file's bytes, and the
+    radicals and roots written in the file with their values (so the checker can re-read it)."""
 
     name: str
     sha256: str
+    atoms: tuple[tuple[str, Scalar], ...] = ()
 
 
 def field_json(F: Field) -> dict[str, Any]:
@@ -79,7 +81,9 @@ def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], pr
         "claim": CLAIMS[kind],
         "field": field_json(F),
         "inputs": [
-            {"name": rec.name, "sha256": rec.sha256, "parameters": parameters_json(net)}
+            {"name": rec.name, "sha256": rec.sha256,
+             "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
+             "parameters": parameters_json(net)}
             for rec, net in inputs
         ],
         "proof": proof,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from certsym import __version__
 from certsym.errors import InputError
-from certsym.io import dump_network, load_networks, parse_point, read_input, write_json_atomic, write_text_atomic
+from certsym.io import dump_network, load_inputs, load_networks, parse_point, write_json_atomic, write_text_atomic
 from certsym.numbers import DEFAULT_MAX_DIGITS
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
@@ -51,12 +51,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _load(args: argparse.Namespace, paths: Sequence[str]):
-    """Networks over one common field, and the input records (name, SHA-256) for certificates."""
+    """Networks over one common field, and the input records (name, SHA-256, atoms) for certificates."""
     from certsym.certificate import InputRecord
 
-    read = [read_input(p) for p in paths]
-    nets, _ = load_networks(paths, max_digits=args.max_digits, texts=[text for text, _ in read])
-    return nets, [InputRecord(str(p), sha) for p, (_, sha) in zip(paths, read, strict=True)]
+    loaded, _ = load_inputs(paths, max_digits=args.max_digits)
+    return [item.network for item in loaded], [InputRecord(item.name, item.sha256, item.atoms) for item in loaded]
 
 
 def _step_text(F, step) -> str:

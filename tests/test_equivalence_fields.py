@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import pytest
 
@@ -74,5 +75,37 @@ def test_cli_equiv_over_sqrt2(tmp_path) -> None:
     p2.write_text(json.dumps({"M": [[1, 1]], "A": [[1], [1]], "b": [0, "-sqrt(2)"], "c": [0]}))
     assert main(["equiv", str(p1), str(p2), "--cert", str(cert)]) == 0
     assert main(["check", str(cert)]) == 0
-    # the checker binds rational inputs only: with --inputs it refuses rather than over-claim
-    assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 1
+    assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 0
+    assert main(["check", str(cert), "--inputs", str(p2), str(p1)]) == 1
+
+
+ALGEBRAIC = {"M": [["sqrt(2)*sqrt(3)", "CRootOf(x^3 - 2, 0)"]],
+             "A": [["2^(1/3)", 1], ["1/2 + sqrt(3)/5", "root(-8, 3)"]],
+             "b": ["sqrt(2+sqrt(3))", 0.25], "c": ["sqrt(4)"]}
+
+
+def _bound_certificate(tmp_path):
+    p1, p2, cert = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    p1.write_text(json.dumps(ALGEBRAIC))
+    p2.write_text(json.dumps(ALGEBRAIC).replace("0.25", '"1/4"'))
+    assert main(["equiv", str(p1), str(p2), "--cert", str(cert)]) == 0
+    return p1, p2, cert
+
+
+def test_checker_rereads_algebraic_inputs(tmp_path) -> None:
+    """Radicals, real roots and CRootOf in the files are verified by their defining properties."""
+    p1, p2, cert = _bound_certificate(tmp_path)
+    assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 0
+    atoms = {a["expr"] for a in json.loads(cert.read_text())["inputs"][0]["atoms"]}
+    assert {"sqrt(2)", "sqrt(3)", "CRootOf(x ** 3 - 2, 0)", "root(-8, 3)", "sqrt(4)"} <= atoms
+
+
+@pytest.mark.parametrize("atom", ["sqrt(2)", "CRootOf(x ** 3 - 2, 0)", "2 ** (1 / 3)", "root(-8, 3)"])
+def test_wrong_atom_value_is_rejected(tmp_path, atom: str) -> None:
+    """Giving an atom the value of another root (−√2, a conjugate, ...) is caught."""
+    _, _, cert = _bound_certificate(tmp_path)
+    doc = json.loads(cert.read_text())
+    entries = doc["inputs"][0]["atoms"]
+    target = next(a for a in entries if a["expr"] == atom)
+    target["value"] = [str(-Fraction(x)) for x in target["value"]]
+    assert not check_certificate(doc).valid

@@ -9,15 +9,13 @@ extra neuron, inputs that differ from the files given.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym.check.fields import MAX_NUMBER_CHARS, Reject, integer, make_field, rational
+from certsym.check.binding import Reader, bind
+from certsym.check.fields import Reject, make_field
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -25,7 +23,6 @@ CLAIMS = {
     "not_equivalent": "rho(theta1) != rho(theta2)",
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
 }
-_NUMERAL = re.compile(r"[+-]?(?:[0-9]+/[0-9]+|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?)")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
 PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact evaluation"
@@ -261,42 +258,6 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "minimal_form": (1, check_minimal_form)}
 
 
-def _numeral(x: object, where: str) -> Fraction:
-    """A rational or decimal numeral of a parameter file, read exactly (no algebraic expressions)."""
-    m = _NUMERAL.fullmatch(x.strip()) if isinstance(x, str) and len(x) <= MAX_NUMBER_CHARS else None
-    if not m or (m.group(1) and abs(int(m.group(1))) > 10_000):
-        raise Reject(f"{where}: entry {str(x)[:40]!r} is not a rational numeral; this checker binds "
-                     "rational inputs only")
-    text = x.strip()
-    if "/" in text:
-        return rational(text.lstrip("+"))
-    mantissa, _, exponent = text.lower().partition("e")
-    whole, _, frac = mantissa.lstrip("+-").partition(".")
-    value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** int(exponent or 0)
-    return -value if mantissa.startswith("-") else value
-
-
-def _bind(F, record: dict, data: bytes, net: Net, where: str) -> None:
-    """The file given on the command line is the one the certificate embeds."""
-    if hashlib.sha256(data).hexdigest() != record["sha256"]:
-        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
-    try:
-        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
-    except (ValueError, UnicodeDecodeError):
-        raise Reject(f"{where}: the given file is not JSON") from None
-    if not isinstance(doc, dict) or not set(doc) <= {"M", "A", "b", "c", "shape"}:
-        raise Reject(f"{where}: the given file is not a parameter file")
-    entries = [x for row in doc.get("A", []) for x in row] + list(doc.get("b", []))
-    entries += [x for row in doc.get("M", []) for x in row] + list(doc.get("c", []))
-    mine = [x for r in net.rows for x in r[:-1]] + [r[-1] for r in net.rows]
-    mine += [v[j] for j in range(net.k) for v in net.v] + net.c
-    if len(entries) != len(mine):
-        raise Reject(f"{where}: the given file has a different shape")
-    for x, y in zip(entries, mine, strict=True):
-        if y != _numeral(x, where):
-            raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
-
-
 def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
     """Replay one certificate; ``files`` are the input files' bytes when they are to be bound."""
     rep = Report()
@@ -311,18 +272,21 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
             raise Reject("the claim does not match the kind")
         F = make_field(d["field"])
         count, verify = KINDS[rep.kind]
-        records = [keys(r, {"name", "sha256", "parameters"}, f"inputs[{i}]")
+        records = [keys(r, {"name", "sha256", "atoms", "parameters"}, f"inputs[{i}]")
                    for i, r in enumerate(seq(d["inputs"], count, "inputs"))]
         for i, r in enumerate(records):
             if not isinstance(r["name"], str) or not isinstance(r["sha256"], str) \
                     or not _SHA256.fullmatch(r["sha256"]):
                 raise Reject(f"inputs[{i}]: name must be a string and sha256 64 lowercase hex digits")
         nets = [Net(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
+        readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
         if files is not None:
             if len(files) != count:
                 raise Reject(f"{len(files)} input files given, the certificate has {count}")
-            for i, (rec, data, net) in enumerate(zip(records, files, nets, strict=True)):
-                _bind(F, rec, data, net, f"inputs[{i}]")
+            for i, (rec, data, t) in enumerate(zip(records, files, nets, strict=True)):
+                expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
+                expected += [v[j] for j in range(t.k) for v in t.v] + t.c
+                bind(rec, data, expected, readers[i], f"inputs[{i}]")
             rep.checks["input files bound by SHA-256 and entries"] += count
         verify(F, nets, d["proof"], rep)
         rep.valid = True

@@ -1,7 +1,9 @@
 """Readers and writers. Only this package and ``certsym.cli`` touch files."""
 
 from certsym.io.params import (
+    LoadedInput,
     dump_network,
+    load_inputs,
     load_networks,
     network_to_json,
     parse_point,
@@ -13,6 +15,8 @@ from certsym.io.params import (
 
 __all__ = [
     "dump_network",
+    "LoadedInput",
+    "load_inputs",
     "load_networks",
     "network_to_json",
     "parse_point",

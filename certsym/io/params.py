@@ -17,12 +17,13 @@ import json
 import os
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from certsym.errors import InputError
 from certsym.network import Network
-from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, to_field
+from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, parse_number_atoms, to_field
 
 _KEYS = {"M", "A", "b", "c", "shape"}
 _MAX_FILE_BYTES = 1 << 31
@@ -76,14 +77,14 @@ def parse_json(text: str, source: str, max_digits: int = DEFAULT_MAX_DIGITS) -> 
         raise InputError(f"{source}: JSON nested too deeply") from None
 
 
-def _entry(x: Any, where: str, max_digits: int):
+def _entry(x: Any, where: str, max_digits: int) -> tuple:
     if isinstance(x, bool) or not isinstance(x, str):
         kind = "null" if x is None else type(x).__name__
         if isinstance(x, bool):
             kind = "boolean"
         raise InputError(f"{where} must be a number or a string, not {kind}")
     try:
-        return parse_number(x, max_digits)
+        return parse_number_atoms(x, max_digits)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
 
@@ -110,6 +111,7 @@ class _RawNetwork:
         self.source = source
         self.shape = self._shape(data.get("shape"))
         self.values: list = []
+        self.atoms: dict[str, Any] = {}  # radicals and roots as written, innermost first
         self.M = self._matrix(data["M"], "M", max_digits)
         self.A = self._matrix(data["A"], "A", max_digits)
         self.b = self._list(data["b"], "b", max_digits)
@@ -130,7 +132,10 @@ class _RawNetwork:
     def _list(self, xs: Any, name: str, max_digits: int) -> list[int]:
         out = []
         for i, x in enumerate(_vector(xs, f"{self.source}: {name}")):
-            self.values.append(_entry(x, f"{self.source}: {name}[{i}]", max_digits))
+            value, atoms = _entry(x, f"{self.source}: {name}[{i}]", max_digits)
+            self.values.append(value)
+            for text, expr in atoms.items():
+                self.atoms.setdefault(text, expr)
             out.append(len(self.values) - 1)
         return out
 
@@ -161,30 +166,62 @@ class _RawNetwork:
         return net
 
 
+@dataclass(frozen=True)
+class LoadedInput:
+    """A network read from a file, with what a certificate records about the file."""
+
+    network: Network
+    name: str
+    sha256: str
+    atoms: tuple[tuple[str, Scalar], ...]
+
+
+def load_inputs(
+    sources: Sequence[str | os.PathLike],
+    extra_values: Sequence[Any] = (),
+    max_digits: int = DEFAULT_MAX_DIGITS,
+    texts: Sequence[str] | None = None,
+) -> tuple[list[LoadedInput], list[Scalar]]:
+    """Read parameter files into networks over ONE common field.
+
+    ``extra_values`` (already parsed numbers, e.g. the coordinates of an evaluation point) join
+    the same field and come back converted. ``texts`` replaces reading ``sources`` from disk (the
+    SHA-256 is then that of the UTF-8 text). Cost: linear in the file sizes, plus one
+    primitive-element computation if any entry is irrational.
+    """
+    raws, digests = [], []
+    for i, src in enumerate(sources):
+        if texts is None:
+            text, digest = read_input(src)
+        else:
+            text, digest = texts[i], hashlib.sha256(texts[i].encode()).hexdigest()
+        raws.append(_RawNetwork(parse_json(text, str(src), max_digits), str(src), max_digits))
+        digests.append(digest)
+    # The written radicals join the field too: "sqrt(2)*sqrt(3)" is √6, but a certificate must
+    # also give the value of the √2 and √3 it contains.
+    flat = [v for raw in raws for v in raw.values] + [e for raw in raws for e in raw.atoms.values()]
+    field, converted = to_field(flat + list(extra_values))
+    nets, offset = [], 0
+    for raw in raws:
+        nets.append(raw.network(field, converted[offset:offset + len(raw.values)]))
+        offset += len(raw.values)
+    loaded = []
+    for net, raw, src, digest in zip(nets, raws, sources, digests, strict=True):
+        atoms = tuple(zip(raw.atoms, converted[offset:offset + len(raw.atoms)], strict=True))
+        offset += len(raw.atoms)
+        loaded.append(LoadedInput(net, str(src), digest, atoms))
+    return loaded, converted[offset:]
+
+
 def load_networks(
     sources: Sequence[str | os.PathLike],
     extra_values: Sequence[Any] = (),
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
 ) -> tuple[list[Network], list[Scalar]]:
-    """Read parameter files into networks over ONE common field.
-
-    ``extra_values`` (already parsed numbers, e.g. the coordinates of an evaluation point) join
-    the same field and come back converted. ``texts`` replaces reading ``sources`` from disk.
-    Cost: linear in the file sizes, plus one primitive-element computation if any entry is
-    irrational.
-    """
-    raws = []
-    for i, src in enumerate(sources):
-        text = texts[i] if texts is not None else read_text(src)
-        raws.append(_RawNetwork(parse_json(text, str(src), max_digits), str(src), max_digits))
-    flat = [v for raw in raws for v in raw.values] + list(extra_values)
-    field, converted = to_field(flat)
-    networks, offset = [], 0
-    for raw in raws:
-        networks.append(raw.network(field, converted[offset:offset + len(raw.values)]))
-        offset += len(raw.values)
-    return networks, converted[offset:]
+    """``load_inputs`` without the file records: the networks and the converted extra values."""
+    loaded, extra = load_inputs(sources, extra_values, max_digits, texts)
+    return [item.network for item in loaded], extra
 
 
 def parse_point(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> list:

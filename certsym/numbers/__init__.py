@@ -16,7 +16,7 @@ import sympy
 from flint import fmpq
 
 from certsym.numbers.algebraic import NFElement, NumberField
-from certsym.numbers.expr import common_field, parse_expression, parse_number
+from certsym.numbers.expr import common_field, parse_expression, parse_number, parse_number_atoms
 from certsym.numbers.field import Field, Scalar
 from certsym.numbers.rational import (
     DEFAULT_MAX_DIGITS,
@@ -37,6 +37,7 @@ __all__ = [
     "common_field",
     "parse_expression",
     "parse_number",
+    "parse_number_atoms",
     "parse_rational",
     "rational_from_float",
     "to_field",

@@ -42,6 +42,14 @@ class _Builder:
     def __init__(self, text: str, max_digits: int):
         self.text = text
         self.max_digits = max_digits
+        # Radicals and roots as written ("sqrt(2)", "2 ** (1 / 3)", "CRootOf(...)"), innermost first:
+        # a certificate lists their values so that the checker can re-read the file.
+        self.atoms: dict[str, sympy.Expr] = {}
+
+    def _atom(self, node: ast.AST, value: sympy.Expr) -> sympy.Expr:
+        exact = fmpq(int(value.p), int(value.q)) if value.is_Rational else value
+        self.atoms.setdefault(ast.unparse(node), exact)
+        return value
 
     def build(self, node: ast.AST, poly_var: bool = False) -> sympy.Expr:
         method = getattr(self, "_" + type(node).__name__, None)
@@ -92,7 +100,8 @@ class _Builder:
                 raise _fail(self.text, "division by zero")
             return left / right
         if isinstance(op, ast.Pow):
-            return self._power(left, right)
+            value = self._power(left, right)
+            return value if right.is_Integer else self._atom(node, value)
         raise _fail(self.text, "unsupported operator")
 
     def _power(self, base: sympy.Expr, exponent: sympy.Expr) -> sympy.Expr:
@@ -116,7 +125,9 @@ class _Builder:
         name = node.func.id
         if name in _TRANSCENDENTAL:
             raise _fail(self.text, f"{name!r} is not algebraic")
-        args = node.args
+        return self._atom(node, self._function(name, node.args, poly_var))
+
+    def _function(self, name: str, args: list[ast.AST], poly_var: bool) -> sympy.Expr:
         if name == "sqrt" and len(args) == 1:
             return self._power(self.build(args[0], poly_var), sympy.Rational(1, 2))
         if name == "cbrt" and len(args) == 1:
@@ -145,6 +156,8 @@ class _Builder:
             raise _fail(self.text, "CRootOf needs a polynomial in x with rational coefficients") from exc
         if poly.degree() < 1:
             raise _fail(self.text, "CRootOf needs a polynomial of degree at least 1")
+        if sympy.degree(sympy.gcd(poly, poly.diff(_X))) > 0:
+            raise _fail(self.text, "CRootOf needs a squarefree polynomial")
         if poly.degree() > 200:
             raise _fail(self.text, "CRootOf polynomial degree is over the limit of 200")
         try:
@@ -155,6 +168,10 @@ class _Builder:
 
 def parse_expression(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> sympy.Expr:
     """Parse a real algebraic number written as an expression; InputError if it is not one."""
+    return _parse(text, max_digits)[0]
+
+
+def _parse(text: str, max_digits: int) -> tuple[sympy.Expr, dict[str, sympy.Expr]]:
     check_digits(text, max_digits)
     if len(text) > 100 * max_digits:
         raise _fail(text[:40], "expression is too long")
@@ -164,7 +181,8 @@ def parse_expression(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> sympy.E
         with warnings.catch_warnings():  # Python's SyntaxWarnings must not reach the terminal
             warnings.simplefilter("ignore")
             tree = ast.parse(source, mode="eval")
-        expr = _Builder(source, max_digits).build(tree.body)
+        builder = _Builder(source, max_digits)
+        expr = builder.build(tree.body)
     except (SyntaxError, ValueError) as exc:
         if isinstance(exc, InputError):
             raise
@@ -177,19 +195,24 @@ def parse_expression(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> sympy.E
         if expr.is_real is False:
             raise _fail(text, "non-real number")
         raise _fail(text, "cannot establish that this number is real")
-    return expr
+    return expr, builder.atoms
 
 
 def parse_number(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> fmpq | sympy.Expr:
     """A rational (``fmpq``) when ``text`` is a rational numeral or a rational expression,
     else a sympy expression for a real algebraic irrational."""
+    return parse_number_atoms(text, max_digits)[0]
+
+
+def parse_number_atoms(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> tuple[fmpq | sympy.Expr, dict]:
+    """``parse_number`` and ``syntactic_atoms`` in one parse."""
     q = parse_rational(text, max_digits)
     if q is not None:
-        return q
-    expr = parse_expression(text, max_digits)
+        return q, {}
+    expr, atoms = _parse(text, max_digits)
     if expr.is_Rational:
-        return fmpq(int(expr.p), int(expr.q))
-    return expr
+        return fmpq(int(expr.p), int(expr.q)), atoms
+    return expr, atoms
 
 
 def _to_fmpq(c) -> fmpq:
@@ -204,8 +227,15 @@ def common_field(exprs: Iterable[sympy.Expr]) -> tuple[NumberField, dict[sympy.E
     re-verified exactly when the NumberField is built.
     """
     exprs = list(dict.fromkeys(exprs))
+    # Generate the field by the radicals and roots inside the expressions (sorted), not by the
+    # expressions themselves: files that use the same radicals then get the same presentation of
+    # the field, so their canonical hashes can be compared.
+    generators: set[sympy.Expr] = set()
+    for e in exprs:
+        generators |= {p for p in e.atoms(sympy.Pow) if not p.exp.is_Integer}
+        generators |= e.atoms(sympy.CRootOf)
     try:
-        K = sympy.QQ.algebraic_field(*exprs)
+        K = sympy.QQ.algebraic_field(*sorted(generators, key=sympy.default_sort_key))
     except Exception as exc:  # sympy raises several types here
         raise InputError(f"cannot build a number field for {exprs[0]}: {exc}") from exc
     alpha = K.ext.as_expr()

@@ -1,0 +1,207 @@
+"""Binding a certificate to the input files given on the command line.
+
+The file must have the SHA-256 the certificate records, and every entry of the file, read by this
+module, must equal the embedded parameter. Entries are numerals or algebraic expressions; the
+radicals and roots they contain ("atoms") are listed in the certificate with their values, and each
+value is verified by its defining property, never searched for:
+- sqrt(e), cbrt(e), root(e, n), e ** (p/q): y^n = e^p, and y > 0 when n is even (for a fractional
+  power e > 0 as well); for odd n the real root is unique.
+- CRootOf(P, i): P squarefree with rational coefficients, P(y) = 0, and exactly i real roots of P
+  below y (Sturm sequence evaluated at y).
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import warnings
+from fractions import Fraction
+
+from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _sub, _trim, integer
+
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
+_ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
+
+
+def decimal(text: str) -> Fraction:
+    m = _DECIMAL.fullmatch(text)
+    if not m or len(text) > MAX_NUMBER_CHARS or (m.group(1) and abs(int(m.group(1))) > 10_000):
+        raise Reject(f"not an exact decimal numeral: {text[:40]!r}")
+    mantissa, _, exponent = text.lower().partition("e")
+    whole, _, frac = mantissa.lstrip("+-").partition(".")
+    value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** int(exponent or 0)
+    return -value if mantissa.startswith("-") else value
+
+
+def _parse(text: object) -> tuple[ast.AST, str]:
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS:
+        raise Reject(f"not an expression: {str(text)[:40]!r}")
+    source = text.strip().replace("^", "**")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source, mode="eval").body, source
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        raise Reject(f"cannot read the entry {text[:40]!r}") from None
+
+
+class Reader:
+    """Evaluates parameter-file entries in the certificate's field, with verified atoms."""
+
+    def __init__(self, F, atoms: object, where: str):
+        self.F, self.atoms = F, {}
+        if not isinstance(atoms, list):
+            raise Reject(f"{where}.atoms must be a list")
+        for k, atom in enumerate(atoms):
+            if not isinstance(atom, dict) or set(atom) != {"expr", "value"}:
+                raise Reject(f"{where}.atoms[{k}] must have exactly the keys expr, value")
+            node, source = _parse(atom["expr"])
+            y = F.number(atom["value"])
+            self._verify(node, source, y, f"{where}.atoms[{k}]")
+            self.atoms[ast.unparse(node)] = y
+
+    def value(self, text: object):
+        node, source = _parse(text)
+        return self._eval(node, source)
+
+    def _eval(self, node: ast.AST, source: str, poly: bool = False):
+        F = self.F
+        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+            c = decimal(ast.get_source_segment(source, node) or "")
+            return [c] if poly else F.zero + c
+        if poly and isinstance(node, ast.Name) and node.id == "x":
+            return [Fraction(0), Fraction(1)]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+            v = self._eval(node.operand, source, poly)
+            return v if isinstance(node.op, ast.UAdd) else ([-c for c in v] if poly else -v)
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Pow):
+                if poly or _is_integer(self._eval(node.right, source)):
+                    return self._power(node, source, poly)
+                return self._atom(node)
+            a, b = self._eval(node.left, source, poly), self._eval(node.right, source, poly)
+            if isinstance(node.op, ast.Add):
+                return _sub(a, [-c for c in b]) if poly else a + b
+            if isinstance(node.op, ast.Sub):
+                return _sub(a, b) if poly else a - b
+            if isinstance(node.op, ast.Mult):
+                return _polymul(a, b) if poly else a * b
+            if isinstance(node.op, ast.Div):
+                if poly:
+                    if len(b) != 1:
+                        raise Reject("division by a polynomial")
+                    return [c / b[0] for c in a]
+                return a * F.inverse(b)
+        if not poly and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ROOTS:
+            return self._atom(node)
+        raise Reject(f"unsupported expression {ast.unparse(node)[:40]!r}")
+
+    def _power(self, node: ast.BinOp, source: str, poly: bool):
+        e = _rational_of(self._eval(node.right, source))
+        if e.denominator != 1 or not -1000 <= e <= (200 if poly else 1000) or (poly and e < 0):
+            raise Reject("unsupported exponent")
+        base, out = self._eval(node.left, source, poly), [Fraction(1)] if poly else self.F.one
+        for _ in range(abs(int(e))):
+            out = _polymul(out, base) if poly else out * base
+        return out if e >= 0 else self.F.inverse(out)
+
+    def _atom(self, node: ast.AST):
+        key = ast.unparse(node)
+        if key not in self.atoms:
+            raise Reject(f"the value of {key[:40]!r} is not given (and verified) in the certificate")
+        return self.atoms[key]
+
+    def _verify(self, node: ast.AST, source: str, y, where: str) -> None:
+        F = self.F
+        name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
+        if name in ("CRootOf", "rootof", "RootOf") and len(node.args) == 2:
+            p = _trim(self._eval(node.args[0], source, poly=True))
+            i = _rational_of(self._eval(node.args[1], source))
+            deriv = _trim([k * c for k, c in enumerate(p)][1:])
+            if len(p) < 2 or len(_gcd(p, deriv)) > 1 or _horner(p, y, F) != 0:
+                raise Reject(f"{where}: not a root of a squarefree rational polynomial")
+            chain = [p, deriv]
+            while len(chain[-1]) > 1:
+                chain.append([-c for c in _divmod(chain[-2], chain[-1])[1]])
+            at_minus_inf = [(1 if q[-1] > 0 else -1) * (-1) ** (len(q) - 1) for q in chain]
+            at_y = [s for s in (F.sign(_horner(q, y, F)) for q in chain) if s]
+            below = _changes(at_minus_inf) - _changes(at_y) - 1
+            if i.denominator != 1 or below != i:
+                raise Reject(f"{where}: the value is not root number {i} of the polynomial")
+            return
+        if name in ("sqrt", "cbrt") and len(node.args) == 1:
+            base, n, p = self._eval(node.args[0], source), 2 if name == "sqrt" else 3, 1
+        elif name == "root" and len(node.args) == 2:
+            base, n, p = self._eval(node.args[0], source), _rational_of(self._eval(node.args[1], source)), 1
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            base, r = self._eval(node.left, source), _rational_of(self._eval(node.right, source))
+            n, p = r.denominator, r.numerator
+            if F.sign(base) <= 0:
+                raise Reject(f"{where}: a fractional power needs a positive base")
+        else:
+            raise Reject(f"{where}: not a radical or root")
+        if n.denominator != 1 or not 1 <= n <= 1000 or abs(p) > 1000:
+            raise Reject(f"{where}: unsupported root degree")
+        lhs, rhs = F.one, F.one
+        for _ in range(int(n)):
+            lhs = lhs * y
+        for _ in range(abs(p)):
+            rhs = rhs * base
+        if (lhs != rhs if p >= 0 else lhs * rhs != F.one) or (n % 2 == 0 and F.sign(y) <= 0):
+            raise Reject(f"{where}: the value is not the real root it names")
+
+
+def _is_integer(x) -> bool:
+    return (isinstance(x, Fraction) or len(x.c) <= 1) and _rational_of(x).denominator == 1
+
+
+def _rational_of(x) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    if not hasattr(x, "c") or len(x.c) > 1:
+        raise Reject("expected a rational number")
+    return x.c[0] if x.c else Fraction(0)
+
+
+def _polymul(p: list, q: list) -> list:
+    out = [Fraction(0)] * max(len(p) + len(q) - 1, 0)
+    for i, a in enumerate(p):
+        for j, b in enumerate(q):
+            out[i + j] += a * b
+    return _trim(out)
+
+
+def _horner(p: list, y, F):
+    acc = F.zero
+    for c in reversed(p):
+        acc = acc * y + c
+    return acc
+
+
+def _changes(signs: list) -> int:
+    return sum(a != b for a, b in zip(signs, signs[1:], strict=False))
+
+
+def bind(record: dict, data: bytes, expected: list, reader: Reader, where: str) -> None:
+    """The given file's bytes hash to record["sha256"] and its entries equal ``expected``
+    (A row by row, then b, M row by row, c)."""
+    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    try:
+        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Reject(f"{where}: the given file is not JSON") from None
+    if not isinstance(doc, dict) or not set(doc) <= {"M", "A", "b", "c", "shape"}:
+        raise Reject(f"{where}: the given file is not a parameter file")
+    try:
+        entries = [x for row in doc.get("A", []) for x in row] + list(doc.get("b", []))
+        entries += [x for row in doc.get("M", []) for x in row] + list(doc.get("c", []))
+    except TypeError:
+        raise Reject(f"{where}: the given file is not a parameter file") from None
+    if len(entries) != len(expected):
+        raise Reject(f"{where}: the given file has a different shape")
+    for x, y in zip(entries, expected, strict=True):
+        if reader.value(x) != y:
+            raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
