@@ -18,6 +18,7 @@ from certsym.equivalence import Verdict
 from certsym.network import Network
 from certsym.numbers import Field, NumberField, Scalar
 from certsym.reduction import Reduction, Step
+from certsym.stabilizer import Stabilizer
 
 FORMAT = "certsym-certificate"
 VERSION = 1
@@ -26,6 +27,7 @@ CLAIMS = {
     "equivalent": "rho(theta1) = rho(theta2)",
     "not_equivalent": "rho(theta1) != rho(theta2)",
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+    "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 
 
@@ -106,6 +108,24 @@ def minimal_form_certificate(red: Reduction, record: InputRecord) -> dict:
     F = red.original.field
     proof = {"steps": steps_json(F, red.steps), "minimal": parameters_json(red.minimal)}
     return _envelope("minimal_form", F, [(record, red.original)], proof)
+
+
+def stabilizer_certificate(theta: Network, groups: tuple[Stabilizer, Stabilizer], record: InputRecord) -> dict:
+    """Theorem 2, for θ and for (A, b): the partition into classes and zero neurons, the generators."""
+    F = theta.field
+
+    def group(g: Stabilizer) -> dict:
+        return {
+            "zero": list(g.zero),
+            "classes": [list(c) for c in g.classes],
+            "generators": [{"swap": [t.i, t.j], "scale": [number_json(F, t.d_i), number_json(F, t.d_j)]}
+                           for t in g.generators],
+            "finite_order": str(g.finite_order),
+            "type": g.type,
+        }
+
+    proof = {"theta": group(groups[0]), "rows": group(groups[1]), "statement": "Theorem 2"}
+    return _envelope("stabilizer", F, [(record, theta)], proof)
 
 
 def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:

@@ -132,6 +132,37 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
 
 
+def cmd_stabilizer(args: argparse.Namespace) -> int:
+    from certsym.certificate import stabilizer_certificate
+    from certsym.stabilizer import stabilizer
+
+    (net,), (record,) = _load(args, [args.params])
+    groups = (stabilizer(net), stabilizer(net, of_rows=True))
+    if args.cert:
+        write_json_atomic(args.cert, stabilizer_certificate(net, groups, record))
+    F = net.field
+
+    def describe(g) -> dict:
+        return {"n_zero": len(g.zero), "classes": [list(c) for c in g.classes],
+                "generators": [{"swap": [t.i, t.j], "scale": [F.pretty(t.d_i), F.pretty(t.d_j)]}
+                               for t in g.generators],
+                "finite_order": g.finite_order, "type": g.type, "within_bound": g.within_bound()}
+
+    if args.json:
+        _emit_json({"theta": describe(groups[0]), "rows": describe(groups[1])})
+        return EXIT_OK
+    for title, g in (("Stab_{H_n}(θ)", groups[0]), ("Stab_{H_n}(A,b)", groups[1])):
+        bound = "within" if g.within_bound() else "BEYOND"
+        print(f"{title} ≅ {g.type}   (finite part of order {g.finite_order}; n' = {len(g.zero)}; "
+              f"{len(g.generators)} transpositions, {bound} the bound C(n − n', 2))")
+        for c in g.classes:
+            if len(c) > 1:
+                print(f"  class {list(c)}")
+        for t in g.generators:
+            print(f"  generator: swap {t.i} ↔ {t.j} with scalings {F.pretty(t.d_i)}, {F.pretty(t.d_j)}")
+    return EXIT_OK
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from certsym.check import main as check_main
 
@@ -198,6 +229,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_equiv)
+
+    p = sub.add_parser("stabilizer", help="Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("--cert", metavar="OUT", help="write a stabilizer certificate")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_stabilizer)
 
     p = sub.add_parser("check", help="replay certificates with the independent checker")
     p.add_argument("certificates", nargs="+", metavar="CERT")

@@ -9,6 +9,7 @@ extra neuron, inputs that differ from the files given.
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ CLAIMS = {
     "equivalent": "rho(theta1) = rho(theta2)",
     "not_equivalent": "rho(theta1) != rho(theta2)",
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+    "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
@@ -241,21 +243,93 @@ def check_minimal_form(F, nets: list[Net], proof: object, rep: Report) -> None:
             continue
         if all(F.sign(x) == 0 for x in v) or all(F.sign(x) == 0 for x in r[:-1]):
             raise Reject(f"neuron {i} of theta_min is dead or constant: not minimal")
-        lead = next(x for x in r if F.sign(x) != 0)
-        scale = F.inverse(lead if F.sign(lead) > 0 else -lead)
-        keyed.append([x * scale for x in r])
+        keyed.append(_normal(F, r, None))
+    _distinct_sorted(F, keyed, "two rows of theta_min are positively proportional: not minimal")
+    rep.checks["minimality (no move 1-3 applies)"] += 1
+
+
+def _distinct_sorted(F, keyed: list, what: str) -> None:
+    """Sort normalized keys with certified comparisons; equal neighbours mean a repeated key."""
 
     def cmp(u, w):
         return next((s for s in (F.sign(x - y) for x, y in zip(u, w, strict=True)) if s), 0)
 
     keyed.sort(key=cmp_to_key(cmp))
     if any(cmp(u, w) == 0 for u, w in zip(keyed, keyed[1:], strict=False)):
-        raise Reject("two rows of theta_min are positively proportional: not minimal")
-    rep.checks["minimality (no move 1-3 applies)"] += 1
+        raise Reject(what)
+
+
+def _normal(F, r: list, v: list | None) -> list:
+    """The neuron (or row) scaled by a positive factor so that its first nonzero entry is +-1."""
+    if any(F.sign(x) for x in r):
+        lead = next(x for x in r if F.sign(x))
+        lam = lead if F.sign(lead) > 0 else -lead
+        inv = F.inverse(lam)
+        return [x * inv for x in r] + ([] if v is None else [x * lam for x in v])
+    lead = next(x for x in v if F.sign(x))
+    inv = F.inverse(lead if F.sign(lead) > 0 else -lead)
+    return list(r) + [x * inv for x in v]
+
+
+def _check_group(F, t: Net, g: object, rows_only: bool, rep: Report, where: str) -> None:
+    g = keys(g, {"zero", "classes", "generators", "finite_order", "type"}, where)
+    zero = [index(i, t.n, where) for i in seq(g["zero"], None, f"{where}.zero")]
+    classes = [[index(i, t.n, where) for i in seq(c, None, where)] for c in seq(g["classes"], None, where)]
+    if sorted(zero + [i for c in classes for i in c]) != list(range(t.n)) or any(not c for c in classes):
+        raise Reject(f"{where}: zero neurons and classes do not partition the neurons")
+
+    def vec(i):
+        return t.rows[i] + ([] if rows_only else t.v[i])
+
+    if any(not is_zero(vec(i)) for i in zero):
+        raise Reject(f"{where}: a neuron listed as zero is not zero")
+    keyed = []
+    for c in classes:
+        if any(is_zero(vec(i)) for i in c):
+            raise Reject(f"{where}: a zero neuron is listed in a class")
+        normal = [_normal(F, t.rows[i], None if rows_only else t.v[i]) for i in c]
+        if any(x != normal[0] for x in normal):
+            raise Reject(f"{where}: class {c} holds neurons that differ after positive scaling")
+        keyed.append(normal[0])
+    _distinct_sorted(F, keyed, f"{where}: two classes hold neurons equal after positive scaling")
+    wanted = [(c[s], c[s + 1]) for c in classes for s in range(len(c) - 1)]
+    gens = seq(g["generators"], len(wanted), f"{where}.generators")
+    for s, (gen, (i, j)) in enumerate(zip(gens, wanted, strict=True)):
+        w = f"{where}.generators[{s}]"
+        keys(gen, {"swap", "scale"}, w)
+        if seq(gen["swap"], 2, w) != [i, j]:
+            raise Reject(f"{w}: expected the transposition of consecutive class members {i}, {j}")
+        di, dj = (F.number(x) for x in seq(gen["scale"], 2, w))
+        if F.sign(di) <= 0 or F.sign(dj) <= 0:
+            raise Reject(f"{w}: scalings must be positive")
+        # h fixes θ: d_i r_j = r_i and d_j r_i = r_j (rows), v_j = d_i v_i and v_i = d_j v_j (weights)
+        ok = all(di * y == x for x, y in zip(t.rows[i], t.rows[j], strict=True))
+        ok = ok and all(dj * x == y for x, y in zip(t.rows[i], t.rows[j], strict=True))
+        if not rows_only:
+            ok = ok and all(y == di * x and x == dj * y for x, y in zip(t.v[i], t.v[j], strict=True))
+        if not ok:
+            raise Reject(f"{w}: the transposition does not fix the parameter")
+    order = 1
+    for c in classes:
+        order *= math.factorial(len(c))
+    parts = [f"S_{len(c)}" for c in sorted(classes, key=len, reverse=True) if len(c) > 1]
+    parts += [f"H_{len(zero)}"] if zero else []
+    if g["finite_order"] != str(order) or g["type"] != (" × ".join(parts) or "1"):
+        raise Reject(f"{where}: finite_order or type is not the one the classes give")
+    rep.checks["Theorem 2 (" + ("rows" if rows_only else "neurons") + "): generator fixes theta"] += len(wanted)
+    rep.checks["Theorem 2: classes are exactly the H_1-orbit classes"] += 1
+
+
+def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"theta", "rows", "statement"}, "proof")
+    if p["statement"] != "Theorem 2":
+        raise Reject("proof must cite 'Theorem 2'")
+    _check_group(F, nets[0], p["theta"], False, rep, "proof.theta")
+    _check_group(F, nets[0], p["rows"], True, rep, "proof.rows")
 
 
 KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
-         "minimal_form": (1, check_minimal_form)}
+         "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer)}
 
 
 def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
