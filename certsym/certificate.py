@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from certsym.affine import AffineVerdict
 from certsym.equivalence import Verdict
 from certsym.network import Network
 from certsym.numbers import Field, NumberField, Scalar
@@ -27,6 +28,8 @@ CLAIMS = {
     "equivalent": "rho(theta1) = rho(theta2)",
     "not_equivalent": "rho(theta1) != rho(theta2)",
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+    "affine": "rho(theta1) is the affine map x -> L x + C given",
+    "not_affine": "rho(theta1) is not affine",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 
@@ -128,6 +131,40 @@ def stabilizer_certificate(theta: Network, groups: tuple[Stabilizer, Stabilizer]
     return _envelope("stabilizer", F, [(record, theta)], proof)
 
 
+def _pairs_json(F: Field, pairs) -> list[dict]:
+    return [
+        {
+            "i": p.i,
+            "j": p.j,
+            "lambda": number_json(F, p.lam),
+            "linear": [[number_json(F, x) for x in row] for row in p.linear],
+            "constant": [number_json(F, x) for x in p.constant],
+            "statement": "sigma(z) - sigma(-z) = z",
+        }
+        for p in pairs
+    ]
+
+
+def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
+    """Proposition 14 both ways: reduction + pairs + the affine map, or a midpoint witness."""
+    theta = v.reduction.original
+    F = theta.field
+
+    def enc(x):
+        return number_json(F, x)
+
+    if v.affine:
+        proof = {"steps": steps_json(F, v.reduction.steps), "pairs": _pairs_json(F, v.pairs),
+                 "linear": [[enc(x) for x in row] for row in v.linear], "constant": [enc(x) for x in v.constant],
+                 "statement": "Proposition 14"}
+        return _envelope("affine", F, [(record, theta)], proof)
+    x, y = v.points
+    mid = [(s + t) / 2 for s, t in zip(x, y, strict=True)]
+    proof = {"x": [enc(F(t)) for t in x], "y": [enc(F(t)) for t in y],
+             "values": [[enc(z) for z in theta(pt)] for pt in (x, y, mid)], "statement": "exact evaluation"}
+    return _envelope("not_affine", F, [(record, theta)], proof)
+
+
 def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:
     """EQUIVALENT (Theorems 3/4 form) or NOT EQUIVALENT (witness), from a ``Verdict``."""
     F = v.theta1.field
@@ -153,17 +190,7 @@ def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]
             {"into": mg.into, "from": mg.source, "lambda": enc(mg.lam), "statement": "merge lemma"}
             for mg in v.merges
         ],
-        "pairs": [
-            {
-                "i": p.i,
-                "j": p.j,
-                "lambda": enc(p.lam),
-                "linear": [[enc(x) for x in row] for row in p.linear],
-                "constant": [enc(x) for x in p.constant],
-                "statement": "sigma(z) - sigma(-z) = z",
-            }
-            for p in v.pairs
-        ],
+        "pairs": _pairs_json(F, v.pairs),
         "statement": "affine parts cancel",
     }
     return _envelope("equivalent", F, inputs, proof)

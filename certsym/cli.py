@@ -163,6 +163,31 @@ def cmd_stabilizer(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_affine(args: argparse.Namespace) -> int:
+    from certsym.affine import decide_affine
+    from certsym.certificate import affine_certificate
+
+    (net,), (record,) = _load(args, [args.params])
+    verdict = decide_affine(net)
+    if args.cert:
+        write_json_atomic(args.cert, affine_certificate(verdict, record))
+    F = net.field
+    if verdict.affine:
+        L = [[F.pretty(x) for x in row] for row in verdict.linear]
+        C = [F.pretty(x) for x in verdict.constant]
+        if args.json:
+            _emit_json({"affine": True, "linear": L, "constant": C, "pairs": len(verdict.pairs)})
+        else:
+            print(f"AFFINE: ρ(θ)(x) = L x + C with L = {L}, C = {C} ({len(verdict.pairs)} antisymmetric pairs)")
+        return EXIT_OK
+    x, y = ([str(t) for t in pt] for pt in verdict.points)
+    if args.json:
+        _emit_json({"affine": False, "x": x, "y": y})
+    else:
+        print(f"NOT AFFINE: f((x+y)/2) ≠ (f(x)+f(y))/2 at x = ({', '.join(x)}), y = ({', '.join(y)})")
+    return EXIT_NEGATIVE
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from certsym.check import main as check_main
 
@@ -235,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cert", metavar="OUT", help="write a stabilizer certificate")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_stabilizer)
+
+    p = sub.add_parser("affine", help="Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_affine)
 
     p = sub.add_parser("check", help="replay certificates with the independent checker")
     p.add_argument("certificates", nargs="+", metavar="CERT")

@@ -27,7 +27,7 @@ from flint import fmpq
 from certsym.canonical import Canonical, canonical_form
 from certsym.errors import InputError
 from certsym.network import Network, Vector
-from certsym.numbers import QQ, Scalar
+from certsym.numbers import Scalar
 from certsym.reduction import Reduction, hyperplane_key, reduce
 
 
@@ -96,7 +96,7 @@ def decide(theta1: Network, theta2: Network) -> Verdict:
     c1, c2 = canonical_form(red1.minimal), canonical_form(red2.minimal)
     verdict = Verdict(c1 == c2, theta1, theta2, red1, red2, c1, c2)
     if verdict.equivalent:
-        _pairing(verdict)
+        verdict.matches, verdict.merges, verdict.pairs = pairing(red1.minimal, red2.minimal)
     else:
         verdict.witness = _witness(theta1, theta2, c1, c2)
         verdict.values = (theta1.evaluate(verdict.witness), theta2.evaluate(verdict.witness))
@@ -110,8 +110,13 @@ def equivalent(theta1: Network, theta2: Network) -> bool:
 
 
 # -- evidence for EQUIVALENT ------------------------------------------------------------------
-def _pairing(verdict: Verdict) -> None:
-    t1, t2 = verdict.red1.minimal, verdict.red2.minimal
+def pairing(t1: Network, t2: Network) -> tuple[list[Match], list[Merge], list[Pair]]:
+    """The evidence of Theorems 3/4 in D = t1 ⊖ t2 for minimal forms t1, t2 whose kink invariants
+    agree (t2 may have no neurons: then the pairs show that t1 is affine, Proposition 14).
+    Cost O((n1 + n2)(m + k)) plus a hash."""
+    matches: list[Match] = []
+    merges: list[Merge] = []
+    pairs: list[Pair] = []
     n1 = t1.n
     # D's neurons: (row, v) with θ2's output weights negated; keyed by hyperplane and orientation.
     live: dict[int, tuple[tuple, Scalar, tuple]] = {}  # D id -> (a,b) row, λ, v
@@ -133,10 +138,10 @@ def _pairing(verdict: Verdict) -> None:
                 mu = lam_j / lam_i
                 merged = tuple(x + mu * y for x, y in zip(v_i, v_j, strict=True))
                 if all(x == 0 for x in merged):
-                    verdict.matches.append(Match(i, j - n1, mu))
+                    matches.append(Match(i, j - n1, mu))
                     sides[s] = []
                 else:
-                    verdict.merges.append(Merge(i, j, mu))
+                    merges.append(Merge(i, j, mu))
                     live[i] = (live[i][0], lam_i, merged)
                     sides[s] = [i]
         plus, minus = sides[1], sides[-1]
@@ -144,13 +149,14 @@ def _pairing(verdict: Verdict) -> None:
             i, j = plus[0], minus[0]
             (r_i, lam_i, v_i), (_, lam_j, _) = live[i], live[j]
             a_i, b_i = r_i[:-1], r_i[-1]
-            verdict.pairs.append(Pair(
+            pairs.append(Pair(
                 i, j, lam_j / lam_i,
                 tuple(tuple(vj * aq for aq in a_i) for vj in v_i),
                 tuple(vj * b_i for vj in v_i),
             ))
         elif plus or minus:  # pragma: no cover - excluded by equal kink invariants
             raise AssertionError("unpaired neuron although the kink invariants agree")
+    return matches, merges, pairs
 
 
 # -- evidence for NOT EQUIVALENT --------------------------------------------------------------
@@ -166,8 +172,20 @@ def _witness(theta1: Network, theta2: Network, c1: Canonical, c2: Canonical) -> 
         q = next(q for q in range(m)
                  if any(r1[q] != r2[q] for r1, r2 in zip(c1.linear, c2.linear, strict=True)))
         return [fmpq(int(p == q)) for p in range(m)]
-    H = differing[0]
-    others = [key for key in set(c1.kinks) | set(c2.kinks) if key != H]
+    x0, eps, u = kink_probe(F, m, differing[0], set(c1.kinks) | set(c2.kinks))
+    candidates = [x0, [x + eps * uq for x, uq in zip(x0, u, strict=True)],
+                  [x - eps * uq for x, uq in zip(x0, u, strict=True)]]
+    y = next(y for y in candidates if theta1.evaluate(y) != theta2.evaluate(y))
+    (q,) = rationalize(F, [y], lambda pts: theta1.evaluate(pts[0]) != theta2.evaluate(pts[0]))
+    return q
+
+
+def kink_probe(F, m: int, H: tuple, planes: set) -> tuple[list, Scalar, Vector]:
+    """A point x0 on the hyperplane H = (u, β) off every other hyperplane of ``planes``, and ε > 0
+    such that the segment x0 ± εu meets no other hyperplane. Across that segment a function
+    Σ_H J_H σ(ℓ_H) + affine has second difference J_H ε|u|²: nonzero iff J_H ≠ 0.
+    Cost O(|planes| · m) exact operations per trial point; at most (m − 1)|planes| + 1 trials."""
+    others = [key for key in planes if key != H]
     u, beta = H[:m], H[m]
     p = next(q for q in range(m) if u[q] != 0)  # u_p = 1
     x0 = None
@@ -182,16 +200,10 @@ def _witness(theta1: Network, theta2: Network, c1: Canonical, c2: Canonical) -> 
     eps = F.one
     for key in others:
         dot = sum((key[q] * u[q] for q in range(m)), F.zero)
-        dist = abs(_ell(key, x0, m))
-        bound = dist / (2 * (abs(dot) + 1))
+        bound = abs(_ell(key, x0, m)) / (2 * (abs(dot) + 1))
         if bound < eps:
             eps = bound
-    candidates = [x0, [x + eps * uq for x, uq in zip(x0, u, strict=True)],
-                  [x - eps * uq for x, uq in zip(x0, u, strict=True)]]
-    for y in candidates:
-        if theta1.evaluate(y) != theta2.evaluate(y):
-            return _rational_near(theta1, theta2, y)
-    raise AssertionError("no witness among the three points")  # pragma: no cover
+    return x0, eps, tuple(u)
 
 
 def _key_order(key: tuple) -> tuple:
@@ -202,18 +214,18 @@ def _ell(key: tuple, x: list, m: int) -> Scalar:
     return sum((key[q] * x[q] for q in range(m)), key[m])
 
 
-def _rational_near(theta1: Network, theta2: Network, y: list) -> list[fmpq]:
-    """A rational point near y where the networks still differ (f is continuous and f(y) ≠ 0).
+def rationalize(F, points: list[list], accept) -> list[list[fmpq]]:
+    """Rational points near ``points`` (over Q: the points themselves) for which ``accept`` holds.
 
-    Candidates are rational approximations of y at doubling precision; each is tested exactly.
+    ``accept`` must hold at the exact points and be stable under small perturbations (a strict
+    inequality between continuous functions); candidates at doubling precision are tested exactly.
     """
-    F = theta1.field
-    if F == QQ or all(F.is_rational(t) for t in y):
-        return [F.to_rational(t) for t in y]
+    if all(F.is_rational(F(t)) for pt in points for t in pt):
+        return [[F.to_rational(F(t)) for t in pt] for pt in points]
     prec = 32
     while True:
-        q = [_approx_rational(F, t, prec) for t in y]
-        if theta1.evaluate(q) != theta2.evaluate(q):
+        q = [[_approx_rational(F, t, prec) for t in pt] for pt in points]
+        if accept(q):
             return q
         prec *= 2
 

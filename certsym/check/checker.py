@@ -23,6 +23,8 @@ CLAIMS = {
     "equivalent": "rho(theta1) = rho(theta2)",
     "not_equivalent": "rho(theta1) != rho(theta2)",
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+    "affine": "rho(theta1) is the affine map x -> L x + C given",
+    "not_affine": "rho(theta1) is not affine",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -176,10 +178,23 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         D.v[i] = [x + lam * y for x, y in zip(D.v[i], D.v[j], strict=True)]
         kill(D, j)
         rep.checks[MERGE] += 1
+    lin, const = replay_pairs(F, D, p["pairs"], rep)
+    if not all(is_zero(row) for row in lin) or not is_zero(const):
+        raise Reject("the affine terms and c1 - c2 do not sum to zero")
+    rep.checks[AFFINE] += 1
+    nonzero1 = sum(not is_zero(r) for r in t1.rows)
+    nonzero2 = sum(not is_zero(r) for r in t2.rows)
+    if n1 == n2 and not p["merges"] and not p["pairs"] and len(used1) == nonzero1 == nonzero2:
+        rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
+
+
+def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
+    """Antisymmetric pairs in D; afterwards every neuron must have zero output weight.
+    Returns the sum of the pairs' affine terms: (linear part, constant part + c_D)."""
     lin = [[F.zero] * D.m for _ in range(D.k)]
     const = list(D.c)
     paired = set()
-    for s, pr in enumerate(seq(p["pairs"], None, "proof.pairs")):
+    for s, pr in enumerate(seq(pairs, None, "proof.pairs")):
         w = f"proof.pairs[{s}]"
         keys(pr, {"i", "j", "lambda", "linear", "constant", "statement"}, w)
         i, j, lam = index(pr["i"], D.n, w), index(pr["j"], D.n, w), F.number(pr["lambda"])
@@ -201,14 +216,39 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         rep.checks[PAIR] += 1
     for i in range(D.n):
         if not is_zero(D.v[i]):
-            raise Reject(f"neuron {i} of theta1_min (-) theta2_min is not accounted for")
-    if not all(is_zero(row) for row in lin) or not is_zero(const):
-        raise Reject("the affine terms and c1 - c2 do not sum to zero")
-    rep.checks[AFFINE] += 1
-    nonzero1 = sum(not is_zero(r) for r in t1.rows)
-    nonzero2 = sum(not is_zero(r) for r in t2.rows)
-    if n1 == n2 and not p["merges"] and not p["pairs"] and len(used1) == nonzero1 == nonzero2:
-        rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
+            raise Reject(f"neuron {i} is not accounted for by the pairs")
+    return lin, const
+
+
+def check_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"steps", "pairs", "linear", "constant", "statement"}, "proof")
+    (t,) = nets
+    if p["statement"] != "Proposition 14":
+        raise Reject("proof must cite 'Proposition 14'")
+    replay_reduction(t, p["steps"], rep, "proof.steps")
+    lin, const = replay_pairs(F, t, p["pairs"], rep)
+    L = [[F.number(x) for x in seq(row, t.m, "proof.linear")] for row in seq(p["linear"], t.k, "proof.linear")]
+    if lin != L or [F.number(x) for x in seq(p["constant"], t.k, "proof.constant")] != const:
+        raise Reject("the stated affine map is not the sum of the pairs' terms and c")
+    rep.checks["Proposition 14: affine map"] += 1
+
+
+def check_not_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"x", "y", "values", "statement"}, "proof")
+    (t,) = nets
+    if p["statement"] != EVAL:
+        raise Reject(f"proof must cite {EVAL!r}")
+    x, y = ([F.number(s) for s in seq(p[key], t.m, f"proof.{key}")] for key in ("x", "y"))
+    if not all(F.is_rational(s) for s in x + y):
+        raise Reject("the points must be rational")
+    mid = [(s + u) * F.inverse(F.one + F.one) for s, u in zip(x, y, strict=True)]
+    values = [t.evaluate(pt) for pt in (x, y, mid)]
+    claimed = [[F.number(z) for z in seq(row, t.k, "proof.values")] for row in seq(p["values"], 3, "proof.values")]
+    if claimed != values:
+        raise Reject("proof.values are not the exact values at x, y and (x + y)/2")
+    if all(F.sign(a + b - c - c) == 0 for a, b, c in zip(*values, strict=True)):
+        raise Reject("f((x + y)/2) = (f(x) + f(y))/2: no evidence against affinity")
+    rep.checks[EVAL] += 3
 
 
 def check_not_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
@@ -329,7 +369,8 @@ def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
 
 
 KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
-         "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer)}
+         "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer),
+         "affine": (1, check_affine), "not_affine": (1, check_not_affine)}
 
 
 def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
