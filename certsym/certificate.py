@@ -16,6 +16,7 @@ from typing import Any
 
 from certsym.affine import AffineVerdict
 from certsym.equivalence import Verdict
+from certsym.identifiability import Identifiability
 from certsym.network import Network
 from certsym.numbers import Field, NumberField, Scalar
 from certsym.reduction import Reduction, Step
@@ -30,6 +31,8 @@ CLAIMS = {
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
     "affine": "rho(theta1) is the affine map x -> L x + C given",
     "not_affine": "rho(theta1) is not affine",
+    "identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
+    "not_identifiable": "theta' realizes rho(theta1) and lies outside the H_n-orbit of theta1",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 
@@ -165,6 +168,48 @@ def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
     return _envelope("not_affine", F, [(record, theta)], proof)
 
 
+def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict:
+    """Theorem 1 (identifiable: each condition's evidence) or Corollary 9 (an explicit θ' in the
+    fibre, with the equivalence proof and the orbit separation the checker recomputes)."""
+    theta = v.theta
+    F = theta.field
+
+    def enc(x):
+        return number_json(F, x)
+
+    if not v.identifiable:
+        proof = {"counterexample": parameters_json(v.counterexample),
+                 "equivalence": _equivalence_proof(v.equivalence), "statement": "Corollary 9"}
+        return _envelope("not_identifiable", F, [(record, theta)], proof)
+    nonzero_v = [next(j for j, x in enumerate(nu.v) if x != 0) for nu in theta.neurons()]
+    nonzero_a = [next(q for q, x in enumerate(nu.a) if x != 0) for nu in theta.neurons()]
+    ev = v.evidence
+    zf = {"rows": ev.rows, "pivots": ev.pivots, "free": ev.free, "R": [[enc(x) for x in row] for row in ev.R]}
+    proof = {"nonzero_v": nonzero_v, "nonzero_a": nonzero_a, "zero_factor": zf, "statement": "Theorem 1"}
+    return _envelope("identifiable", F, [(record, theta)], proof)
+
+
+def _equivalence_proof(v: Verdict) -> dict:
+    F = v.theta1.field
+
+    def enc(x):
+        return number_json(F, x)
+
+    return {
+        "reduction": [steps_json(F, v.red1.steps), steps_json(F, v.red2.steps)],
+        "matching": [
+            {"theta1": mt.i, "theta2": mt.j, "scale": enc(mt.lam), "statement": "H_n invariance"}
+            for mt in v.matches
+        ],
+        "merges": [
+            {"into": mg.into, "from": mg.source, "lambda": enc(mg.lam), "statement": "merge lemma"}
+            for mg in v.merges
+        ],
+        "pairs": _pairs_json(F, v.pairs),
+        "statement": "affine parts cancel",
+    }
+
+
 def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:
     """EQUIVALENT (Theorems 3/4 form) or NOT EQUIVALENT (witness), from a ``Verdict``."""
     F = v.theta1.field
@@ -180,17 +225,5 @@ def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]
             "statement": "exact evaluation",
         }
         return _envelope("not_equivalent", F, inputs, proof)
-    proof = {
-        "reduction": [steps_json(F, v.red1.steps), steps_json(F, v.red2.steps)],
-        "matching": [
-            {"theta1": mt.i, "theta2": mt.j, "scale": enc(mt.lam), "statement": "H_n invariance"}
-            for mt in v.matches
-        ],
-        "merges": [
-            {"into": mg.into, "from": mg.source, "lambda": enc(mg.lam), "statement": "merge lemma"}
-            for mg in v.merges
-        ],
-        "pairs": _pairs_json(F, v.pairs),
-        "statement": "affine parts cancel",
-    }
+    proof = _equivalence_proof(v)
     return _envelope("equivalent", F, inputs, proof)

@@ -188,6 +188,42 @@ def cmd_affine(args: argparse.Namespace) -> int:
     return EXIT_NEGATIVE
 
 
+def _identifiability(args: argparse.Namespace):
+    from certsym.certificate import identifiability_certificate
+    from certsym.identifiability import decide_identifiable
+
+    (net,), (record,) = _load(args, [args.params])
+    verdict = decide_identifiable(net, args.max_search)
+    if args.cert:
+        write_json_atomic(args.cert, identifiability_certificate(verdict, record))
+    return verdict
+
+
+def cmd_identifiable(args: argparse.Namespace) -> int:
+    verdict = _identifiability(args)
+    size = verdict.evidence.search_size if verdict.evidence else 0
+    if args.json:
+        _emit_json({"identifiable": verdict.identifiable, "reason": verdict.reason, "search_size": size,
+                    "zero_factor": verdict.zero_factor})
+    else:
+        print(f"{'IDENTIFIABLE' if verdict.identifiable else 'NOT IDENTIFIABLE'}: {verdict.reason}")
+    return EXIT_OK if verdict.identifiable else EXIT_NEGATIVE
+
+
+def cmd_counterexample(args: argparse.Namespace) -> int:
+    verdict = _identifiability(args)
+    if verdict.identifiable:
+        print(f"IDENTIFIABLE: {verdict.reason}; no counterexample exists (Theorem 1)")
+        return EXIT_NEGATIVE
+    text = dump_network(verdict.counterexample)
+    if args.output:
+        write_text_atomic(args.output, text)
+        print(f"COUNTEREXAMPLE (Corollary 9): {verdict.reason}; θ' written to {args.output}")
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from certsym.check import main as check_main
 
@@ -266,6 +302,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_affine)
+
+    for name, func, text in (
+        ("identifiable", cmd_identifiable, "Theorem 1: is the fibre exactly the H_n-orbit? (exit 0 yes, 1 no)"),
+        ("counterexample", cmd_counterexample, "Corollary 9: a θ' with ρ(θ') = ρ(θ) outside H_n·θ (exit 0 found)"),
+    ):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("params", help="parameter file (JSON)")
+        p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
+        p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
+                       help="refuse zero-factor searches over N candidates (default 65536)")
+        if name == "identifiable":
+            p.add_argument("--json", action="store_true", help="machine-readable output")
+        else:
+            p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
+        p.set_defaults(func=func)
 
     p = sub.add_parser("check", help="replay certificates with the independent checker")
     p.add_argument("certificates", nargs="+", metavar="CERT")

@@ -177,7 +177,7 @@ def _zero_factor(theta: Network, max_search: int) -> Identifiability:
     if len(pivots) == n:
         rows = independent_rows(F, W)
         return Identifiability(True, theta, "Theorem 1: live neurons, independent rows, independent v_i a_i^T",
-                               ZeroFactorEvidence(rows, pivots))
+                               ZeroFactorEvidence(rows, pivots, [], [[] for _ in pivots]))
     free = [i for i in range(n) if i not in pivots]
     if (1 << len(free)) - 1 > max_search:
         raise Undecided(f"the zero-factor search needs {(1 << len(free)) - 1} candidates (kernel dimension "

@@ -25,6 +25,8 @@ CLAIMS = {
     "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
     "affine": "rho(theta1) is the affine map x -> L x + C given",
     "not_affine": "rho(theta1) is not affine",
+    "identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
+    "not_identifiable": "theta' realizes rho(theta1) and lies outside the H_n-orbit of theta1",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
 }
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -368,9 +370,96 @@ def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
     _check_group(F, nets[0], p["rows"], True, rep, "proof.rows")
 
 
+def _det_nonzero(F, M: list) -> bool:
+    """Is the square matrix M nonsingular? (Gaussian elimination, certified nonzero pivots)."""
+    M = [list(row) for row in M]
+    for col in range(len(M)):
+        piv = next((i for i in range(col, len(M)) if F.sign(M[i][col]) != 0), None)
+        if piv is None:
+            return False
+        M[col], M[piv] = M[piv], M[col]
+        inv = F.inverse(M[col][col])
+        for i in range(col + 1, len(M)):
+            f = M[i][col] * inv
+            M[i] = [x - f * y for x, y in zip(M[i], M[col], strict=True)]
+    return True
+
+
+MAX_FREE = 24
+
+
+def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"nonzero_v", "nonzero_a", "zero_factor", "statement"}, "proof")
+    (t,) = nets
+    n, m, k = t.n, t.m, t.k
+    if p["statement"] != "Theorem 1":
+        raise Reject("proof must cite 'Theorem 1'")
+    named = zip(seq(p["nonzero_v"], n, "proof.nonzero_v"), seq(p["nonzero_a"], n, "proof.nonzero_a"), strict=True)
+    for i, (j, q) in enumerate(named):
+        if F.sign(t.v[i][index(j, k, "nonzero_v")]) == 0 or F.sign(t.rows[i][index(q, m, "nonzero_a")]) == 0:
+            raise Reject(f"neuron {i}: the named entry of v_i or a_i is zero")
+    rep.checks["Theorem 1: every v_i != 0 and a_i != 0"] += 1
+    keyed = []
+    for r in t.rows:  # rows scaled so that the first nonzero entry of a_i is 1: equal iff dependent
+        inv = F.inverse(next(x for x in r[:-1] if F.sign(x) != 0))
+        keyed.append([x * inv for x in r])
+    _distinct_sorted(F, keyed, "two rows are linearly dependent")
+    rep.checks["Theorem 1: rows pairwise linearly independent"] += 1
+    z = keys(p["zero_factor"], {"rows", "pivots", "free", "R"}, "proof.zero_factor")
+    W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)]
+    piv = [index(i, n, "proof.zero_factor.pivots") for i in seq(z["pivots"], None, "pivots")]
+    free = [index(i, n, "proof.zero_factor.free") for i in seq(z["free"], None, "free")]
+    rows = [index(r, k * m, "proof.zero_factor.rows") for r in seq(z["rows"], len(piv), "rows")]
+    if sorted(piv + free) != list(range(n)) or len(set(rows)) != len(rows) or len(free) > MAX_FREE:
+        raise Reject("pivots and free columns must partition the neurons (at most 24 free); rows distinct")
+    if not _det_nonzero(F, [[W[r][c] for c in piv] for r in rows]):
+        raise Reject("the stated minor is singular")
+    R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
+    for r in range(k * m):  # the free columns are the stated combinations of the pivot columns
+        for b, f in enumerate(free):
+            if W[r][f] != sum((W[r][c] * R[s][b] for s, c in enumerate(piv)), F.zero):
+                raise Reject("the kernel description R does not match v_i a_i^T")
+    for mask in range(1, 1 << len(free)):  # every kernel vector with 0/1 free part is not a 0/1 vector
+        xs = [-sum((R[s][b] for b in range(len(free)) if mask >> b & 1), F.zero) for s in range(len(piv))]
+        if not any(F.sign(x) != 0 and F.sign(x - 1) != 0 for x in xs):
+            raise Reject("a zero factor exists: the search record is wrong")
+    rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
+
+
+def _clone(t: Net) -> Net:
+    c = Net.__new__(Net)
+    c.F, c.m, c.n, c.k = t.F, t.m, t.n, t.k
+    c.rows, c.v, c.c = [list(r) for r in t.rows], [list(v) for v in t.v], list(t.c)
+    return c
+
+
+def _orbit_invariant(F, t: Net) -> tuple[int, list]:
+    """The multiset of positively normalized neurons (sorted), and the number of zero neurons."""
+    keyed = [_normal(F, r, v) for r, v in zip(t.rows, t.v, strict=True) if not (is_zero(r) and is_zero(v))]
+
+    def cmp(u, w):
+        return next((s for s in (F.sign(x - y) for x, y in zip(u, w, strict=True)) if s), 0)
+
+    return t.n - len(keyed), sorted(keyed, key=cmp_to_key(cmp)), cmp
+
+
+def check_not_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
+    p = keys(proof, {"counterexample", "equivalence", "statement"}, "proof")
+    (t,) = nets
+    other = Net(F, p["counterexample"], "proof.counterexample")
+    if (other.m, other.n, other.k) != (t.m, t.n, t.k) or p["statement"] != "Corollary 9":
+        raise Reject("the counterexample must lie in the same Omega(m,n,k); the proof must cite 'Corollary 9'")
+    (z1, s1, cmp), (z2, s2, _) = _orbit_invariant(F, t), _orbit_invariant(F, other)
+    if z1 == z2 and all(cmp(u, w) == 0 for u, w in zip(s1, s2, strict=True)):
+        raise Reject("the counterexample has the same normalized neurons: it may lie in the orbit")
+    rep.checks["orbit separation: the multisets of normalized neurons differ"] += 1
+    check_equivalent(F, [_clone(t), _clone(other)], p["equivalence"], rep)
+
+
 KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
          "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer),
-         "affine": (1, check_affine), "not_affine": (1, check_not_affine)}
+         "affine": (1, check_affine), "not_affine": (1, check_not_affine),
+         "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable)}
 
 
 def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:

@@ -1,0 +1,164 @@
+"""Theorem 1 and Corollary 9: identifiability decisions, counterexamples and their certificates."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections import defaultdict
+
+import pytest
+from flint import fmpq
+
+from certsym.certificate import InputRecord, identifiability_certificate
+from certsym.check import check_certificate
+from certsym.cli import main
+from certsym.identifiability import Undecided, decide_identifiable
+from certsym.network import Network
+from paper_checks.examples import EXAMPLES
+
+RECORD = InputRecord("p", "0" * 64)
+
+
+def _certified(theta: Network):
+    verdict = decide_identifiable(theta)
+    report = check_certificate(identifiability_certificate(verdict, RECORD))
+    assert report.valid, report.reason
+    return verdict
+
+
+def _random_network(rng: random.Random, m: int, n: int, k: int) -> Network:
+    def q() -> fmpq:
+        return fmpq(rng.choice([-1, 1]) * rng.randint(1, 60), rng.randint(1, 7))
+
+    return Network.build([[q() for _ in range(n)] for _ in range(k)], [[q() for _ in range(m)] for _ in range(n)],
+                         [q() for _ in range(n)], [q() for _ in range(k)])
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 3, 1), (2, 4, 1), (3, 3, 2), (2, 6, 2), (1, 8, 1)])
+def test_random_networks_are_identifiable(m: int, n: int, k: int) -> None:
+    rng = random.Random(1000 * m + 10 * n + k)
+    for _ in range(10):
+        assert _certified(_random_network(rng, m, n, k)).identifiable
+
+
+@pytest.mark.parametrize("m, n, k", [(1, 3, 1), (2, 3, 2)])
+def test_adding_an_identical_neuron_breaks_identifiability(m: int, n: int, k: int) -> None:
+    rng = random.Random(7 + n)
+    for _ in range(5):
+        theta = _random_network(rng, m, n, k)
+        i = rng.randrange(n)
+        twin = Network.build([list(row) + [row[i]] for row in theta.M], list(theta.A) + [theta.A[i]],
+                             list(theta.b) + [theta.b[i]], theta.c)
+        verdict = _certified(twin)
+        assert not verdict.identifiable
+        assert verdict.counterexample.evaluate([fmpq(1, 3)] * m) == twin.evaluate([fmpq(1, 3)] * m)
+
+
+def test_math_md_examples() -> None:
+    expected = {"E1": True, "E2": False, "E3a": False, "E3b": False, "E4": False, "E5": False, "E6": False}
+    for name, want in expected.items():
+        d = EXAMPLES[name][0]
+        theta = Network.build(d["M"], d["A"], d["b"], d["c"])
+        assert _certified(theta).identifiable is want, name
+
+
+def test_absolute_value_is_refused_not_misjudged() -> None:
+    """|x| = σ(x) + σ(−x) is identifiable although its rows are dependent: certsym refuses."""
+    with pytest.raises(Undecided):
+        decide_identifiable(Network.build([[1, 1]], [[1], [-1]], [0, 0], [0]))
+
+
+def _fingerprint(theta: Network) -> tuple:
+    grid = [fmpq(t, 2) for t in range(-8, 9)]  # contains every breakpoint −b/a with a, b ∈ {−1, 0, 1}
+    return tuple(theta.evaluate([x])[0] for x in grid)
+
+
+def _orbit(theta: Network) -> tuple:
+    """H_n-orbit invariant computed here: sorted positively normalized neurons, and c."""
+    out = []
+    for i in range(theta.n):
+        a, b, v = theta.A[i][0], theta.b[i], theta.M[0][i]
+        lead = next((x for x in (a, b) if x != 0), None)
+        lam = abs(lead) if lead is not None else (abs(v) if v != 0 else fmpq(1))
+        out.append((a / lam, b / lam, v * lam) if lead is not None else (a, b, v / lam))
+    return tuple(sorted(out)), theta.c
+
+
+def test_exhaustive_grid_against_brute_force_fibres() -> None:
+    """Ω(1,2,1) with entries in {−1, 0, 1}: θ is identifiable only if no θ' of the grid with the same
+    function lies outside its orbit; and a certified counterexample exists whenever one does."""
+    vals = [fmpq(-1), fmpq(0), fmpq(1)]
+    nets = [Network.build([[v1, v2]], [[a1], [a2]], [b1, b2], [c])
+            for v1, v2, a1, a2, b1, b2, c in itertools.product(vals, repeat=7)]
+    classes = defaultdict(list)
+    for t in nets:
+        classes[_fingerprint(t)].append(t)
+    refused = decided = 0
+    for t in nets:
+        outside = any(_orbit(o) != _orbit(t) for o in classes[_fingerprint(t)])
+        try:
+            verdict = decide_identifiable(t)
+        except Undecided:
+            refused += 1
+            continue
+        decided += 1
+        if outside:
+            assert not verdict.identifiable
+        if verdict.identifiable:
+            assert not outside
+    assert decided > 2000 and refused < 100
+
+
+def test_cli_identifiable_and_counterexample(tmp_path, capsys) -> None:
+    p = tmp_path / "e5.json"
+    p.write_text(json.dumps(EXAMPLES["E5"][0]))
+    assert main(["identifiable", str(p), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["zero_factor"] == [0, 1]
+    out, cert = tmp_path / "ce.json", tmp_path / "ce.cert.json"
+    assert main(["counterexample", str(p), "-o", str(out), "--cert", str(cert)]) == 0
+    assert main(["equiv", str(p), str(out)]) == 0
+    assert main(["check", str(cert)]) == 0
+    p.write_text(json.dumps(EXAMPLES["E1"][0]))
+    assert main(["counterexample", str(p), "--cert", str(cert)]) == 1
+    capsys.readouterr()
+    assert main(["check", str(cert)]) == 0
+    assert "VALID identifiable" in capsys.readouterr().out
+
+
+def test_search_limit_refuses(tmp_path, capsys) -> None:
+    rng = random.Random(3)
+    theta = _random_network(rng, 1, 12, 1)  # kernel of dimension 11: 2047 candidates
+    p = tmp_path / "p.json"
+    from certsym.io import dump_network
+
+    p.write_text(dump_network(theta))
+    assert main(["identifiable", str(p), "--max-search", "100"]) == 2
+    assert "over the limit" in capsys.readouterr().err
+    assert main(["identifiable", str(p), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["search_size"] == 2047
+
+
+def test_broken_identifiability_certificates_rejected() -> None:
+    theta = Network.build([[1, 2]], [[1], [1]], [0, -1], [0])  # E1
+    doc = identifiability_certificate(decide_identifiable(theta), RECORD)
+    for mutate in (lambda d: d["proof"]["zero_factor"]["R"][0].__setitem__(0, "-1"),
+                   lambda d: d["proof"]["zero_factor"].__setitem__("free", []),
+                   lambda d: d["proof"]["nonzero_v"].__setitem__(0, 1)):
+        broken = json.loads(json.dumps(doc))
+        try:
+            mutate(broken)
+        except IndexError:
+            continue
+        assert not check_certificate(broken).valid
+    # a false IDENTIFIABLE claim for E5 (it has the zero factor {0, 1}) is rejected
+    e5 = Network.build([[1, -1]], [[1], [1]], [0, -1], [0])
+    forged = json.loads(json.dumps(doc))
+    forged["inputs"][0]["parameters"]["M"] = [["1", "-1"]]
+    forged["inputs"][0]["parameters"]["b"] = ["0", "-1"]
+    forged["proof"]["zero_factor"]["R"] = [["1"]]
+    assert not check_certificate(forged).valid
+    doc = identifiability_certificate(decide_identifiable(e5), RECORD)
+    forged = json.loads(json.dumps(doc))
+    forged["proof"]["counterexample"] = forged["inputs"][0]["parameters"]  # θ' = θ: inside the orbit
+    assert not check_certificate(forged).valid
