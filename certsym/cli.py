@@ -7,6 +7,7 @@ usage. Bad input prints one line ``certsym: error: ...`` on stderr and no traceb
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -224,6 +225,56 @@ def cmd_counterexample(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_fibre(args: argparse.Namespace) -> int:
+    from certsym.identifiability import describe_fibre
+
+    (net,), _ = _load(args, [args.params])
+    fibre = describe_fibre(net, args.cap, args.max_search)
+    if args.json:
+        _emit_json({"minimal": fibre.minimal, "zero_factors": fibre.zero_factors, "complete": fibre.complete,
+                    "free_directions": fibre.free_directions, "note": fibre.note})
+        return EXIT_OK
+    if fibre.free_directions:
+        print("the fibre has free directions:" if not fibre.minimal else "θ is minimal, with antiparallel rows:")
+        for line in fibre.free_directions:
+            print(f"  {line}")
+    else:
+        orbits = len(fibre.zero_factors) + 1
+        more = "" if fibre.complete else " at least"
+        print(f"θ is minimal with pairwise independent rows: the fibre is the union of{more} {orbits} H_n-orbits "
+              "H_n·θ^F (MATH.md, Fibres):")
+        print("  F = ∅ (the orbit of θ itself)")
+        for F in fibre.zero_factors:
+            print(f"  F = {F}: Σ_F v_i a_i^T = 0")
+    if fibre.note:
+        print(f"note: {fibre.note}")
+    return EXIT_OK
+
+
+def cmd_perturb(args: argparse.Namespace) -> int:
+    from certsym.certificate import InputRecord, identifiability_certificate
+    from certsym.identifiability import perturb
+
+    (net,), _ = _load(args, [args.params])
+    eps = net.field(load_networks([], extra_values=parse_point(args.eps, args.max_digits))[1][0])
+    verdict = perturb(net, eps, args.max_search)
+    other = verdict.theta
+    text = dump_network(other)
+    distance = max((abs(x - y) for r1, r2 in zip(net.M + net.A + (net.b, net.c), other.M + other.A + (other.b, other.c),
+                                                 strict=True) for x, y in zip(r1, r2, strict=True)), default=0)
+    if args.output:
+        write_text_atomic(args.output, text)
+    else:
+        sys.stdout.write(text)
+    if args.cert:
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        record = InputRecord(args.output or "<stdout>", digest)
+        write_json_atomic(args.cert, identifiability_certificate(verdict, record))
+    print(f"IDENTIFIABLE θ' at max-norm distance {net.field.pretty(distance)} ≤ eps = {args.eps}",
+          file=sys.stderr if not args.output else sys.stdout)
+    return EXIT_OK
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from certsym.check import main as check_main
 
@@ -317,6 +368,23 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
         p.set_defaults(func=func)
+
+    p = sub.add_parser("fibre", help="describe the fibre ρ^{-1}(ρ(θ)) in Ω(m,n,k)")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("--cap", type=int, default=1000, metavar="N", help="list at most N zero-factor sets (default 1000)")
+    p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
+                   help="refuse zero-factor searches over N candidates (default 65536)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_fibre)
+
+    p = sub.add_parser("perturb", help="Theorem 1 (density): an identifiable θ' within eps of θ")
+    p.add_argument("params", help="parameter file (JSON)")
+    p.add_argument("--eps", required=True, metavar="EPS", help='max-norm distance, e.g. "1e-6" (exact)')
+    p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
+    p.add_argument("--cert", metavar="OUT", help="write the identifiability certificate of θ'")
+    p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
+                   help="refuse zero-factor searches over N candidates (default 65536)")
+    p.set_defaults(func=cmd_perturb)
 
     p = sub.add_parser("check", help="replay certificates with the independent checker")
     p.add_argument("certificates", nargs="+", metavar="CERT")

@@ -168,21 +168,27 @@ def _antiparallel(theta: Network, doubled: list) -> Identifiability:
                 "re-split", neurons, c)
 
 
-def _zero_factor(theta: Network, max_search: int) -> Identifiability:
-    F = theta.field
+def _kernel(theta: Network) -> tuple[list, list[int], list[int], list[list[Scalar]]]:
+    """W (km × n, columns vec(v_i a_i^T)), its pivot and free columns, and R with x_P = −R x_free."""
+    F, n = theta.field, theta.n
     w = zero_factor_vectors(theta)
-    n = theta.n
-    W = [[w[i][r] for i in range(n)] for r in range(len(w[0]) if w else 0)]  # km × n, columns w_i
+    W = [[w[i][r] for i in range(n)] for r in range(len(w[0]) if w else 0)]
     R, pivots = rref(F, W)
-    if len(pivots) == n:
-        rows = independent_rows(F, W)
-        return Identifiability(True, theta, "Theorem 1: live neurons, independent rows, independent v_i a_i^T",
-                               ZeroFactorEvidence(rows, pivots, [], [[] for _ in pivots]))
     free = [i for i in range(n) if i not in pivots]
+    return W, pivots, free, [[row[f] for f in free] for row in R]
+
+
+def zero_factors(theta: Network, cap: int, max_search: int = DEFAULT_MAX_SEARCH):
+    """Every nonempty F with Σ_F v_i a_i^T = 0, in enumeration order, at most ``cap`` of them.
+
+    Yields sorted index lists; the 0/1 kernel vectors are enumerated through the free coordinates.
+    Raises Undecided when the kernel has more than ``max_search`` candidates."""
+    F, n = theta.field, theta.n
+    _, pivots, free, Rf = _kernel(theta)
     if (1 << len(free)) - 1 > max_search:
         raise Undecided(f"the zero-factor search needs {(1 << len(free)) - 1} candidates (kernel dimension "
                         f"{len(free)}), over the limit {max_search}; raise --max-search to allow it")
-    Rf = [[row[f] for f in free] for row in R]
+    found = 0
     for mask in range(1, 1 << len(free)):
         x = [F.zero] * n
         for b, f in enumerate(free):
@@ -191,11 +197,101 @@ def _zero_factor(theta: Network, max_search: int) -> Identifiability:
         for t, p in enumerate(pivots):
             x[p] = -sum((Rf[t][b] for b in range(len(free)) if mask >> b & 1), F.zero)
         if all(v == 0 or v == 1 for v in x):
-            subset = [i for i in range(n) if x[i] == 1]
-            flipped = flip(theta, subset)
-            return _not(theta, f"zero factor F = {subset}: Σ_F v_i a_i^T = 0, so θ^F is in the fibre",
-                        flipped.neurons(), flipped.c, zero_factor=subset)
+            yield [i for i in range(n) if x[i] == 1]
+            found += 1
+            if found >= cap:
+                return
+
+
+def _zero_factor(theta: Network, max_search: int) -> Identifiability:
+    F = theta.field
+    W, pivots, free, Rf = _kernel(theta)
+    subset = next(zero_factors(theta, 1, max_search), None)
+    if subset is not None:
+        flipped = flip(theta, subset)
+        return _not(theta, f"zero factor F = {subset}: Σ_F v_i a_i^T = 0, so θ^F is in the fibre",
+                    flipped.neurons(), flipped.c, zero_factor=subset)
     rows = independent_rows(F, [[W[r][p] for p in pivots] for r in range(len(W))])
+    if not free:
+        return Identifiability(True, theta, "Theorem 1: live neurons, independent rows, independent v_i a_i^T",
+                               ZeroFactorEvidence(rows, pivots, [], [[] for _ in pivots]))
     return Identifiability(True, theta, "Theorem 1: live neurons, independent rows, no zero factor "
                            f"({(1 << len(free)) - 1} kernel candidates excluded)",
                            ZeroFactorEvidence(rows, pivots, free, Rf))
+
+
+@dataclass
+class Fibre:
+    """The fibre ρ^{-1}(ρ(θ)) ∩ Ω(m, n, k), described.
+
+    Minimal θ with pairwise independent rows: the fibre is ⊔_F H_n·θ^F over ``zero_factors`` (and F = ∅).
+    Otherwise ``free_directions`` names the moves that leave ρ(θ) unchanged."""
+
+    minimal: bool
+    zero_factors: list[list[int]]
+    complete: bool
+    free_directions: list[str]
+    note: str = ""
+
+
+def describe_fibre(theta: Network, cap: int = 1000, max_search: int = DEFAULT_MAX_SEARCH) -> Fibre:
+    """MATH.md "Fibres": the zero-factor orbits of a minimal θ (enumeration capped at ``cap``), or
+    the free directions of a non-minimal θ. Cost as ``decide_identifiable``, times the sets listed."""
+    free: list[str] = []
+    planes: dict[tuple, dict[int, list[int]]] = {}
+    for i, nu in enumerate(theta.neurons()):
+        if all(x == 0 for x in nu.v):
+            free.append(f"neuron {i} is dead (v = 0): its row (a, b) is free")
+        elif all(x == 0 for x in nu.a):
+            free.append(f"neuron {i} is constant (a = 0): b and v may change while v·σ(b) + c is kept")
+        else:
+            key, s, _ = hyperplane_key(nu.a, nu.b)
+            planes.setdefault(key, {1: [], -1: []})[s].append(i)
+    antiparallel = []
+    for sides in planes.values():
+        for s in (1, -1):
+            if len(sides[s]) > 1:
+                free.append(f"neurons {sides[s]} have positively proportional rows: their output weights may be "
+                            "re-split (merge lemma)")
+        if sides[1] and sides[-1]:
+            antiparallel.append((sides[1][0], sides[-1][0]))
+    if free:
+        return Fibre(False, [], True, free)
+    for i, j in antiparallel:
+        free.append(f"neurons {i} and {j} have antiparallel rows: if they form an antisymmetric pair their "
+                    "hyperplane may move; otherwise their weights may re-split against other such pairs")
+    if antiparallel:
+        return Fibre(True, [], False, free, "rows are not pairwise independent: outside the zero-factor description")
+    sets = list(zero_factors(theta, cap, max_search))
+    complete = len(sets) < cap
+    note = "" if complete else f"enumeration stopped at the cap of {cap} sets; raise --cap to see more"
+    return Fibre(True, sets, complete, [], note)
+
+
+def perturb(theta: Network, eps, max_search: int = DEFAULT_MAX_SEARCH, tries: int = 64) -> Identifiability:
+    """Theorem 1 (density): an identifiable θ' with max-norm distance ≤ eps from θ.
+
+    Each entry moves by eps·t/97 with t a deterministic pseudo-random integer in [−97, 97] \\ {0}; the
+    identifiable set is open and dense (its complement lies in finitely many proper algebraic
+    subsets), so a few tries suffice. Cost: ``tries`` identifiability decisions at most."""
+    import random
+
+    F = theta.field
+    if not eps > 0:
+        raise InputError("eps must be positive")
+    for seed in range(tries):
+        rng = random.Random(seed)
+
+        def nudge(x, rng=rng):
+            return x + eps * F(rng.choice([-1, 1]) * rng.randint(1, 97)) / 97
+
+        other = Network.build([[nudge(x) for x in row] for row in theta.M],
+                              [[nudge(x) for x in row] for row in theta.A],
+                              [nudge(x) for x in theta.b], [nudge(x) for x in theta.c], F, theta.m)
+        try:
+            verdict = decide_identifiable(other, max_search)
+        except Undecided:
+            continue
+        if verdict.identifiable:
+            return verdict
+    raise Undecided(f"no identifiable perturbation found in {tries} tries")  # pragma: no cover
