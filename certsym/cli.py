@@ -211,7 +211,38 @@ def cmd_identifiable(args: argparse.Namespace) -> int:
     return EXIT_OK if verdict.identifiable else EXIT_NEGATIVE
 
 
+def _search_counterexamples(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from certsym.certificate import InputRecord, identifiability_certificate
+    from certsym.identifiability import converse_failures
+
+    try:
+        m, n, k = (int(t) for t in args.search.split(","))
+    except ValueError:
+        raise InputError(f"--search expects m,n,k (three integers), not {args.search!r}") from None
+    if min(m, n, k) < 1 or args.range < 1:
+        raise InputError("--search needs m, n, k >= 1 and --range >= 1")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    count = 0
+    for count, verdict in enumerate(converse_failures(m, n, k, args.range, args.limit), start=1):
+        stem = out / f"converse_{m}_{n}_{k}_{count:03d}"
+        text = dump_network(verdict.theta)
+        write_text_atomic(f"{stem}.json", text)
+        write_text_atomic(f"{stem}.counterexample.json", dump_network(verdict.counterexample))
+        record = InputRecord(f"{stem.name}.json", hashlib.sha256(text.encode()).hexdigest())
+        write_json_atomic(f"{stem}.cert.json", identifiability_certificate(verdict, record))
+        print(f"{stem.name}: {verdict.reason}")
+    print(f"{count} counterexamples with trivial Stab(A,b) and independent rows written to {out}/")
+    return EXIT_OK if count else EXIT_NEGATIVE
+
+
 def cmd_counterexample(args: argparse.Namespace) -> int:
+    if args.search:
+        return _search_counterexamples(args)
+    if not args.params:
+        raise InputError("counterexample needs a parameter file, or --search m,n,k")
     verdict = _identifiability(args)
     if verdict.identifiable:
         print(f"IDENTIFIABLE: {verdict.reason}; no counterexample exists (Theorem 1)")
@@ -359,7 +390,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("counterexample", cmd_counterexample, "Corollary 9: a θ' with ρ(θ') = ρ(θ) outside H_n·θ (exit 0 found)"),
     ):
         p = sub.add_parser(name, help=text)
-        p.add_argument("params", help="parameter file (JSON)")
+        p.add_argument("params", nargs="?" if name == "counterexample" else None, help="parameter file (JSON)")
         p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
         p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
                        help="refuse zero-factor searches over N candidates (default 65536)")
@@ -367,6 +398,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_true", help="machine-readable output")
         else:
             p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
+            p.add_argument("--search", metavar="M,N,K",
+                           help="enumerate an integer grid for the converse-failure family")
+            p.add_argument("--range", type=int, default=1, metavar="R", help="grid entries in -R..R (default 1)")
+            p.add_argument("--out", default="counterexamples", metavar="DIR", help="where --search writes")
+            p.add_argument("--limit", type=int, default=20, metavar="N", help="stop after N counterexamples")
         p.set_defaults(func=func)
 
     p = sub.add_parser("fibre", help="describe the fibre ρ^{-1}(ρ(θ)) in Ω(m,n,k)")

@@ -295,3 +295,37 @@ def perturb(theta: Network, eps, max_search: int = DEFAULT_MAX_SEARCH, tries: in
         if verdict.identifiable:
             return verdict
     raise Undecided(f"no identifiable perturbation found in {tries} tries")  # pragma: no cover
+
+
+def converse_failures(m: int, n: int, k: int, R: int, limit: int, max_grid: int = 2_000_000):
+    """Corollary 9's converse fails: parameters of the integer grid {−R..R} (c = 0) with all neurons
+    live and pairwise independent rows (so Stab_{H_n}(A, b) is trivial), that are still not identifiable
+    (a zero factor exists). Yields at most ``limit`` identifiability verdicts with their counterexamples.
+    Cost: (2R + 1)^{n(m + k + 1)} grid points, refused beyond ``max_grid``."""
+    import itertools
+
+    from certsym.numbers import QQ
+
+    size = (2 * R + 1) ** (n * (m + k + 1))
+    if size > max_grid:
+        raise Undecided(f"the grid has {size} points, over the limit {max_grid}; use a smaller range or shape")
+    values = [QQ(t) for t in range(-R, R + 1)]
+    found = 0
+    for A in itertools.product(itertools.product(values, repeat=m), repeat=n):
+        if any(all(x == 0 for x in a) for a in A):
+            continue
+        for b in itertools.product(values, repeat=n):
+            # rows pairwise linearly independent: distinct after dividing by the first nonzero a-entry
+            normal = {tuple(x / next(y for y in a if y != 0) for x in (*a, bi)) for a, bi in zip(A, b, strict=True)}
+            if len(normal) < n:
+                continue
+            for M in itertools.product(itertools.product(values, repeat=n), repeat=k):
+                if any(all(M[j][i] == 0 for j in range(k)) for i in range(n)):
+                    continue
+                theta = Network.build(M, A, b, [QQ.zero] * k, QQ, m)
+                verdict = decide_identifiable(theta)
+                if not verdict.identifiable:
+                    yield verdict
+                    found += 1
+                    if found >= limit:
+                        return
