@@ -162,3 +162,68 @@ def test_broken_identifiability_certificates_rejected() -> None:
     forged = json.loads(json.dumps(doc))
     forged["proof"]["counterexample"] = forged["inputs"][0]["parameters"]  # θ' = θ: inside the orbit
     assert not check_certificate(forged).valid
+
+
+def test_fibre_against_brute_force_grid() -> None:
+    """Minimal θ ∈ Ω(1,2,1) (entries {−1, 0, 1}) with independent rows: every θ' of the grid with the same
+    function lies in one of the orbits H_2·θ^F that `describe_fibre` lists."""
+    from certsym.identifiability import describe_fibre, flip
+
+    vals = [fmpq(-1), fmpq(0), fmpq(1)]
+    nets = [Network.build([[v1, v2]], [[a1], [a2]], [b1, b2], [c])
+            for v1, v2, a1, a2, b1, b2, c in itertools.product(vals, repeat=7)]
+    classes = defaultdict(list)
+    for t in nets:
+        classes[_fingerprint(t)].append(t)
+    checked = 0
+    for t in nets:
+        fibre = describe_fibre(t)
+        if not fibre.minimal or fibre.free_directions:
+            continue
+        orbits = {_orbit(t)} | {_orbit(flip(t, F)) for F in fibre.zero_factors}
+        assert all(_orbit(o) in orbits for o in classes[_fingerprint(t)])
+        checked += 1
+    assert checked > 100
+
+
+def test_fibre_cap_and_free_directions(tmp_path, capsys) -> None:
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps({"M": [[1, -1, 1, -1]], "A": [[1], [1], [1], [1]], "b": [0, -1, -2, -3], "c": [0]}))
+    assert main(["fibre", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert sorted(map(sorted, out["zero_factors"])) == [[0, 1], [0, 1, 2, 3], [0, 3], [1, 2], [2, 3]]
+    assert main(["fibre", str(p), "--json", "--cap", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["zero_factors"]) == 2 and not out["complete"] and "cap" in out["note"]
+    p.write_text(json.dumps(EXAMPLES["E3a"][0]))
+    assert main(["fibre", str(p), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert any("dead" in line for line in out["free_directions"])
+
+
+def test_perturb_gives_a_close_identifiable_network(tmp_path) -> None:
+    p, out, cert = tmp_path / "e5.json", tmp_path / "o.json", tmp_path / "c.json"
+    p.write_text(json.dumps(EXAMPLES["E5"][0]))
+    assert main(["perturb", str(p), "--eps", "1e-6", "-o", str(out), "--cert", str(cert)]) == 0
+    assert main(["check", str(cert), "--inputs", str(out)]) == 0
+    theta = Network.build(**{key: EXAMPLES["E5"][0][key] for key in ("M", "A", "b", "c")})
+    from certsym.io import load_networks
+
+    (other,), _ = load_networks([out])
+    eps = fmpq(1, 10**6)
+    for r1, r2 in zip(theta.M + theta.A + (theta.b, theta.c), other.M + other.A + (other.b, other.c), strict=True):
+        assert all(abs(x - y) <= eps for x, y in zip(r1, r2, strict=True))
+    assert decide_identifiable(other).identifiable
+
+
+def test_converse_failure_search(tmp_path, capsys) -> None:
+    out = tmp_path / "cx"
+    assert main(["counterexample", "--search", "1,2,1", "--out", str(out), "--limit", "5"]) == 0
+    certs = sorted(out.glob("*.cert.json"))
+    assert len(certs) == 5
+    assert main(["check", "--quiet", *map(str, certs)]) == 0
+    for cert in certs:
+        theta = json.loads(cert.read_text())["inputs"][0]["parameters"]
+        rows = {(a[0], b) for a, b in zip(theta["A"], theta["b"], strict=True)}
+        assert len(rows) == 2  # trivial stabilizer of (A, b): the two rows differ
+    assert main(["counterexample", "--search", "9,9,9", "--out", str(out)]) == 2
