@@ -25,7 +25,10 @@ REQUIRED_ATTACKS = {"sign_flip", "wrong_permutation", "zero_scaling", "negative_
 def test_corpus_is_complete() -> None:
     assert {p.stem for p in INVALID} >= REQUIRED_ATTACKS
     kinds = {json.loads(p.read_text())["kind"] for p in VALID}
-    assert kinds == {"equivalent", "not_equivalent", "minimal_form"}
+    assert kinds == {"equivalent", "not_equivalent", "minimal_form", "stabilizer", "affine", "not_affine",
+                     "identifiable", "not_identifiable"}
+    broken_kinds = {json.loads(p.read_text())["kind"] for p in INVALID}
+    assert kinds <= broken_kinds  # every kind has broken certificates too
 
 
 @pytest.mark.parametrize("path", VALID, ids=lambda p: p.stem)

@@ -12,7 +12,17 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from certsym.certificate import InputRecord, equivalence_certificate, minimal_form_certificate
+from certsym.affine import decide_affine
+from certsym.certificate import (
+    InputRecord,
+    affine_certificate,
+    equivalence_certificate,
+    identifiability_certificate,
+    minimal_form_certificate,
+    stabilizer_certificate,
+)
+from certsym.identifiability import decide_identifiable
+from certsym.stabilizer import stabilizer
 from certsym.equivalence import decide
 from certsym.io import load_networks
 from certsym.reduction import reduce
@@ -54,6 +64,18 @@ def valid_certificates() -> dict[str, dict]:
         {"M": [[1, 2, 2, -2]], "A": [[1], [-1], [1], [-1]], "b": [0, 0, 1, -1], "c": [-2]},
     ])
     out["equivalent_cross_merge"] = equivalence_certificate(decide(t1, t2), (records[0], records[1]))
+    for short in ("E1", "E2", "E3a", "E5", "E6"):
+        (t1,), (rec,) = _load(EXAMPLES[short][:1])
+        verdict = decide_identifiable(t1)
+        out[f"{'identifiable' if verdict.identifiable else 'not_identifiable'}_{short}"] = \
+            identifiability_certificate(verdict, rec)
+    for short in ("E2", "E3a"):
+        (t1,), (rec,) = _load(EXAMPLES[short][:1])
+        out[f"stabilizer_{short}"] = stabilizer_certificate(t1, (stabilizer(t1), stabilizer(t1, True)), rec)
+    for short, which in (("E4", 1), ("E5", 0)):
+        (t1,), (rec,) = _load(EXAMPLES[short][which:which + 1])
+        verdict = decide_affine(t1)
+        out[f"{'affine' if verdict.affine else 'not_affine'}_{short}"] = affine_certificate(verdict, rec)
     return out
 
 
@@ -131,6 +153,19 @@ ATTACKS = {
     "nudged_merge": _attack("equivalent_cross_merge", _set(["proof", "merges", 0, "lambda"], "2")),
     "bad_minimal": _attack("minimal_E3b", _set(["proof", "minimal", "c", 0], "9")),
     "wrong_generator_interval": _attack("equivalent_E7", _set(["field", "interval"], ["-3", "-2"])),
+    "stabilizer_missing_class_member": _attack("stabilizer_E2", _set(["proof", "theta", "classes"], [[0]])),
+    "stabilizer_wrong_scale": _attack("stabilizer_E2", _set(["proof", "rows", "generators", 0, "scale"], ["2", "1/2"])),
+    "stabilizer_wrong_order": _attack("stabilizer_E2", _set(["proof", "theta", "finite_order"], "1")),
+    "identifiable_forged_kernel": _attack("identifiable_E1", _set(["proof", "zero_factor", "R"], [["-1"]])),
+    "identifiable_zero_weight": _attack("identifiable_E1", _set(["inputs", 0, "parameters", "M", 0, 0], "0")),
+    "not_identifiable_same_orbit": _attack("not_identifiable_E5", lambda d: d["proof"].__setitem__(
+        "counterexample", copy.deepcopy(d["inputs"][0]["parameters"]))),
+    "not_identifiable_wrong_counterexample": _attack("not_identifiable_E5", _set(
+        ["proof", "counterexample", "c", 0], "2")),
+    "affine_wrong_map": _attack("affine_E4", _set(["proof", "constant", 0], "1")),
+    "affine_dropped_pair": _attack("affine_E4", _set(["proof", "pairs"], [])),
+    "not_affine_collapsed_points": _attack("not_affine_E5", lambda d: d["proof"].__setitem__(
+        "y", copy.deepcopy(d["proof"]["x"]))),
 }
 
 
