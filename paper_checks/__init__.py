@@ -22,6 +22,6 @@ class CheckResult:
 
 def all_checks() -> list[tuple[str, Callable[[], list[CheckResult]]]]:
     """The check modules, in the order ``certsym reproduce`` runs them."""
-    from paper_checks import worked_examples
+    from paper_checks import theorems, worked_examples
 
-    return [("MATH.md worked examples", worked_examples.run)]
+    return [("MATH.md worked examples", worked_examples.run), ("Theorems on the examples", theorems.run)]
