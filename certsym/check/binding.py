@@ -13,13 +13,14 @@ value is verified by its defining property, never searched for:
 from __future__ import annotations
 
 import ast
+import copy
 import hashlib
 import json
 import re
 import warnings
 from fractions import Fraction
 
-from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _sub, _trim, integer
+from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _sub, _trim, integer, primitive
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
@@ -60,7 +61,7 @@ class Reader:
             node, source = _parse(atom["expr"])
             y = F.number(atom["value"])
             self._verify(node, source, y, f"{where}.atoms[{k}]")
-            self.atoms[ast.unparse(node)] = y
+            self.atoms[_key(node, source)] = y
 
     def value(self, text: object):
         node, source = _parse(text)
@@ -80,7 +81,7 @@ class Reader:
             if isinstance(node.op, ast.Pow):
                 if poly or _is_integer(self._eval(node.right, source)):
                     return self._power(node, source, poly)
-                return self._atom(node)
+                return self._atom(node, source)
             a, b = self._eval(node.left, source, poly), self._eval(node.right, source, poly)
             if isinstance(node.op, ast.Add):
                 return _sub(a, [-c for c in b]) if poly else a + b
@@ -94,8 +95,9 @@ class Reader:
                         raise Reject("division by a polynomial")
                     return [c / b[0] for c in a]
                 return a * F.inverse(b)
-        if not poly and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ROOTS:
-            return self._atom(node)
+        if not poly and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ROOTS \
+                and not node.keywords:
+            return self._atom(node, source)
         raise Reject(f"unsupported expression {ast.unparse(node)[:40]!r}")
 
     def _power(self, node: ast.BinOp, source: str, poly: bool):
@@ -103,12 +105,13 @@ class Reader:
         if e.denominator != 1 or not -1000 <= e <= (200 if poly else 1000) or (poly and e < 0):
             raise Reject("unsupported exponent")
         base, out = self._eval(node.left, source, poly), [Fraction(1)] if poly else self.F.one
+        _size_guard(base, abs(int(e)))
         for _ in range(abs(int(e))):
             out = _polymul(out, base) if poly else out * base
         return out if e >= 0 else self.F.inverse(out)
 
-    def _atom(self, node: ast.AST):
-        key = ast.unparse(node)
+    def _atom(self, node: ast.AST, source: str):
+        key = _key(node, source)
         if key not in self.atoms:
             raise Reject(f"the value of {key[:40]!r} is not given (and verified) in the certificate")
         return self.atoms[key]
@@ -124,7 +127,7 @@ class Reader:
                 raise Reject(f"{where}: not a root of a squarefree rational polynomial")
             chain = [p, deriv]
             while len(chain[-1]) > 1:
-                chain.append([-c for c in _divmod(chain[-2], chain[-1])[1]])
+                chain.append(primitive([-c for c in _divmod(chain[-2], chain[-1])[1]]))
             at_minus_inf = [(1 if q[-1] > 0 else -1) * (-1) ** (len(q) - 1) for q in chain]
             at_y = [s for s in (F.sign(_horner(q, y, F)) for q in chain) if s]
             below = _changes(at_minus_inf) - _changes(at_y) - 1
@@ -145,6 +148,8 @@ class Reader:
         if n.denominator != 1 or not 1 <= n <= 1000 or abs(p) > 1000:
             raise Reject(f"{where}: unsupported root degree")
         lhs, rhs = F.one, F.one
+        _size_guard(y, int(n))
+        _size_guard(base, abs(p))
         for _ in range(int(n)):
             lhs = lhs * y
         for _ in range(abs(p)):
@@ -153,8 +158,33 @@ class Reader:
             raise Reject(f"{where}: the value is not the real root it names")
 
 
+def _key(node: ast.AST, source: str) -> str:
+    """An exact spelling of an atom: every numeral replaced by its exact rational (``ast.unparse``
+    alone prints floats by repr, so 1e-400 and 0.0 would collide)."""
+    node = copy.deepcopy(node)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant):
+            if type(sub.value) not in (int, float):
+                raise Reject("unsupported constant in an expression")
+            q = decimal(ast.get_source_segment(source, sub) or "")
+            sub.value = f"{q.numerator}/{q.denominator}"  # a string constant: no numeral spells it
+    return ast.unparse(node)
+
+
 def _is_integer(x) -> bool:
     return (isinstance(x, Fraction) or len(x.c) <= 1) and _rational_of(x).denominator == 1
+
+
+MAX_POWER_BITS = 400_000
+
+
+def _size_guard(x, e: int) -> None:
+    """Refuse powers whose result would exceed ~MAX_POWER_BITS bits (a certificate could otherwise
+    ask for a tower like ((10**1000)**1000)**1000)."""
+    coeffs = x if isinstance(x, list) else [x] if isinstance(x, Fraction) else list(x.c)
+    bits = max((c.numerator.bit_length() + c.denominator.bit_length() for c in coeffs), default=1)
+    if bits * e > MAX_POWER_BITS or (isinstance(x, list) and (len(x) - 1) * e > 200):
+        raise Reject("an expression is too large for the checker")
 
 
 def _rational_of(x) -> Fraction:
@@ -184,22 +214,37 @@ def _changes(signs: list) -> int:
     return sum(a != b for a, b in zip(signs, signs[1:], strict=False))
 
 
-def bind(record: dict, data: bytes, expected: list, reader: Reader, where: str) -> None:
-    """The given file's bytes hash to record["sha256"] and its entries equal ``expected``
-    (A row by row, then b, M row by row, c)."""
+class _JsonInt(str):
+    """A JSON integer literal, kept as text."""
+
+
+def _grid(x: object, rows: int, cols: int) -> bool:
+    return isinstance(x, list) and len(x) == rows and all(isinstance(y, list) and len(y) == cols for y in x)
+
+
+def bind(record: dict, data: bytes, shape: tuple, expected: list, reader: Reader, where: str) -> None:
+    """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
+    entries equal ``expected`` (A row by row, then b, M row by row, c)."""
     if hashlib.sha256(data).hexdigest() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     try:
-        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=str)
+        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=_JsonInt)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Reject(f"{where}: the given file is not JSON") from None
-    if not isinstance(doc, dict) or not set(doc) <= {"M", "A", "b", "c", "shape"}:
+    if not isinstance(doc, dict) or not {"M", "A", "b", "c"} <= set(doc) <= {"M", "A", "b", "c", "shape"}:
         raise Reject(f"{where}: the given file is not a parameter file")
-    try:
-        entries = [x for row in doc.get("A", []) for x in row] + list(doc.get("b", []))
-        entries += [x for row in doc.get("M", []) for x in row] + list(doc.get("c", []))
-    except TypeError:
-        raise Reject(f"{where}: the given file is not a parameter file") from None
+    m, n, k = shape
+    A, b, M, c = doc["A"], doc["b"], doc["M"], doc["c"]
+    if not (_grid(A, n, m) and _grid(M, k, n) and _grid([b], 1, n) and _grid([c], 1, k)):
+        raise Reject(f"{where}: the given file has a different shape")
+    declared = doc.get("shape")
+    if declared is not None and (not isinstance(declared, dict) or not set(declared) <= {"m", "n", "k"} or any(
+            not isinstance(val, _JsonInt) or int(val) != dict(zip("mnk", shape, strict=True))[key]
+            for key, val in declared.items())):
+        raise Reject(f"{where}: the file's shape differs")
+    if n == 0 and (declared is None or "m" not in declared):
+        raise Reject(f"{where}: a file without neurons must declare shape.m")
+    entries = [x for row in A for x in row] + b + [x for row in M for x in row] + c
     if len(entries) != len(expected):
         raise Reject(f"{where}: the given file has a different shape")
     for x, y in zip(entries, expected, strict=True):

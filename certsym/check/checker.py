@@ -181,19 +181,20 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         kill(D, j)
         rep.checks[MERGE] += 1
     lin, const = replay_pairs(F, D, p["pairs"], rep)
-    if not all(is_zero(row) for row in lin) or not is_zero(const):
+    if not zero_matrix(lin) or not is_zero(const):
         raise Reject("the affine terms and c1 - c2 do not sum to zero")
     rep.checks[AFFINE] += 1
-    nonzero1 = sum(not is_zero(r) for r in t1.rows)
-    nonzero2 = sum(not is_zero(r) for r in t2.rows)
-    if n1 == n2 and not p["merges"] and not p["pairs"] and len(used1) == nonzero1 == nonzero2:
+    def rest_zero(t: Net, used: set) -> bool:
+        return all(i in used or (is_zero(t.rows[i]) and is_zero(t.v[i])) for i in range(t.n))
+
+    if n1 == n2 and not p["merges"] and not p["pairs"] and rest_zero(t1, used1) and rest_zero(t2, used2):
         rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
 
 
 def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
     """Antisymmetric pairs in D; afterwards every neuron must have zero output weight.
     Returns the sum of the pairs' affine terms: (linear part, constant part + c_D)."""
-    lin = [[F.zero] * D.m for _ in range(D.k)]
+    lin = None  # built lazily: m may be huge when there are no neurons
     const = list(D.c)
     paired = set()
     for s, pr in enumerate(seq(pairs, None, "proof.pairs")):
@@ -211,7 +212,7 @@ def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
         C = [F.number(x) for x in seq(pr["constant"], D.k, w)]
         if [[vr * aq for aq in a] for vr in vi] != L or [vr * b for vr in vi] != C:
             raise Reject(f"{w}: the affine term is not v_i (a_i . x + b_i)")
-        lin = [[x + y for x, y in zip(r1, r2, strict=True)] for r1, r2 in zip(lin, L, strict=True)]
+        lin = L if lin is None else [[x + y for x, y in zip(u, w, strict=True)] for u, w in zip(lin, L, strict=True)]
         const = [x + y for x, y in zip(const, C, strict=True)]
         kill(D, i)
         kill(D, j)
@@ -222,6 +223,10 @@ def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
     return lin, const
 
 
+def zero_matrix(lin: list | None) -> bool:
+    return lin is None or all(is_zero(row) for row in lin)
+
+
 def check_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
     p = keys(proof, {"steps", "pairs", "linear", "constant", "statement"}, "proof")
     (t,) = nets
@@ -230,7 +235,8 @@ def check_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
     replay_reduction(t, p["steps"], rep, "proof.steps")
     lin, const = replay_pairs(F, t, p["pairs"], rep)
     L = [[F.number(x) for x in seq(row, t.m, "proof.linear")] for row in seq(p["linear"], t.k, "proof.linear")]
-    if lin != L or [F.number(x) for x in seq(p["constant"], t.k, "proof.constant")] != const:
+    same = zero_matrix(L) if lin is None else lin == L
+    if not same or [F.number(x) for x in seq(p["constant"], t.k, "proof.constant")] != const:
         raise Reject("the stated affine map is not the sum of the pairs' terms and c")
     rep.checks["Proposition 14: affine map"] += 1
 
@@ -490,13 +496,13 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
             for i, (rec, data, t) in enumerate(zip(records, files, nets, strict=True)):
                 expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
                 expected += [v[j] for j in range(t.k) for v in t.v] + t.c
-                bind(rec, data, expected, readers[i], f"inputs[{i}]")
+                bind(rec, data, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
             rep.checks["input files bound by SHA-256 and entries"] += count
         verify(F, nets, d["proof"], rep)
         rep.valid = True
     except Reject as exc:
         rep.reason = str(exc)
     except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, ZeroDivisionError,
-            OverflowError) as exc:
+            OverflowError, MemoryError) as exc:
         rep.reason = f"malformed certificate ({type(exc).__name__})"
     return rep

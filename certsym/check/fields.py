@@ -11,10 +11,12 @@ Standard library only. Polynomials are lists of Fractions, lowest degree first.
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
 MAX_NUMBER_CHARS = 100_000
+SIGN_ROUNDS = 256  # × 16 bisections: signs of numbers within 2^-4096 of zero are refused, not hung on
 _RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
 
 
@@ -69,9 +71,24 @@ def _divmod(p: list, q: list) -> tuple[list, list]:
     return _trim(quo), r
 
 
+def primitive(p: list) -> list:
+    """p times a positive rational making it a primitive integer polynomial (signs unchanged): keeps
+    remainder sequences from growing."""
+    if not p:
+        return p
+    den = 1
+    for c in p:
+        den = den * c.denominator // math.gcd(den, c.denominator)
+    ints = [int(c * den) for c in p]
+    g = 0
+    for c in ints:
+        g = math.gcd(g, c)
+    return [Fraction(c, g) for c in ints]
+
+
 def _gcd(p: list, q: list) -> list:
     while q:
-        p, q = q, _divmod(p, q)[1]
+        p, q = q, primitive(_divmod(p, q)[1])
     return p
 
 
@@ -160,7 +177,7 @@ class NumberField:
             raise Reject("field: the polynomial is not squarefree")
         chain = [self.p, deriv]
         while len(chain[-1]) > 1:
-            chain.append([-x for x in _divmod(chain[-2], chain[-1])[1]])
+            chain.append(primitive([-x for x in _divmod(chain[-2], chain[-1])[1]]))
 
         def changes(x):
             signs = [s for s in (_sign(_value(q, x)) for q in chain) if s]
@@ -182,7 +199,7 @@ class NumberField:
             return _sign(x.c[0]) if x.c else 0
         if len(_gcd(self.p, list(x.c))) > 1:
             raise Reject("field: the declared polynomial is reducible; a sign cannot be certified")
-        while True:
+        for _ in range(SIGN_ROUNDS):
             lo_v = hi_v = Fraction(0)
             for c in reversed(x.c):  # interval Horner over [lo, hi]
                 prods = (lo_v * self.lo, lo_v * self.hi, hi_v * self.lo, hi_v * self.hi)
@@ -195,6 +212,7 @@ class NumberField:
                     self.lo = mid
                 else:
                     self.hi = mid
+        raise Reject("a sign could not be certified within the checker's budget")
 
     def inverse(self, x: Elt) -> Elt:
         if self.sign(x) == 0:
