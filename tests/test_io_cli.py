@@ -31,7 +31,7 @@ FAST = settings(max_examples=50, deadline=None)
 Cap = pytest.CaptureFixture[str]
 
 E1: dict[str, Any] = EXAMPLES["E1"][0]  # σ(x) + 2σ(x − 1)
-E7: dict[str, Any] = EXAMPLES["E7 (over Q(sqrt 2))"][0]  # (√2−1)σ((√2+1)x) + σ(x − √2)
+S1: dict[str, Any] = EXAMPLES["S1 (over Q(sqrt 2))"][0]  # (√2−1)σ((√2+1)x) + σ(x − √2)
 
 
 def write(tmp_path: Path, data: Any, name: str = "p.json") -> str:
@@ -162,9 +162,9 @@ def test_writer_round_trip_sqrt2(data: st.DataObject) -> None:
 
 
 def test_writer_round_trip_e7() -> None:
-    original = json.dumps(E7)
-    (net,), _ = load_networks(["E7"], texts=[original])
-    (p, q), _ = load_networks(["E7", "written"], texts=[original, dump_network(net)])
+    original = json.dumps(S1)
+    (net,), _ = load_networks(["S1"], texts=[original])
+    (p, q), _ = load_networks(["S1", "written"], texts=[original, dump_network(net)])
     assert p == q
     x = p.field(3)
     assert q.evaluate([x]) == p.evaluate([x])
@@ -209,14 +209,14 @@ def test_eval_e1_at_irrational_point(tmp_path: Path, capsys: Cap) -> None:
 
 def test_eval_e7_over_sqrt2(tmp_path: Path, capsys: Cap) -> None:
     # at x = 3: (√2 − 1)(√2 + 1)·3 + σ(3 − √2) = 3 + 3 − √2 = 6 − √2
-    (line,) = run_ok(["eval", write(tmp_path, E7), "--at", "3"], capsys)
+    (line,) = run_ok(["eval", write(tmp_path, S1), "--at", "3"], capsys)
     assert line == "6 - sqrt(2)"
     # re-parse the printed value in one field with √2: it is exactly 6 − √2
     check = {"M": [[0], [0]], "A": [[0]], "b": [0], "c": [line, "6 - sqrt(2)"]}
     (net,), _ = load_networks(["check"], texts=[json.dumps(check)])
     assert net.c[0] == net.c[1]
     # at x = 1 < √2: (√2 − 1)(√2 + 1) = 1, rational output
-    assert run_ok(["eval", write(tmp_path, E7), "--at", "1"], capsys) == ["1"]
+    assert run_ok(["eval", write(tmp_path, S1), "--at", "1"], capsys) == ["1"]
 
 
 def test_eval_one_line_per_output(tmp_path: Path, capsys: Cap) -> None:

@@ -100,7 +100,7 @@ def test_evaluate_two_outputs() -> None:
 
 def test_evaluate_over_q_sqrt2() -> None:
     F, s = sqrt2_field()
-    # E7: (√2 − 1)σ((√2 + 1)x) + σ(x − √2); at x = 3: (√2−1)(√2+1)·3 + 3 − √2 = 6 − √2
+    # S1: (√2 − 1)σ((√2 + 1)x) + σ(x − √2); at x = 3: (√2−1)(√2+1)·3 + 3 − √2 = 6 − √2
     net = Network.build([[s - 1, 1]], [[s + 1], [1]], [0, -s], [0], F)
     assert net.evaluate([3]) == [6 - s]
     # at x = 1 < √2 the second neuron is off: (√2 − 1)(√2 + 1) = 1

@@ -106,9 +106,9 @@ def test_oracle_against_affine_callable() -> None:
 
 
 def test_oracle_over_q_sqrt2_can_fail() -> None:
-    p_dict, q_dict = EXAMPLES["E7 (over Q(sqrt 2))"]
+    p_dict, q_dict = EXAMPLES["S1 (over Q(sqrt 2))"]
     changed = dict(q_dict, b=[0, "-sqrt(2) + 1/1000"])  # moves the kink slightly
-    (p, q), _ = load_networks(["E7", "E7*"], texts=[json.dumps(p_dict), json.dumps(changed)])
+    (p, q), _ = load_networks(["S1", "S1*"], texts=[json.dumps(p_dict), json.dumps(changed)])
     assert same_function_m1(p, q)[0] is False
 
 

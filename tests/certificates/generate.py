@@ -53,7 +53,7 @@ def valid_certificates() -> dict[str, dict]:
         (t1,), (rec,) = _load(pair[:1])
         out[f"minimal_{short}"] = minimal_form_certificate(reduce(t1), rec)
     broken = {"E5": changed(EXAMPLES["E5"][1], "c", 0, 2), "E6": changed(EXAMPLES["E6"][1], "b", 2, -2),
-              "E7": changed(EXAMPLES["E7 (over Q(sqrt 2))"][1], "b", 1, "-sqrt(2) + 1/1000")}
+              "S1": changed(EXAMPLES["S1 (over Q(sqrt 2))"][1], "b", 1, "-sqrt(2) + 1/1000")}
     for short, other in broken.items():
         first = next(pair[0] for name, pair in EXAMPLES.items() if name.startswith(short))
         (t1, t2), records = _load([first, other])
@@ -152,7 +152,7 @@ ATTACKS = {
     "wrong_claim": _attack("not_equivalent_E5", _set(["claim"], "rho(theta1) = rho(theta2)")),
     "nudged_merge": _attack("equivalent_cross_merge", _set(["proof", "merges", 0, "lambda"], "2")),
     "bad_minimal": _attack("minimal_E3b", _set(["proof", "minimal", "c", 0], "9")),
-    "wrong_generator_interval": _attack("equivalent_E7", _set(["field", "interval"], ["-3", "-2"])),
+    "wrong_generator_interval": _attack("equivalent_S1", _set(["field", "interval"], ["-3", "-2"])),
     "stabilizer_missing_class_member": _attack("stabilizer_E2", _set(["proof", "theta", "classes"], [[0]])),
     "stabilizer_wrong_scale": _attack("stabilizer_E2", _set(["proof", "rows", "generators", 0, "scale"], ["2", "1/2"])),
     "stabilizer_wrong_order": _attack("stabilizer_E2", _set(["proof", "theta", "finite_order"], "1")),
