@@ -10,7 +10,6 @@ import argparse
 import hashlib
 import json
 import sys
-import time
 from collections.abc import Sequence
 
 from certsym import __version__
@@ -314,31 +313,65 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from rich.console import Console
+    from rich.progress import Progress
     from rich.table import Table
 
-    from paper_checks import all_checks
+    from paper_checks import Context, run_module, statement_modules
+    from paper_checks.report import write_report
 
-    console = Console()
-    table = Table(title="certsym reproduce")
-    for col in ("statement", "instance", "claim", "checked by", "result"):
-        table.add_column(col)
-    all_ok, rows = True, []
-    start = time.perf_counter()
-    for _, run in all_checks():
-        for r in run():
-            all_ok &= r.ok
-            rows.append(r)
-            table.add_row(r.statement, r.instance, r.claim, r.method,
-                          "[green]holds[/green]" if r.ok else "[red]FAILED[/red]")
+    out = Path(args.out)
+    certs = out / "certificates"
+
+    def write(relative: str, doc: dict) -> None:
+        (certs / relative).parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(certs / relative, doc)
+
+    console = Console(stderr=args.json)
+    ctx = Context(args.quick, write)
+    modules = statement_modules()
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("reproducing", total=len(modules))
+        for module in modules:
+            progress.update(task, description=module.STATEMENT)
+            run_module(module, ctx)
+            progress.advance(task)
+        # replay every certificate written, from disk, with the independent checker
+        from certsym.check import check_certificate
+
+        replay = progress.add_task("replaying certificates", total=len(ctx.written))
+        rejected = []
+        for rel in ctx.written:
+            if not check_certificate(json.loads((certs / rel).read_text())).valid:
+                rejected.append(rel)
+            progress.advance(replay)
+    rows = list(ctx.rows.values())
+    ok = all(r.reproduced for r in rows) and not rejected
+    figures = write_report(out, ctx, rows, rejected)
     if args.json:
-        _emit_json([r.__dict__ for r in rows])
-    else:
-        console.print(table)
-        held = sum(r.ok for r in rows)
-        console.print(f"{held} of {len(rows)} claims hold "
-                      f"({time.perf_counter() - start:.1f} s).")
-    return EXIT_OK if all_ok else EXIT_NEGATIVE
+        _emit_json({"reproduced": ok, "rows": [{"statement": r.statement, "instances": r.instances,
+                                                "agreeing": r.agreeing, "certificates": r.certificates,
+                                                "checked": r.checked, "seconds": round(r.seconds, 2),
+                                                "failures": r.failures[:10]} for r in rows],
+                    "report": str(out / "REPORT.md")})
+        return EXIT_OK if ok else EXIT_NEGATIVE
+    table = Table(title="certsym reproduce" + (" --quick" if args.quick else ""))
+    for col in ("statement", "instances", "agreeing", "certificates checked", "time", "result"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r.statement, str(r.instances), str(r.agreeing), f"{r.checked}/{r.certificates}",
+                      f"{r.seconds:.1f} s", "[green]reproduced[/green]" if r.reproduced else "[red]FAILED[/red]")
+    console.print(table)
+    for r in rows:
+        for failure in r.failures[:5]:
+            console.print(f"[red]failed[/red] {r.statement}: {failure}")
+    for rel in rejected:
+        console.print(f"[red]certificate rejected on replay[/red]: {rel}")
+    console.print(f"{len(ctx.written)} certificates in {certs}/ replayed from disk by the independent checker; "
+                  f"report: {out / 'REPORT.md'}, {out / 'report.html'} ({len(figures)} figures).")
+    return EXIT_OK if ok else EXIT_NEGATIVE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -429,6 +462,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("reproduce", help="reproduce the papers' statements on concrete instances")
+    p.add_argument("--out", default="reproduce-report", metavar="DIR",
+                   help="where REPORT.md, report.html, figures and certificates go (default reproduce-report/)")
+    p.add_argument("--quick", action="store_true", help="a smaller run (under two minutes)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_reproduce)
     return parser

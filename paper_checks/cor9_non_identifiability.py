@@ -1,0 +1,55 @@
+"""Corollary 9, as certsym formalizes it: Stab_{H_n}(A, b) ≠ 1 implies a fibre strictly larger than H_n·θ,
+with an explicit θ' (certified equivalent, and outside the orbit by the normalized-neuron invariant). Its
+converse fails: the clamp E5 has a trivial stabilizer and independent rows but two orbits in its fibre.
+
+Instances: seeded networks over Q and Q(√2) given a rescaled copy of a neuron or a zero row (nontrivial
+Stab(A, b)), which must yield a certified counterexample; E5, whose counterexample must be exactly MATH.md's
+second parameter; and the converse-failure family on integer grids Ω(1,2,1), Ω(2,3,1) and Ω(1,2,2).
+"""
+
+from __future__ import annotations
+
+import random
+
+from certsym.canonical import canonical_form
+from certsym.certificate import identifiability_certificate
+from certsym.identifiability import converse_failures, decide_identifiable
+from certsym.network import Network, Neuron
+from certsym.numbers import QQ
+from certsym.stabilizer import stabilizer
+from paper_checks import Context
+from paper_checks.families import RECORD, random_network, scalar, sqrt2_field
+from paper_checks.worked_examples import load_pair
+
+STATEMENT = "Corollary 9 (non-identifiability; converse fails)"
+SLUG = "cor9_non_identifiability"
+
+
+def run(ctx: Context) -> None:
+    F2, root = sqrt2_field()
+    rng = random.Random(9)
+    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+        for t in range(4 if ctx.quick else 12):
+            base = random_network(rng, rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 2), F, r)
+            neurons = base.neurons()
+            nu = neurons[rng.randrange(base.n)]
+            if t % 2:
+                d = abs(scalar(rng, F, r))
+                neurons.append(Neuron(tuple(d * x for x in nu.a), d * nu.b, tuple(scalar(rng, F, r) for _ in nu.v)))
+            else:
+                neurons.append(Neuron((F.zero,) * base.m, F.zero, tuple(scalar(rng, F, r) for _ in nu.v)))
+            theta = Network.from_neurons(neurons, base.c, F, base.m)
+            verdict = decide_identifiable(theta)
+            agrees = not stabilizer(theta, of_rows=True).is_trivial and not verdict.identifiable
+            ctx.record(STATEMENT, SLUG, f"stab_{field_name}_{t}", agrees, identifiability_certificate(verdict, RECORD))
+    theta, partner = load_pair("E5")
+    verdict = decide_identifiable(theta)
+    ok = stabilizer(theta, of_rows=True).is_trivial and verdict.counterexample == partner
+    ok = ok and canonical_form(theta) == canonical_form(partner)
+    ctx.record(STATEMENT, SLUG, "E5_converse_fails", ok, identifiability_certificate(verdict, RECORD))
+    for shape in ((1, 2, 1), (2, 3, 1), (1, 2, 2)):
+        limit = 2 if ctx.quick else 6
+        for t, verdict in enumerate(converse_failures(*shape, 1, limit)):
+            trivial = stabilizer(verdict.theta, of_rows=True).is_trivial
+            ctx.record(STATEMENT, SLUG, f"converse_{'_'.join(map(str, shape))}_{t}",
+                       trivial and not verdict.identifiable, identifiability_certificate(verdict, RECORD))

@@ -1,0 +1,48 @@
+"""REPORT.md and report.html of a reproduction run, with its figures."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from paper_checks import Context, Row
+from paper_checks import figures as fig
+from paper_checks.worked_examples import load_pair
+
+
+def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) -> list[tuple[str, str]]:
+    """Write the figures, REPORT.md and report.html into ``out``; return the (caption, file) figures."""
+    out.mkdir(parents=True, exist_ok=True)
+    figures = []
+    for name in ("E5", "E4"):
+        t1, t2 = load_pair(name)
+        fig.m1_pair(t1, t2, f"{name}: two parameters, one function (kinks marked)", out / f"{name}_m1.png")
+        figures.append((f"{name}: both realized functions of an equivalent pair, kinks marked", f"{name}_m1.png"))
+    t1, _ = load_pair("E6")
+    fig.m2_arrangement(t1, "E6: hyperplane arrangement and kinks", out / "E6_m2.png")
+    figures.append(("E6 (m = 2): the hyperplane arrangement with its kink values J_H", "E6_m2.png"))
+    ok = all(r.reproduced for r in rows) and not rejected
+    head = ("statement", "instances", "agreeing", "certificates checked", "time (s)", "result")
+    cells = [(r.statement, str(r.instances), str(r.agreeing), f"{r.checked}/{r.certificates}", f"{r.seconds:.1f}",
+              "reproduced" if r.reproduced else "FAILED") for r in rows]
+    verdict = "Every statement reproduced and every certificate checked." if ok else "NOT everything reproduced."
+    md = ["# certsym reproduce", "", verdict, "", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    md += ["| " + " | ".join(c) + " |" for c in cells]
+    md += ["", f"Certificates: {len(ctx.written)} written under `certificates/`, each replayed from disk by the "
+           "independent checker" + (f"; rejected: {', '.join(rejected)}" if rejected else "."), ""]
+    for r in rows:
+        md += [f"- {r.statement}: failed instance {f}" for f in r.failures[:10]]
+    md += ["", "## Figures", ""] + [f"![{cap}]({file})\n\n{cap}\n" for cap, file in figures]
+    (out / "REPORT.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    esc = html.escape
+    table = "<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>" + "".join(
+        "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in cells) + "</table>"
+    imgs = "".join(f"<figure><img src='{esc(f)}' alt='{esc(c)}'><figcaption>{esc(c)}</figcaption></figure>"
+                   for c, f in figures)
+    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>certsym reproduce</title><style>"
+            "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #999;padding:4px 8px}"
+            "table{border-collapse:collapse}</style></head><body><h1>certsym reproduce</h1>"
+            f"<p>{esc(verdict)}</p>{table}<p>{len(ctx.written)} certificates written and replayed.</p>"
+            f"<h2>Figures</h2>{imgs}</body></html>")
+    (out / "report.html").write_text(page, encoding="utf-8")
+    return figures
