@@ -18,9 +18,11 @@ import hashlib
 import json
 from collections import Counter
 
-from certsym.certificate import InputRecord, equivalence_certificate
+from certsym.canonical import canonical_form
+from certsym.certificate import InputRecord, equivalence_certificate, minimal_form_certificate
 from certsym.equivalence import decide
 from certsym.group import HElement
+from certsym.reduction import reduce
 from certsym.io import load_networks
 from certsym.network import Network
 from paper_checks import CheckResult, Context
@@ -80,6 +82,9 @@ def run(ctx: Context) -> None:
                         for i, d in enumerate(EXAMPLES[name]))
         ctx.record(STATEMENT, SLUG, f"{name.split()[0]}_equiv", verdict.equivalent,
                    equivalence_certificate(verdict, records))
+        red = reduce(p)
+        ctx.record(STATEMENT, SLUG, f"{name.split()[0]}_minimal", canonical_form(red.minimal) == canonical_form(p),
+                   minimal_form_certificate(red, records[0]))
 
 
 def claims() -> list[CheckResult]:

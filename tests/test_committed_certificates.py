@@ -1,0 +1,26 @@
+"""Every committed certificate under certificates/ replays with the independent checker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from certsym.check import check_certificate
+
+ROOT = Path(__file__).resolve().parent.parent / "certificates"
+COMMITTED = sorted(p for p in ROOT.rglob("*.json") if p.name != "schema.json")
+
+
+def test_a_curated_set_is_committed() -> None:
+    kinds = {json.loads(p.read_text())["kind"] for p in COMMITTED}
+    assert len(COMMITTED) >= 20
+    assert kinds == {"equivalent", "not_equivalent", "minimal_form", "stabilizer", "affine", "not_affine",
+                     "identifiable", "not_identifiable"}
+
+
+@pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_committed_certificate_replays(path: Path) -> None:
+    report = check_certificate(json.loads(path.read_text()))
+    assert report.valid, report.reason
