@@ -22,9 +22,9 @@ from certsym.canonical import canonical_form
 from certsym.certificate import InputRecord, equivalence_certificate, minimal_form_certificate
 from certsym.equivalence import decide
 from certsym.group import HElement
-from certsym.reduction import reduce
 from certsym.io import load_networks
 from certsym.network import Network
+from certsym.reduction import reduce
 from paper_checks import CheckResult, Context
 from paper_checks.examples import EXAMPLES
 from paper_checks.oracle import same_function_m1
