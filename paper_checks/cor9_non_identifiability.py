@@ -29,7 +29,7 @@ def run(ctx: Context) -> None:
     F2, root = sqrt2_field()
     rng = random.Random(9)
     for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
-        for t in range(4 if ctx.quick else 12):
+        for t in range(4 if ctx.quick else 30):
             base = random_network(rng, rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 2), F, r)
             neurons = base.neurons()
             nu = neurons[rng.randrange(base.n)]

@@ -32,9 +32,9 @@ def scalar(rng: random.Random, F: Field, root=None, height: int = 9):
     return x if x != 0 else F.one
 
 
-def random_network(rng: random.Random, m: int, n: int, k: int, F: Field, root=None) -> Network:
+def random_network(rng: random.Random, m: int, n: int, k: int, F: Field, root=None, height: int = 9) -> Network:
     def s():
-        return scalar(rng, F, root)
+        return scalar(rng, F, root, height)
 
     return Network.build([[s() for _ in range(n)] for _ in range(k)], [[s() for _ in range(m)] for _ in range(n)],
                          [s() for _ in range(n)], [s() for _ in range(k)], F, m)

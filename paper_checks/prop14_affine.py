@@ -57,7 +57,7 @@ def run(ctx: Context) -> None:
     F2, root = sqrt2_field()
     rng = random.Random(14)
     for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
-        for t in range(4 if ctx.quick else 12):
+        for t in range(4 if ctx.quick else 30):
             theta = _affine_network(rng, F, r)
             verdict = decide_affine(theta)
             x = [F(fmpq(rng.randint(-9, 9), rng.randint(1, 4))) for _ in range(theta.m)]

@@ -41,7 +41,7 @@ def run(ctx: Context) -> None:
         _certify(ctx, f"{short}_nudged", t1, nudge(t2), False)
     F2, root = sqrt2_field()
     rng = random.Random(34)
-    count = 4 if ctx.quick else 20
+    count = 4 if ctx.quick else 60
     for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
         for t in range(count):
             m, n, k = rng.randint(1, 3), rng.randint(1, 6), rng.randint(1, 2)
