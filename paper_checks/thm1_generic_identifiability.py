@@ -3,9 +3,9 @@ independent rows, the fibre of θ in Ω(m,n,k) is ⊔_F H_n·θ^F over the zero 
 the identifiable set is Zariski open and dense.
 
 Instances: the MATH.md examples (E1 identifiable; E2–E6 not); seeded random θ over Q and over Q(√2) with
-entries of height up to 10^6, which must all be identifiable (genericity); a perturbation within 10^-6 of each non-identifiable example,
-which must be identifiable (density); and the grid Ω(1,2,1) with entries in {−1, 0, 1}, where the verdict
-is compared with a brute-force search of the fibre inside the grid.
+entries of height up to 10^6, which must all be identifiable (genericity); a perturbation within 10^-6 of
+each non-identifiable example, which must be identifiable (density); and the grid Ω(1,2,1) with entries in
+{−1, 0, 1}, where the verdict is compared with a brute-force search of the fibre inside the grid.
 """
 
 from __future__ import annotations
