@@ -38,7 +38,7 @@ def _emit_json(data) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     point = parse_point(args.at, args.max_digits)
-    (net,), x = load_networks([args.params], extra_values=point, max_digits=args.max_digits)
+    (net,), x = load_networks([args.params], extra_values=point, max_digits=args.max_digits, keys=_keys(args))
     values = net.evaluate(x)
     strings = [net.field.pretty(v) for v in values]
     if args.json:
@@ -50,11 +50,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _keys(args: argparse.Namespace) -> list[str] | None:
+    keys = args.keys.split(",") if args.keys else None
+    if keys is not None and len(keys) != 4:
+        raise InputError("--keys expects four tensor names: W1,b1,W2,b2 (e.g. 0.weight,0.bias,2.weight,2.bias)")
+    return keys
+
+
 def _load(args: argparse.Namespace, paths: Sequence[str]):
     """Networks over one common field, and the input records (name, SHA-256, atoms) for certificates."""
     from certsym.certificate import InputRecord
 
-    loaded, _ = load_inputs(paths, max_digits=args.max_digits)
+    loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_keys(args))
     return [item.network for item in loaded], [InputRecord(item.name, item.sha256, item.atoms) for item in loaded]
 
 
@@ -377,6 +384,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="certsym", description="Exact, certified symmetries of shallow ReLU networks.")
     parser.add_argument("--version", action="version", version=f"certsym {__version__}")
+    parser.add_argument("--keys", metavar="W1,b1,W2,b2",
+                        help="tensor names in model files (default 0.weight,0.bias,2.weight,2.bias, or A,b,M,c)")
     parser.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                         help=f"refuse numerals with more than N digits (default {DEFAULT_MAX_DIGITS})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

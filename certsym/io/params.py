@@ -143,6 +143,25 @@ class _RawNetwork:
         return [self._list(row, f"{name}[{i}]", max_digits)
                 for i, row in enumerate(_vector(rows, f"{self.source}: {name}"))]
 
+    @classmethod
+    def from_model(cls, path: str, keys: Sequence[str] | None) -> _RawNetwork:
+        """A model file (npz, safetensors, torch, onnx): exact dyadic values, no atoms."""
+        from certsym.io.models import read_model
+
+        data = read_model(path, keys)
+        raw = cls.__new__(cls)
+        raw.source, raw.values, raw.atoms = path, [], {}
+        raw.shape = {"m": data.pop("m")}
+
+        def index(xs):
+            raw.values.extend(xs)
+            return list(range(len(raw.values) - len(xs), len(raw.values)))
+
+        raw.M = [index(row) for row in data["M"]]
+        raw.A = [index(row) for row in data["A"]]
+        raw.b, raw.c = index(data["b"]), index(data["c"])
+        return raw
+
     def network(self, field: Field, values: Sequence[Scalar]) -> Network:
         def get(ix):
             return values[ix]
@@ -181,16 +200,24 @@ def load_inputs(
     extra_values: Sequence[Any] = (),
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> tuple[list[LoadedInput], list[Scalar]]:
     """Read parameter files into networks over ONE common field.
 
     ``extra_values`` (already parsed numbers, e.g. the coordinates of an evaluation point) join
     the same field and come back converted. ``texts`` replaces reading ``sources`` from disk (the
-    SHA-256 is then that of the UTF-8 text). Cost: linear in the file sizes, plus one
+    SHA-256 is then that of the UTF-8 text). Model files (.npz, .safetensors, .pt/.pth, .onnx) are read
+    by ``certsym.io.models`` with tensor names ``keys``. Cost: linear in the file sizes, plus one
     primitive-element computation if any entry is irrational.
     """
+    from certsym.io.models import is_model_file
+
     raws, digests = [], []
     for i, src in enumerate(sources):
+        if texts is None and is_model_file(src):
+            raws.append(_RawNetwork.from_model(str(src), keys))
+            digests.append(_file_digest(src))
+            continue
         if texts is None:
             text, digest = read_input(src)
         else:
@@ -213,14 +240,23 @@ def load_inputs(
     return loaded, converted[offset:]
 
 
+def _file_digest(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def load_networks(
     sources: Sequence[str | os.PathLike],
     extra_values: Sequence[Any] = (),
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
+    keys: Sequence[str] | None = None,
 ) -> tuple[list[Network], list[Scalar]]:
     """``load_inputs`` without the file records: the networks and the converted extra values."""
-    loaded, extra = load_inputs(sources, extra_values, max_digits, texts)
+    loaded, extra = load_inputs(sources, extra_values, max_digits, texts, keys)
     return [item.network for item in loaded], extra
 
 
