@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -312,6 +313,35 @@ def cmd_perturb(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from certsym.io.audit import Job, audit
+
+    job = Job(tuple(_keys(args)) if args.keys else None, args.max_digits)
+    total = len(args.paths) * (2 if args.cert_dir else 1)
+    console = Console(stderr=True)
+    with Progress(console=console, transient=True, disable=total < 50) as progress:
+        task = progress.add_task("auditing", total=total)
+        classes, errors, certified = audit(args.paths, job, args.workers, args.dask, args.cert_dir,
+                                           lambda: progress.advance(task))
+    if args.json:
+        _emit_json({"classes": [{"hash": h, "members": m} for h, m in classes.items()], "errors": errors,
+                    "certificates": certified})
+    else:
+        print(f"{len(args.paths)} networks, {len(classes)} distinct functions"
+              + (f", {len(errors)} unreadable" if errors else ""))
+        for number, (digest, members) in enumerate(classes.items()):
+            print(f"class {number}: {len(members)} network(s), canonical hash {digest[:16]}…")
+            for member in members:
+                note = f"  (certificate {certified[member]})" if member in certified else ""
+                print(f"  {member}{note}")
+        for path, error in errors.items():
+            print(f"unreadable: {path}: {error}")
+    return EXIT_INPUT if errors else EXIT_OK
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from certsym.check import main as check_main
 
@@ -463,6 +493,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
                    help="refuse zero-factor searches over N candidates (default 65536)")
     p.set_defaults(func=cmd_perturb)
+
+    p = sub.add_parser("audit", help="group many networks by the function they realize, and certify each class")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="parameter or model files")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N", help="local processes")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask cluster (scheduler address)")
+    p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against its class "
+                   "representative")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("check", help="replay certificates with the independent checker")
     p.add_argument("certificates", nargs="+", metavar="CERT")
