@@ -45,6 +45,7 @@ class InputRecord:
     name: str
     sha256: str
     atoms: tuple[tuple[str, Scalar], ...] = ()
+    model: dict | None = None  # model files: the format and the tensor names read
 
 
 def field_json(F: Field) -> dict[str, Any]:
@@ -91,6 +92,7 @@ def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], pr
         "inputs": [
             {"name": rec.name, "sha256": rec.sha256,
              "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
+             **({"model": rec.model} if rec.model else {}),
              "parameters": parameters_json(net)}
             for rec, net in inputs
         ],

@@ -63,7 +63,8 @@ def _load(args: argparse.Namespace, paths: Sequence[str]):
     from certsym.certificate import InputRecord
 
     loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_keys(args))
-    return [item.network for item in loaded], [InputRecord(item.name, item.sha256, item.atoms) for item in loaded]
+    records = [InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded]
+    return [item.network for item in loaded], records
 
 
 def _step_text(F, step) -> str:

@@ -49,8 +49,12 @@ def test_permuted_rescaled_dead_unit_is_equivalent_and_last_bit_is_not(tmp_path:
     a, b = _save(tmp_path / "a.npz", (W1, b1, W2, b2)), _save(tmp_path / "b.npz", (W1p, b1p, W2p, b2))
     cert = tmp_path / "c.json"
     assert main(["equiv", str(a), str(b), "--cert", str(cert)]) == 0
-    assert main(["check", str(cert), "--inputs", str(a), str(b)]) == 1  # binding needs parameter files
-    assert main(["check", str(cert)]) == 0
+    assert main(["check", str(cert), "--inputs", str(a), str(b)]) == 0  # the checker re-reads the .npz files
+    assert main(["check", str(cert), "--inputs", str(b), str(a)]) == 1
+    doc = json.loads(cert.read_text())
+    doc["inputs"][0]["parameters"]["c"][0] = "0"  # embedded weights that are not the file's
+    (tmp_path / "forged.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "forged.json"), "--inputs", str(a), str(b)]) == 1
     W2c = W2.copy()
     W2c[0, 0] = np.nextafter(W2c[0, 0], np.float32(np.inf))
     c = _save(tmp_path / "c.npz", (W1, b1, W2c, b2))
@@ -63,7 +67,9 @@ def test_safetensors_and_npz_agree(tmp_path: Path) -> None:
     safetensors = pytest.importorskip("safetensors.numpy")
     arrays = _mlp(3)
     safetensors.save_file(dict(zip(KEYS, arrays, strict=True)), str(tmp_path / "m.safetensors"))
-    assert main(["equiv", str(tmp_path / "m.safetensors"), str(_save(tmp_path / "m.npz", arrays))]) == 0
+    files = [str(tmp_path / "m.safetensors"), str(_save(tmp_path / "m.npz", arrays))]
+    assert main(["equiv", *files, "--cert", str(tmp_path / "c.json")]) == 0
+    assert main(["check", str(tmp_path / "c.json"), "--inputs", *files]) == 0
 
 
 def test_custom_keys(tmp_path: Path) -> None:

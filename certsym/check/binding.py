@@ -21,6 +21,7 @@ import warnings
 from fractions import Fraction
 
 from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _sub, _trim, integer, primitive
+from certsym.check.tensors import model_entries
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
@@ -227,6 +228,14 @@ def bind(record: dict, data: bytes, shape: tuple, expected: list, reader: Reader
     entries equal ``expected`` (A row by row, then b, M row by row, c)."""
     if hashlib.sha256(data).hexdigest() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    if "model" in record:
+        try:
+            entries = model_entries(data, record["model"], shape)
+        except Reject as exc:
+            raise Reject(f"{where}: {exc}") from None
+        if entries != expected:
+            raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
+        return
     try:
         doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=_JsonInt)
     except (ValueError, UnicodeDecodeError, RecursionError):

@@ -482,7 +482,8 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
             raise Reject("the claim does not match the kind")
         F = make_field(d["field"])
         count, verify = KINDS[rep.kind]
-        records = [keys(r, {"name", "sha256", "atoms", "parameters"}, f"inputs[{i}]")
+        base = {"name", "sha256", "atoms", "parameters"}
+        records = [keys(r, base | ({"model"} if isinstance(r, dict) and "model" in r else set()), f"inputs[{i}]")
                    for i, r in enumerate(seq(d["inputs"], count, "inputs"))]
         for i, r in enumerate(records):
             if not isinstance(r["name"], str) or not isinstance(r["sha256"], str) \

@@ -43,7 +43,7 @@ def cert_job(rep: str, member: str, out: str, job: Job) -> tuple[str, bool]:
 
     loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys)
     verdict = decide(loaded[0].network, loaded[1].network)
-    records = tuple(InputRecord(item.name, item.sha256, item.atoms) for item in loaded)
+    records = tuple(InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded)
     write_json_atomic(out, equivalence_certificate(verdict, records))
     return member, verdict.equivalent
 

@@ -140,7 +140,8 @@ def _onnx_tensors(path: Path) -> dict:
 
 
 def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> dict:
-    """The four tensors as exact nested lists: {"A": n×m, "b": n, "M": k×n, "c": k}."""
+    """The four tensors as exact nested lists: {"A": n×m, "b": n, "M": k×n, "c": k}, with "m" and
+    "model" (the file format and the tensor names used, which certificates record)."""
     path = Path(path)
     tensors = _tensors(path)
     names = tuple(keys) if keys else next((ks for ks in (TORCH_KEYS, LETTER_KEYS) if all(k in tensors for k in ks)),
@@ -169,4 +170,5 @@ def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> di
     k = shapes[2][0]
     A, M = exact(W1), exact(W2)
     return {"A": [A[i * m:(i + 1) * m] for i in range(n)], "b": exact(b1),
-            "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m}
+            "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m,
+            "model": {"format": path.suffix.lower().lstrip("."), "tensors": list(names)}}

@@ -109,6 +109,7 @@ class _RawNetwork:
         if missing:
             raise InputError(f"{source}: missing key(s) {', '.join(missing)}")
         self.source = source
+        self.model = None
         self.shape = self._shape(data.get("shape"))
         self.values: list = []
         self.atoms: dict[str, Any] = {}  # radicals and roots as written, innermost first
@@ -152,6 +153,7 @@ class _RawNetwork:
         raw = cls.__new__(cls)
         raw.source, raw.values, raw.atoms = path, [], {}
         raw.shape = {"m": data.pop("m")}
+        raw.model = data.pop("model")
 
         def index(xs):
             raw.values.extend(xs)
@@ -193,6 +195,7 @@ class LoadedInput:
     name: str
     sha256: str
     atoms: tuple[tuple[str, Scalar], ...]
+    model: dict | None = None  # for model files: {"format": "npz", "tensors": [W1, b1, W2, b2]}
 
 
 def load_inputs(
@@ -236,7 +239,7 @@ def load_inputs(
     for net, raw, src, digest in zip(nets, raws, sources, digests, strict=True):
         atoms = tuple(zip(raw.atoms, converted[offset:offset + len(raw.atoms)], strict=True))
         offset += len(raw.atoms)
-        loaded.append(LoadedInput(net, str(src), digest, atoms))
+        loaded.append(LoadedInput(net, str(src), digest, atoms, raw.model))
     return loaded, converted[offset:]
 
 
