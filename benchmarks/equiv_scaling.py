@@ -61,31 +61,13 @@ def time_certsym(t1: Network, t2: Network) -> tuple[float, float, bool]:
 
 def time_z3(t1: Network, t2: Network, timeout_s: float) -> tuple[float, str]:
     try:
-        import z3
+        from paper_checks.z3_oracle import z3_verdict
+
+        start = time.perf_counter()
+        verdict = z3_verdict(t1, t2, timeout_s)
     except ImportError:
         return float("nan"), "z3 not installed"
-
-    xs = [z3.Real(f"x{q}") for q in range(t1.m)]
-
-    def realize(net: Network):
-        out = []
-        for j in range(net.k):
-            terms = [z3.RealVal(str(net.c[j]))]
-            for i in range(net.n):
-                z = sum((z3.RealVal(str(a)) * x for a, x in zip(net.A[i], xs, strict=True)), z3.RealVal(str(net.b[i])))
-                terms.append(z3.RealVal(str(net.M[j][i])) * z3.If(z > 0, z, 0))
-            out.append(z3.Sum(terms))
-        return out
-
-    solver = z3.Solver()
-    solver.set("timeout", int(timeout_s * 1000))
-    f1, f2 = realize(t1), realize(t2)
-    solver.add(z3.Or([a != b for a, b in zip(f1, f2, strict=True)]))
-    start = time.perf_counter()
-    result = solver.check()
-    elapsed = time.perf_counter() - start
-    verdict = "equal" if result == z3.unsat else "NOT equal" if result == z3.sat else "timeout/unknown"
-    return elapsed, verdict
+    return time.perf_counter() - start, "timeout/unknown" if verdict == "unknown" else verdict
 
 
 def main() -> None:

@@ -412,6 +412,29 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_NEGATIVE
 
 
+_PARAMS = "parameter or model file (JSON, .npz, .safetensors, .pt, .onnx)"
+_MAX_SEARCH = 1 << 16
+
+
+def _command(sub, name: str, text: str, func, *, params: str | None = "params", cert: str | None = None,
+             json_flag: bool = True, max_search: bool = False) -> argparse.ArgumentParser:
+    """A subcommand with the options most commands share."""
+    p = sub.add_parser(name, help=text, description=text)
+    if params == "params?":
+        p.add_argument("params", nargs="?", help=_PARAMS)
+    elif params:
+        p.add_argument(params, help=_PARAMS)
+    if cert:
+        p.add_argument("--cert", metavar="OUT", help=cert)
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    if max_search:
+        p.add_argument("--max-search", type=int, default=_MAX_SEARCH, metavar="N",
+                       help=f"refuse zero-factor searches over N candidates (default {_MAX_SEARCH})")
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="certsym", description="Exact, certified symmetries of shallow ReLU networks.")
     parser.add_argument("--version", action="version", version=f"certsym {__version__}")
@@ -420,102 +443,53 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                         help=f"refuse numerals with more than N digits (default {DEFAULT_MAX_DIGITS})")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    verdict = "write the certificate of the verdict"
 
-    p = sub.add_parser("eval", help="evaluate ρ(θ)(x) exactly")
-    p.add_argument("params", help="parameter file (JSON)")
+    p = _command(sub, "eval", "evaluate ρ(θ)(x) exactly", cmd_eval)
     p.add_argument("--at", required=True, metavar="X", help='the point, e.g. "1/2,3" or "sqrt(2)"')
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_eval)
-
-    p = sub.add_parser("minimal", help="the minimal form θ_min (moves 1-3) as a parameter file")
-    p.add_argument("params", help="parameter file (JSON)")
+    p = _command(sub, "minimal", "the minimal form θ_min (moves 1-3) as a parameter file", cmd_minimal,
+                 cert="write a minimal_form certificate", json_flag=False)
     p.add_argument("-o", "--output", metavar="OUT", help="write θ_min here (default: standard output)")
     p.add_argument("--trace", action="store_true", help="print the moves applied")
-    p.add_argument("--cert", metavar="OUT", help="write a minimal_form certificate")
-    p.set_defaults(func=cmd_minimal)
-
-    p = sub.add_parser("canon", help="the canonical form of the realized function (kink invariants)")
-    p.add_argument("params", help="parameter file (JSON)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_canon)
-
-    p = sub.add_parser("equiv", help="decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not)")
-    p.add_argument("params1")
-    p.add_argument("params2")
-    p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_equiv)
-
-    p = sub.add_parser("stabilizer", help="Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)")
-    p.add_argument("params", help="parameter file (JSON)")
-    p.add_argument("--cert", metavar="OUT", help="write a stabilizer certificate")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_stabilizer)
-
-    p = sub.add_parser("affine", help="Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)")
-    p.add_argument("params", help="parameter file (JSON)")
-    p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_affine)
-
-    for name, func, text in (
-        ("identifiable", cmd_identifiable, "Theorem 1: is the fibre exactly the H_n-orbit? (exit 0 yes, 1 no)"),
-        ("counterexample", cmd_counterexample, "Corollary 9: a θ' with ρ(θ') = ρ(θ) outside H_n·θ (exit 0 found)"),
-    ):
-        p = sub.add_parser(name, help=text)
-        p.add_argument("params", nargs="?" if name == "counterexample" else None, help="parameter file (JSON)")
-        p.add_argument("--cert", metavar="OUT", help="write the certificate of the verdict")
-        p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
-                       help="refuse zero-factor searches over N candidates (default 65536)")
-        if name == "identifiable":
-            p.add_argument("--json", action="store_true", help="machine-readable output")
-        else:
-            p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
-            p.add_argument("--search", metavar="M,N,K",
-                           help="enumerate an integer grid for the converse-failure family")
-            p.add_argument("--range", type=int, default=1, metavar="R", help="grid entries in -R..R (default 1)")
-            p.add_argument("--out", default="counterexamples", metavar="DIR", help="where --search writes")
-            p.add_argument("--limit", type=int, default=20, metavar="N", help="stop after N counterexamples")
-        p.set_defaults(func=func)
-
-    p = sub.add_parser("fibre", help="describe the fibre ρ^{-1}(ρ(θ)) in Ω(m,n,k)")
-    p.add_argument("params", help="parameter file (JSON)")
+    _command(sub, "canon", "the canonical form of the realized function (kink invariants)", cmd_canon)
+    p = _command(sub, "equiv", "decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not)", cmd_equiv,
+                 params="params1", cert=verdict)
+    p.add_argument("params2", help=_PARAMS)
+    _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
+             cert="write a stabilizer certificate")
+    _command(sub, "affine", "Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)", cmd_affine, cert=verdict)
+    _command(sub, "identifiable", "Theorem 1: is the fibre exactly the H_n-orbit? (exit 0 yes, 1 no)",
+             cmd_identifiable, cert=verdict, max_search=True)
+    p = _command(sub, "counterexample", "Corollary 9: a θ' with ρ(θ') = ρ(θ) outside H_n·θ (exit 0 found)",
+                 cmd_counterexample, params="params?", cert=verdict, json_flag=False, max_search=True)
+    p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
+    p.add_argument("--search", metavar="M,N,K", help="enumerate an integer grid for the converse-failure family")
+    p.add_argument("--range", type=int, default=1, metavar="R", help="grid entries in -R..R (default 1)")
+    p.add_argument("--out", default="counterexamples", metavar="DIR", help="where --search writes")
+    p.add_argument("--limit", type=int, default=20, metavar="N", help="stop after N counterexamples")
+    p = _command(sub, "fibre", "describe the fibre ρ^{-1}(ρ(θ)) in Ω(m,n,k)", cmd_fibre, max_search=True)
     p.add_argument("--cap", type=int, default=1000, metavar="N", help="list at most N zero-factor sets (default 1000)")
-    p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
-                   help="refuse zero-factor searches over N candidates (default 65536)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_fibre)
-
-    p = sub.add_parser("perturb", help="Theorem 1 (density): an identifiable θ' within eps of θ")
-    p.add_argument("params", help="parameter file (JSON)")
+    p = _command(sub, "perturb", "Theorem 1 (density): an identifiable θ' within eps of θ", cmd_perturb,
+                 cert="write the identifiability certificate of θ'", json_flag=False, max_search=True)
     p.add_argument("--eps", required=True, metavar="EPS", help='max-norm distance, e.g. "1e-6" (exact)')
     p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
-    p.add_argument("--cert", metavar="OUT", help="write the identifiability certificate of θ'")
-    p.add_argument("--max-search", type=int, default=1 << 16, metavar="N",
-                   help="refuse zero-factor searches over N candidates (default 65536)")
-    p.set_defaults(func=cmd_perturb)
-
-    p = sub.add_parser("audit", help="group many networks by the function they realize, and certify each class")
+    p = _command(sub, "audit", "group many networks by the function they realize, and certify each class",
+                 cmd_audit, params=None)
     p.add_argument("paths", nargs="+", metavar="PATH", help="parameter or model files")
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N", help="local processes")
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask cluster (scheduler address)")
     p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against its class "
                    "representative")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_audit)
-
-    p = sub.add_parser("check", help="replay certificates with the independent checker")
+    p = _command(sub, "check", "replay certificates with the independent checker", cmd_check, params=None,
+                 json_flag=False)
     p.add_argument("certificates", nargs="+", metavar="CERT")
     p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files")
     p.add_argument("--quiet", action="store_true", help="one line per certificate")
-    p.set_defaults(func=cmd_check)
-
-    p = sub.add_parser("reproduce", help="reproduce the papers' statements on concrete instances")
+    p = _command(sub, "reproduce", "reproduce the papers' statements on concrete instances", cmd_reproduce,
+                 params=None)
     p.add_argument("--out", default="reproduce-report", metavar="DIR",
                    help="where REPORT.md, report.html, figures and certificates go (default reproduce-report/)")
     p.add_argument("--quick", action="store_true", help="a smaller run (under two minutes)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_reproduce)
     return parser
 
 

@@ -16,6 +16,7 @@ from certsym.network import Network
 from certsym.numbers import QQ
 from paper_checks.families import disguise, nudge, random_network
 from paper_checks.oracle import same_function_m1
+from paper_checks.z3_oracle import z3_verdict
 
 
 def _pairs(seed: int, count: int, m_max: int):
@@ -35,25 +36,10 @@ def test_m1_oracle_sample() -> None:
 
 
 def _z3_equal(t1: Network, t2: Network) -> bool:
-    z3 = pytest.importorskip("z3")
-    xs = [z3.Real(f"x{q}") for q in range(t1.m)]
-
-    def realize(net: Network):
-        out = []
-        for j in range(net.k):
-            terms = [z3.RealVal(str(net.c[j]))]
-            for i in range(net.n):
-                z = sum((z3.RealVal(str(a)) * x for a, x in zip(net.A[i], xs, strict=True)), z3.RealVal(str(net.b[i])))
-                terms.append(z3.RealVal(str(net.M[j][i])) * z3.If(z > 0, z, 0))
-            out.append(z3.Sum(terms))
-        return out
-
-    solver = z3.Solver()
-    solver.set("timeout", 60_000)
-    solver.add(z3.Or([a != b for a, b in zip(realize(t1), realize(t2), strict=True)]))
-    result = solver.check()
-    assert result != z3.unknown, "z3 did not decide"
-    return result == z3.unsat
+    pytest.importorskip("z3")
+    verdict = z3_verdict(t1, t2)
+    assert verdict != "unknown", "z3 did not decide"
+    return verdict == "equal"
 
 
 def test_z3_sample_m2() -> None:

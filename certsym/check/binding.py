@@ -20,7 +20,7 @@ import re
 import warnings
 from fractions import Fraction
 
-from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _sub, _trim, integer, primitive
+from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _mul, _sub, _trim, integer, primitive
 from certsym.check.tensors import model_entries
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
@@ -89,7 +89,7 @@ class Reader:
             if isinstance(node.op, ast.Sub):
                 return _sub(a, b) if poly else a - b
             if isinstance(node.op, ast.Mult):
-                return _polymul(a, b) if poly else a * b
+                return _mul(a, b) if poly else a * b
             if isinstance(node.op, ast.Div):
                 if poly:
                     if len(b) != 1:
@@ -108,7 +108,7 @@ class Reader:
         base, out = self._eval(node.left, source, poly), [Fraction(1)] if poly else self.F.one
         _size_guard(base, abs(int(e)))
         for _ in range(abs(int(e))):
-            out = _polymul(out, base) if poly else out * base
+            out = _mul(out, base) if poly else out * base
         return out if e >= 0 else self.F.inverse(out)
 
     def _atom(self, node: ast.AST, source: str):
@@ -194,14 +194,6 @@ def _rational_of(x) -> Fraction:
     if not hasattr(x, "c") or len(x.c) > 1:
         raise Reject("expected a rational number")
     return x.c[0] if x.c else Fraction(0)
-
-
-def _polymul(p: list, q: list) -> list:
-    out = [Fraction(0)] * max(len(p) + len(q) - 1, 0)
-    for i, a in enumerate(p):
-        for j, b in enumerate(q):
-            out[i + j] += a * b
-    return _trim(out)
 
 
 def _horner(p: list, y, F):
