@@ -17,6 +17,7 @@ from typing import Any
 from certsym.affine import AffineVerdict
 from certsym.equivalence import Verdict
 from certsym.identifiability import Identifiability
+from certsym.io.params import network_to_json
 from certsym.network import Network
 from certsym.numbers import Field, NumberField, Scalar
 from certsym.reduction import Reduction, Step
@@ -68,18 +69,7 @@ def number_json(F: Field, x: Scalar) -> str | list[str]:
 
 def parameters_json(net: Network) -> dict[str, Any]:
     """θ with every entry encoded exactly (number_json); shape always included."""
-    F = net.field
-
-    def enc(x):
-        return number_json(F, x)
-
-    return {
-        "M": [[enc(x) for x in row] for row in net.M],
-        "A": [[enc(x) for x in row] for row in net.A],
-        "b": [enc(x) for x in net.b],
-        "c": [enc(x) for x in net.c],
-        "shape": {"m": net.m, "n": net.n, "k": net.k},
-    }
+    return network_to_json(net, lambda x: number_json(net.field, x))
 
 
 def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict) -> dict:

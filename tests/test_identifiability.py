@@ -85,15 +85,21 @@ def _orbit(theta: Network) -> tuple:
     return tuple(sorted(out)), theta.c
 
 
-def test_exhaustive_grid_against_brute_force_fibres() -> None:
-    """Ω(1,2,1) with entries in {−1, 0, 1}: θ is identifiable only if no θ' of the grid with the same
-    function lies outside its orbit; and a certified counterexample exists whenever one does."""
+def _grid_classes() -> tuple[list[Network], dict]:
+    """All of Ω(1,2,1) with entries in {−1, 0, 1}, and its classes by realized function."""
     vals = [fmpq(-1), fmpq(0), fmpq(1)]
     nets = [Network.build([[v1, v2]], [[a1], [a2]], [b1, b2], [c])
             for v1, v2, a1, a2, b1, b2, c in itertools.product(vals, repeat=7)]
     classes = defaultdict(list)
     for t in nets:
         classes[_fingerprint(t)].append(t)
+    return nets, classes
+
+
+def test_exhaustive_grid_against_brute_force_fibres() -> None:
+    """Ω(1,2,1) with entries in {−1, 0, 1}: θ is identifiable only if no θ' of the grid with the same
+    function lies outside its orbit; and a certified counterexample exists whenever one does."""
+    nets, classes = _grid_classes()
     refused = decided = 0
     for t in nets:
         outside = any(_orbit(o) != _orbit(t) for o in classes[_fingerprint(t)])
@@ -169,12 +175,7 @@ def test_fibre_against_brute_force_grid() -> None:
     function lies in one of the orbits H_2·θ^F that `describe_fibre` lists."""
     from certsym.identifiability import describe_fibre, flip
 
-    vals = [fmpq(-1), fmpq(0), fmpq(1)]
-    nets = [Network.build([[v1, v2]], [[a1], [a2]], [b1, b2], [c])
-            for v1, v2, a1, a2, b1, b2, c in itertools.product(vals, repeat=7)]
-    classes = defaultdict(list)
-    for t in nets:
-        classes[_fingerprint(t)].append(t)
+    nets, classes = _grid_classes()
     checked = 0
     for t in nets:
         fibre = describe_fibre(t)

@@ -278,9 +278,9 @@ def parse_point(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> list:
     return [parse_number(p, max_digits) for p in parts]
 
 
-def network_to_json(net: Network) -> dict[str, Any]:
-    """The parameter-file JSON of ``net`` (entries as exact strings; shape always included)."""
-    s = net.field.to_string
+def network_to_json(net: Network, encode=None) -> dict[str, Any]:
+    """The parameter-file JSON of ``net``: entries as exact strings (or ``encode(x)``); shape included."""
+    s = encode or net.field.to_string
     return {
         "M": [[s(x) for x in row] for row in net.M],
         "A": [[s(x) for x in row] for row in net.A],
