@@ -268,6 +268,8 @@ def cmd_fibre(args: argparse.Namespace) -> int:
     from certsym.identifiability import describe_fibre
 
     (net,), _ = _load(args, [args.params])
+    if args.cap < 1:
+        raise InputError("--cap must be at least 1")
     fibre = describe_fibre(net, args.cap, args.max_search)
     if args.json:
         _emit_json({"minimal": fibre.minimal, "zero_factors": fibre.zero_factors, "complete": fibre.complete,
@@ -514,8 +516,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # a file or folder that cannot be written or read
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"certsym: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_INPUT
     except KeyboardInterrupt:
         print("certsym: error: interrupted", file=sys.stderr)
+        return EXIT_INPUT
+    except Exception as exc:  # a bug: one line, not a traceback (CERTSYM_DEBUG=1 shows it)
+        if os.environ.get("CERTSYM_DEBUG"):
+            raise
+        print(f"certsym: internal error ({type(exc).__name__}: {exc}); rerun with CERTSYM_DEBUG=1 and report it",
+              file=sys.stderr)
         return EXIT_INPUT
 
 
