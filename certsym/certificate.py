@@ -50,6 +50,7 @@ class InputRecord:
 
 
 def field_json(F: Field) -> dict[str, Any]:
+    """The "field" entry: {"type": "QQ"} or the number field's minimal polynomial and isolating interval."""
     if isinstance(F, NumberField):
         return {
             "type": "number_field",
@@ -61,6 +62,7 @@ def field_json(F: Field) -> dict[str, Any]:
 
 
 def number_json(F: Field, x: Scalar) -> str | list[str]:
+    """An exact number: "p/q" over Q, or coefficient strings (lowest degree first) over Q(α)."""
     if isinstance(F, NumberField):
         coeffs = F(x).poly.coeffs()
         return [str(c) for c in coeffs] if coeffs else ["0"]
@@ -91,6 +93,7 @@ def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], pr
 
 
 def steps_json(F: Field, steps: list[Step]) -> list[dict[str, Any]]:
+    """Reduction steps (moves 1–3) as certificate steps, each citing its lemma."""
     out = []
     for s in steps:
         if s.kind == "merge":

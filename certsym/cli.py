@@ -438,6 +438,7 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of every subcommand."""
     parser = _Parser(prog="certsym", description="Exact, certified symmetries of shallow ReLU networks.")
     parser.add_argument("--version", action="version", version=f"certsym {__version__}")
     parser.add_argument("--keys", metavar="W1,b1,W2,b2",

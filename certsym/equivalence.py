@@ -79,6 +79,7 @@ class Verdict:
 
 
 def check_compatible(theta1: Network, theta2: Network) -> None:
+    """Same m, k and field, else InputError (exit 2)."""
     if theta1.m != theta2.m:
         raise InputError(f"input dimensions differ: m = {theta1.m} and m = {theta2.m}")
     if theta1.k != theta2.k:

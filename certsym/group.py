@@ -40,10 +40,12 @@ class HElement:
 
     @classmethod
     def identity(cls, n: int, one: Scalar = 1) -> HElement:
+        """The identity of H_n."""
         return cls(tuple(range(n)), (one,) * n)
 
     @classmethod
     def make(cls, perm: Sequence[int], scale: Sequence[Scalar]) -> HElement:
+        """An H_n element from any sequences (validated)."""
         return cls(tuple(perm), tuple(scale))
 
     def compose(self, other: HElement) -> HElement:
@@ -60,6 +62,7 @@ class HElement:
         return self.compose(other)
 
     def inverse(self) -> HElement:
+        """h^{-1} = P^{-1} D^{-1}: perm⁻¹, and 1/d at the permuted places. O(n)."""
         inv = [0] * self.n
         for i, p in enumerate(self.perm):
             inv[p] = i

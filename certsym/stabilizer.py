@@ -37,6 +37,7 @@ class Transposition:
     d_j: Scalar
 
     def element(self, n: int, one: Scalar) -> HElement:
+        """This transposition as an element of H_n."""
         perm, scale = list(range(n)), [one] * n
         perm[self.i], perm[self.j] = self.j, self.i
         scale[self.i], scale[self.j] = self.d_i, self.d_j

@@ -116,3 +116,12 @@ def test_schema_describes_the_valid_corpus() -> None:
     schema = json.loads((ROOT / "certificates" / "schema.json").read_text())
     for path in VALID:
         jsonschema.validate(json.loads(path.read_text()), schema)
+
+
+def test_checker_and_producer_agree_on_kinds_and_claims() -> None:
+    """The checker keeps its own copy of the claims (it imports nothing from certsym); they must agree."""
+    from certsym.certificate import CLAIMS, FORMAT, VERSION
+    from certsym.check import checker
+
+    assert checker.CLAIMS == CLAIMS and set(checker.KINDS) == set(CLAIMS)
+    assert (checker.FORMAT, checker.VERSION) == (FORMAT, VERSION)

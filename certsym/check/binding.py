@@ -28,6 +28,7 @@ _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
 
 
 def decimal(text: str) -> Fraction:
+    """An exact decimal numeral ("0.1" is 1/10); exponents are bounded."""
     m = _DECIMAL.fullmatch(text)
     if not m or len(text) > MAX_NUMBER_CHARS or (m.group(1) and abs(int(m.group(1))) > 10_000):
         raise Reject(f"not an exact decimal numeral: {text[:40]!r}")

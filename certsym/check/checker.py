@@ -44,6 +44,7 @@ class Report:
 
 
 def keys(obj: object, required: set, where: str) -> dict:
+    """The object, if it is a dict with exactly the ``required`` keys; otherwise reject."""
     if not isinstance(obj, dict):
         raise Reject(f"{where} must be an object")
     if set(obj) != required:
@@ -53,12 +54,14 @@ def keys(obj: object, required: set, where: str) -> dict:
 
 
 def index(x: object, bound: int, where: str) -> int:
+    """An int index in 0..bound−1 (booleans refused); otherwise reject."""
     if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < bound:
         raise Reject(f"{where}: index {x!r} out of range 0..{bound - 1}")
     return x
 
 
 def seq(x: object, length: int | None, where: str) -> list:
+    """The list, if it is one (of the given length); otherwise reject."""
     if not isinstance(x, list) or (length is not None and len(x) != length):
         raise Reject(f"{where} must be a list" + (f" of length {length}" if length is not None else ""))
     return x
@@ -91,10 +94,12 @@ class Net:
 
 
 def is_zero(vec: list) -> bool:
+    """Every entry exactly zero (remainder test over number fields)."""
     return all(x == 0 for x in vec)
 
 
 def kill(net: Net, i: int) -> None:
+    """Neuron i becomes the zero neuron."""
     net.rows[i] = [net.F.zero] * (net.m + 1)
     net.v[i] = [net.F.zero] * net.k
 
@@ -139,6 +144,7 @@ def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
 
 
 def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Theorems 3/4 form: reductions, H_n matching, merges, antisymmetric pairs, affine identity. Linear time."""
     p = keys(proof, {"reduction", "matching", "merges", "pairs", "statement"}, "proof")
     if p["statement"] != AFFINE:
         raise Reject(f"proof must cite {AFFINE!r}")
@@ -224,10 +230,12 @@ def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
 
 
 def zero_matrix(lin: list | None) -> bool:
+    """True for an absent (lazily built) or all-zero matrix."""
     return lin is None or all(is_zero(row) for row in lin)
 
 
 def check_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Proposition 14: the reduction, pairs accounting for every neuron, and the stated affine map."""
     p = keys(proof, {"steps", "pairs", "linear", "constant", "statement"}, "proof")
     (t,) = nets
     if p["statement"] != "Proposition 14":
@@ -242,6 +250,7 @@ def check_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
 
 
 def check_not_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Proposition 14, negative: rational x, y with f(x) + f(y) ≠ 2 f((x + y)/2), recomputed."""
     p = keys(proof, {"x", "y", "values", "statement"}, "proof")
     (t,) = nets
     if p["statement"] != EVAL:
@@ -260,6 +269,7 @@ def check_not_affine(F, nets: list[Net], proof: object, rep: Report) -> None:
 
 
 def check_not_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """A rational witness where both networks are evaluated exactly and differ."""
     p = keys(proof, {"witness", "values", "statement"}, "proof")
     t1, t2 = nets
     if (t1.m, t1.k) != (t2.m, t2.k) or p["statement"] != EVAL:
@@ -277,6 +287,7 @@ def check_not_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None
 
 
 def check_minimal_form(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Replay moves 1–3, compare with the claimed θ_min, and check it is minimal (one sort)."""
     p = keys(proof, {"steps", "minimal"}, "proof")
     (t,) = nets
     replay_reduction(t, p["steps"], rep, "proof.steps")
@@ -369,6 +380,7 @@ def _check_group(F, t: Net, g: object, rows_only: bool, rep: Report, where: str)
 
 
 def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Theorem 2 for θ and for (A, b)."""
     p = keys(proof, {"theta", "rows", "statement"}, "proof")
     if p["statement"] != "Theorem 2":
         raise Reject("proof must cite 'Theorem 2'")
@@ -395,6 +407,7 @@ MAX_FREE = 24
 
 
 def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Theorem 1: live neurons, pairwise independent rows, and no zero factor (minor + kernel replay)."""
     p = keys(proof, {"nonzero_v", "nonzero_a", "zero_factor", "statement"}, "proof")
     (t,) = nets
     n, m, k = t.n, t.m, t.k
@@ -450,6 +463,7 @@ def _orbit_invariant(F, t: Net) -> tuple[int, list]:
 
 
 def check_not_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Corollary 9: θ' equivalent to θ (replayed) and outside its H_n-orbit (normalized neurons differ)."""
     p = keys(proof, {"counterexample", "equivalence", "statement"}, "proof")
     (t,) = nets
     other = Net(F, p["counterexample"], "proof.counterexample")

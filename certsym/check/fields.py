@@ -33,6 +33,7 @@ def integer(digits: str) -> int:
 
 
 def rational(s: object) -> Fraction:
+    """An exact rational from a "p/q" string (no 4300-digit cap); anything else is rejected."""
     if not isinstance(s, str) or len(s) > MAX_NUMBER_CHARS or not _RATIONAL.fullmatch(s):
         raise Reject(f"not an exact rational string: {str(s)[:60]!r}")
     num, _, den = s.partition("/")

@@ -26,6 +26,7 @@ LETTER_KEYS = ("A", "b", "M", "c")
 
 
 def is_model_file(path: str | os.PathLike) -> bool:
+    """True for .npz, .safetensors, .pt/.pth and .onnx paths."""
     return Path(path).suffix.lower() in SUFFIXES
 
 

@@ -320,4 +320,5 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
+    """JSON written atomically (indent 1)."""
     write_text_atomic(path, json.dumps(data, indent=1) + "\n")

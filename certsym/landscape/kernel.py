@@ -66,12 +66,14 @@ def _frames(w: np.ndarray, v: np.ndarray):
 
 
 def hess_ww(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """∇²_ww κ(w, v) = ‖v‖ sin θ / (2π‖w‖) · (I − ûûᵀ + nnᵀ)."""
     nw, nv, cos, theta, sin, u, vh, n, m = _frames(w, v)
     eye = np.eye(len(w))
     return nv * sin / (TWO_PI * nw) * (eye - np.outer(u, u) + np.outer(n, n))
 
 
 def hess_wv(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """∇²_wv κ(w, v) = (sin θ û v̂ᵀ − cos θ û mᵀ + (π − θ) I + v̂ mᵀ) / (2π)."""
     nw, nv, cos, theta, sin, u, vh, n, m = _frames(w, v)
     eye = np.eye(len(w))
     return (sin * np.outer(u, vh) - cos * np.outer(u, m) + (np.pi - theta) * eye + np.outer(vh, m)) / TWO_PI

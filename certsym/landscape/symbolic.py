@@ -12,6 +12,7 @@ import sympy
 
 
 def kappa(w: Sequence[sympy.Expr], v: Sequence[sympy.Expr]) -> sympy.Expr:
+    """The arc-cosine kernel κ(w, v) as a sympy expression."""
     nw = sympy.sqrt(sum(x * x for x in w))
     nv = sympy.sqrt(sum(x * x for x in v))
     theta = sympy.acos(sum(a * b for a, b in zip(w, v, strict=True)) / (nw * nv))
