@@ -1,6 +1,8 @@
-"""Equivalence at scale: certsym equiv + independent check, against z3 deciding ∀x f1(x) = f2(x).
+"""Equivalence at scale: certsym equiv + independent check, against z3 (exact, over the reals) and a HiGHS
+MILP on a box (approximate).
 
-    python benchmarks/equiv_scaling.py [--sizes 100 1000 10000 100000] [--m 32] [--z3-timeout 60]
+    python benchmarks/equiv_scaling.py [--sizes 100 1000 10000 100000] [--m 32] [--timeout 60]
+                                       [--readme benchmarks/README.md]
 
 Pairs: θ random with small-height rational entries (numerators in [-9, 9], denominators in 1..9),
 θ' = h·θ for a random h ∈ H_n (permutation, positive rational scalings) with 1% of its neurons
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import resource
 import time
 
 from flint import fmpq
@@ -75,24 +78,73 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000, 100000])
     ap.add_argument("--m", type=int, default=32)
     ap.add_argument("--k", type=int, default=1)
-    ap.add_argument("--z3-timeout", type=float, default=60.0)
-    ap.add_argument("--z3-max-n", type=int, default=1000, help="skip z3 above this width")
+    ap.add_argument("--timeout", type=float, default=60.0, help="z3 and MILP time limit (s)")
+    ap.add_argument("--baseline-max-n", type=int, default=1000, help="skip the baselines above this width")
+    ap.add_argument("--readme", metavar="PATH", help="also write the table into this Markdown file")
     args = ap.parse_args()
-    print(f"m = {args.m}, k = {args.k}; times in seconds")
-    print("| n | certsym equiv + certificate | checker replay | total | z3 | z3 verdict | z3 / certsym |")
-    print("|---|---|---|---|---|---|---|")
+    head = ("| n | certsym equiv + certificate (s) | checker replay (s) | total (s) | z3 (s) | z3 verdict "
+            "| z3 / certsym | MILP (s) | MILP verdict (approx.) | MILP / certsym |")
+    lines = [f"m = {args.m}, k = {args.k}; z3 and MILP limited to {args.timeout:.0f} s each", "", head,
+             "|" + "---|" * 10]
+    print("\n".join(lines), flush=True)
     for n in args.sizes:
         t1, t2 = disguised_pair(n, args.m, args.k, seed=n)
         decide_s, check_s, _ = time_certsym(t1, t2)
         total = decide_s + check_s
-        if n <= args.z3_max_n:
-            z3_s, z3_verdict = time_z3(t1, t2, args.z3_timeout)
-            ratio = f"> {z3_s / total:.0f}" if z3_verdict.startswith("timeout") else f"{z3_s / total:.1f}"
-            z3_col = f"{z3_s:.1f}"
-        else:
-            z3_col, z3_verdict, ratio = "not run", f"(z3 already times out at n = {args.z3_max_n})", "-"
-        print(f"| {n} | {decide_s:.2f} | {check_s:.2f} | {total:.2f} | {z3_col} | {z3_verdict} | {ratio} |",
-              flush=True)
+        cols = []
+        for name in ("z3", "milp"):
+            if n > args.baseline_max_n:
+                cols += ["not run", f"(over --baseline-max-n {args.baseline_max_n})", "-"]
+                continue
+            seconds, verdict = time_z3(t1, t2, args.timeout) if name == "z3" else _milp(t1, t2, args.timeout)
+            ratio = f"> {seconds / total:.0f}" if verdict.startswith("timeout") else f"{seconds / total:.1f}"
+            cols += [f"{seconds:.1f}", verdict, ratio]
+        line = f"| {n} | {decide_s:.2f} | {check_s:.2f} | {total:.2f} | " + " | ".join(cols) + " |"
+        lines.append(line)
+        print(line, flush=True)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    lines += ["", f"Peak resident memory of the benchmark process: {rss:.0f} MiB."]
+    print(lines[-1])
+    if args.readme:
+        _write_readme(args.readme, lines)
+
+
+def _milp(t1: Network, t2: Network, timeout: float) -> tuple[float, str]:
+    if t1.k != 1:
+        return float("nan"), "k > 1 not encoded"
+    try:
+        from milp_baseline import milp_gap
+    except ImportError:
+        return float("nan"), "scipy not installed"
+    verdict, seconds = milp_gap(t1, t2, time_limit=timeout)
+    return seconds, "timeout/unknown" if verdict == "timeout" else verdict
+
+
+def _write_readme(path: str, lines: list[str]) -> None:
+    import datetime
+    import shlex
+    import sys
+
+    command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
+    text = f"""# Benchmarks
+
+Timings are measured by scripts, never asserted by tests. Baselines: `python -m pip install -e ".[bench]"`
+(z3-solver) and scipy (HiGHS MILP).
+
+## Equivalence at scale (`equiv_scaling.py`)
+
+certsym's exact decision plus certificate, then the independent checker's replay, on disguised pairs (θ and
+h·θ with 1% of the neurons split and a dead neuron added). z3 decides ∃x f1(x) ≠ f2(x) over the reals
+(exact); the MILP (HiGHS, big-M ReLU encoding) maximizes |f1 − f2| over the box [−10, 10]^m in floating
+point, so its verdict is approximate. Regenerate this file with:
+
+    {command}
+
+Measured {datetime.date.today().isoformat()} on the development machine (2 cores):
+
+""" + "\n".join(lines) + "\n"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 if __name__ == "__main__":
