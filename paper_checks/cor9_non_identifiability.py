@@ -15,10 +15,9 @@ from certsym.canonical import canonical_form
 from certsym.certificate import identifiability_certificate
 from certsym.identifiability import converse_failures, decide_identifiable
 from certsym.network import Network, Neuron
-from certsym.numbers import QQ
 from certsym.stabilizer import stabilizer
 from paper_checks import Context
-from paper_checks.families import RECORD, random_network, scalar, sqrt2_field
+from paper_checks.families import RECORD, random_network, scalar, seeded_fields
 from paper_checks.worked_examples import load_pair
 
 STATEMENT = "Corollary 9 (non-identifiability; converse fails)"
@@ -26,9 +25,8 @@ SLUG = "cor9_non_identifiability"
 
 
 def run(ctx: Context) -> None:
-    F2, root = sqrt2_field()
     rng = random.Random(9)
-    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+    for field_name, F, r in seeded_fields():
         for t in range(4 if ctx.quick else 30):
             base = random_network(rng, rng.randint(1, 3), rng.randint(1, 4), rng.randint(1, 2), F, r)
             neurons = base.neurons()

@@ -24,6 +24,14 @@ def sqrt2_field() -> tuple[Field, object]:
     return s.field, s
 
 
+def seeded_fields() -> list[tuple[str, Field, object]]:
+    """The fields every random family is drawn over: (name, field, generator or None) for Q and Q(√2)."""
+    from certsym.numbers import QQ
+
+    F2, root = sqrt2_field()
+    return [("QQ", QQ, None), ("Qsqrt2", F2, root)]
+
+
 def scalar(rng: random.Random, F: Field, root=None, height: int = 9):
     """A random nonzero number p/q (+ r/s·√2 over Q(√2))."""
     x = F(fmpq(rng.choice([-1, 1]) * rng.randint(1, height), rng.randint(1, 5)))

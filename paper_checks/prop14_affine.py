@@ -16,9 +16,8 @@ from flint import fmpq
 from certsym.affine import decide_affine
 from certsym.certificate import affine_certificate
 from certsym.network import Network, Neuron
-from certsym.numbers import QQ
 from paper_checks import Context
-from paper_checks.families import RECORD, grid, scalar, sqrt2_field
+from paper_checks.families import RECORD, grid, scalar, seeded_fields
 from paper_checks.oracle import probe_points
 from paper_checks.worked_examples import load_pair
 
@@ -54,9 +53,8 @@ def run(ctx: Context) -> None:
         theta = load_pair(name)[which]
         verdict = decide_affine(theta)
         ctx.record(STATEMENT, SLUG, name, verdict.affine is want, affine_certificate(verdict, RECORD))
-    F2, root = sqrt2_field()
     rng = random.Random(14)
-    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+    for field_name, F, r in seeded_fields():
         for t in range(4 if ctx.quick else 30):
             theta = _affine_network(rng, F, r)
             verdict = decide_affine(theta)

@@ -19,7 +19,7 @@ from certsym.certificate import identifiability_certificate
 from certsym.identifiability import Undecided, decide_identifiable, perturb
 from certsym.numbers import QQ
 from paper_checks import Context
-from paper_checks.families import RECORD, grid, random_network, sqrt2_field
+from paper_checks.families import RECORD, grid, random_network, seeded_fields
 from paper_checks.thm3_4_classification import fingerprint
 from paper_checks.worked_examples import load_pair
 
@@ -50,9 +50,8 @@ def run(ctx: Context) -> None:
             dense = perturb(theta, QQ(fmpq(1, 10**6)))
             ctx.record(STATEMENT, SLUG, f"{name}_perturbed_1e-6", dense.identifiable,
                        identifiability_certificate(dense, RECORD))
-    F2, root = sqrt2_field()
     rng = random.Random(1)
-    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+    for field_name, F, r in seeded_fields():
         for t in range(4 if ctx.quick else 40):
             m, n, k = rng.randint(1, 3), rng.randint(1, 7), rng.randint(1, 2)
             # genericity is a statement about measure: draw from a wide range so that coincidences

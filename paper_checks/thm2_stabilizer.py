@@ -15,10 +15,9 @@ import random
 
 from certsym.certificate import stabilizer_certificate
 from certsym.network import Network, Neuron
-from certsym.numbers import QQ
 from certsym.stabilizer import stabilizer
 from paper_checks import Context
-from paper_checks.families import RECORD, random_network, scalar, sqrt2_field
+from paper_checks.families import RECORD, random_network, scalar, seeded_fields
 from paper_checks.worked_examples import load_pair
 
 STATEMENT = "Theorem 2 (stabilizers)"
@@ -55,9 +54,8 @@ def run(ctx: Context) -> None:
         theta, _ = load_pair(name)
         groups = (stabilizer(theta), stabilizer(theta, of_rows=True))
         ctx.record(STATEMENT, SLUG, name, groups[0].type == want, stabilizer_certificate(theta, groups, RECORD))
-    F2, root = sqrt2_field()
     rng = random.Random(2)
-    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+    for field_name, F, r in seeded_fields():
         for t in range(4 if ctx.quick else 30):
             base = random_network(rng, rng.randint(1, 2), rng.randint(1, 3), rng.randint(1, 2), F, r)
             neurons = base.neurons()

@@ -17,7 +17,7 @@ from certsym.equivalence import decide
 from certsym.numbers import QQ
 from paper_checks import Context
 from paper_checks.examples import EXAMPLES
-from paper_checks.families import RECORD, disguise, grid, nudge, random_network, sqrt2_field
+from paper_checks.families import RECORD, disguise, grid, nudge, random_network, seeded_fields
 from paper_checks.oracle import same_function_m1
 from paper_checks.worked_examples import load_pair
 
@@ -39,10 +39,9 @@ def run(ctx: Context) -> None:
         short = name.split()[0]
         _certify(ctx, f"{short}_equivalent", t1, t2, True)
         _certify(ctx, f"{short}_nudged", t1, nudge(t2), False)
-    F2, root = sqrt2_field()
     rng = random.Random(34)
     count = 4 if ctx.quick else 60
-    for field_name, F, r in (("QQ", QQ, None), ("Qsqrt2", F2, root)):
+    for field_name, F, r in seeded_fields():
         for t in range(count):
             m, n, k = rng.randint(1, 3), rng.randint(1, 6), rng.randint(1, 2)
             theta = random_network(rng, m, n, k, F, r)
