@@ -287,6 +287,7 @@ def nf_params(v: list) -> dict:
     (nf(["6", "-2", "-3", "1"], ["1", "2"]), ["-2", "0", "1"]),  # reducible (x^2−2)(x−3): v = α^2 − 2 = 0 at α
     (nf(["0", "1"], ["-1", "1"]), ["0"]),                        # α = 0: v = 0
     (nf(["-2", "0", "1"], ["1", "2"]), ["1", "2", "3", "4"]),   # too many coefficients
+    (nf(["-2", "0", "1"], ["1", "2"]), ["-2", "0", "1"]),       # α^2 − 2: zero, but not reduced (one spelling only)
     (nf(["-2", "0", "1"], ["1", "2"]), "1"),                    # a rational string where a list is expected
     (nf(["-2", "0", "1"], ["1", "2"]), [1]),                    # an int coefficient
 ])

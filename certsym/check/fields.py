@@ -190,8 +190,10 @@ class NumberField:
         self.zero, self.one = Elt(self, []), Elt(self, [Fraction(1)])
 
     def number(self, s: object) -> Elt:
-        if not isinstance(s, list) or not s or len(s) > len(self.p):
+        if not isinstance(s, list) or not s:
             raise Reject(f"not a number-field element (coefficient list): {str(s)[:60]!r}")
+        if len(s) >= len(self.p):  # one spelling per element: reduced modulo the minimal polynomial
+            raise Reject(f"number-field element not reduced (degree >= {len(self.p) - 1}): {str(s)[:60]!r}")
         return Elt(self, [rational(x) for x in s])
 
     def sign(self, x) -> int:
