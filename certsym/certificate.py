@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from certsym.affine import AffineVerdict
+from certsym.dyadic import DyadicNetwork, FastVerdict
 from certsym.equivalence import Verdict
 from certsym.identifiability import Identifiability
 from certsym.io.params import network_to_json
 from certsym.network import Network
-from certsym.numbers import Field, NumberField, Scalar
+from certsym.numbers import QQ, Field, NumberField, Scalar
 from certsym.reduction import Reduction, Step
 from certsym.stabilizer import Stabilizer
 
@@ -74,22 +75,25 @@ def parameters_json(net: Network) -> dict[str, Any]:
     return network_to_json(net, lambda x: number_json(net.field, x))
 
 
-def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict) -> dict:
-    return {
-        "format": FORMAT,
-        "version": VERSION,
-        "kind": kind,
-        "claim": CLAIMS[kind],
-        "field": field_json(F),
-        "inputs": [
-            {"name": rec.name, "sha256": rec.sha256,
+def _input_json(F: Field, rec: InputRecord, net: Network | None, shape: tuple[int, int, int] | None) -> dict:
+    """One "inputs" entry: the parameters embedded, or (``net`` None) the model file referenced by its
+    SHA-256 and shape only; the checker then reads the file itself."""
+    entry = {"name": rec.name, "sha256": rec.sha256,
              "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
-             **({"model": rec.model} if rec.model else {}),
-             "parameters": parameters_json(net)}
-            for rec, net in inputs
-        ],
-        "proof": proof,
-    }
+             **({"model": rec.model} if rec.model else {})}
+    if net is None:
+        m, n, k = shape
+        return {**entry, "shape": {"m": m, "n": n, "k": k}}
+    return {**entry, "parameters": parameters_json(net)}
+
+
+def _envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict) -> dict:
+    return _document(kind, F, [_input_json(F, rec, net, None) for rec, net in inputs], proof)
+
+
+def _document(kind: str, F: Field, inputs: list[dict], proof: dict) -> dict:
+    return {"format": FORMAT, "version": VERSION, "kind": kind, "claim": CLAIMS[kind], "field": field_json(F),
+            "inputs": inputs, "proof": proof}
 
 
 def steps_json(F: Field, steps: list[Step]) -> list[dict[str, Any]]:
@@ -184,8 +188,8 @@ def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict
     return _envelope("identifiable", F, [(record, theta)], proof)
 
 
-def _equivalence_proof(v: Verdict) -> dict:
-    F = v.theta1.field
+def _equivalence_proof(v: Verdict, F: Field | None = None) -> dict:
+    F = F or v.theta1.field
 
     def enc(x):
         return number_json(F, x)
@@ -203,6 +207,15 @@ def _equivalence_proof(v: Verdict) -> dict:
         "pairs": _pairs_json(F, v.pairs),
         "statement": "affine parts cancel",
     }
+
+
+def fast_equivalence_certificate(v: FastVerdict, nets: tuple[DyadicNetwork, DyadicNetwork],
+                                 records: tuple[InputRecord, InputRecord], embed: bool) -> dict:
+    """EQUIVALENT from the fast path (``certsym.dyadic``): the same proof as the general path's. The inputs
+    are embedded when ``embed``, else referenced by SHA-256 (the checker then needs the files)."""
+    inputs = [_input_json(QQ, rec, net.to_network() if embed else None, (net.m, net.n, net.k))
+              for rec, net in zip(records, nets, strict=True)]
+    return _document("equivalent", QQ, inputs, _equivalence_proof(v, QQ))
 
 
 def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:

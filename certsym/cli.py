@@ -113,17 +113,57 @@ def cmd_canon(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
+
+
+def _fast_equiv(args: argparse.Namespace) -> int | None:
+    """``equiv`` on the fast exact path (``certsym.dyadic``) when both inputs are model files of ≤ 24-bit
+    floats; None when the general path must run (other inputs, or a NOT EQUIVALENT verdict, whose witness
+    the general path places)."""
+    from certsym.certificate import InputRecord, fast_equivalence_certificate
+    from certsym.dyadic import DyadicNetwork, decide
+    from certsym.io.models import is_model_file, read_arrays
+    from certsym.io.params import file_digest
+
+    paths = [args.params1, args.params2]
+    if args.path == "general" or not all(is_model_file(p) for p in paths):
+        return None
+    loaded = [read_arrays(p, _keys(args)) for p in paths]
+    nets = [DyadicNetwork.from_arrays(*arrays) for arrays, _ in loaded]
+    if None in nets or (nets[0].m, nets[0].k) != (nets[1].m, nets[1].k):
+        return None
+    verdict = decide(*nets)
+    if not verdict.equivalent:
+        return None
+    if args.cert:
+        records = tuple(InputRecord(str(p), file_digest(p), (), model) for p, (_, model) in zip(paths, loaded,
+                                                                                                strict=True))
+        embed = not args.reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
+        write_json_atomic(args.cert, fast_equivalence_certificate(verdict, tuple(nets), records, embed))
+    counts = len(verdict.matches), len(verdict.merges), len(verdict.pairs)
+    if args.json:
+        _emit_json({"equivalent": True, "field": "QQ", "path": "fast",
+                    **dict(zip(("matched", "merges", "pairs"), counts, strict=True))})
+    else:
+        print(f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({counts[0]} neurons matched by H_n, {counts[1]} cross merges, "
+              f"{counts[2]} antisymmetric pairs)")
+    return EXIT_OK
+
+
 def cmd_equiv(args: argparse.Namespace) -> int:
     from certsym.certificate import equivalence_certificate
     from certsym.equivalence import decide
 
+    fast = _fast_equiv(args)
+    if fast is not None:
+        return fast
     (t1, t2), records = _load(args, [args.params1, args.params2])
     verdict = decide(t1, t2)
     if args.cert:
         write_json_atomic(args.cert, equivalence_certificate(verdict, (records[0], records[1])))
     F = t1.field
     if args.json:
-        out = {"equivalent": verdict.equivalent, "field": F.name,
+        out = {"equivalent": verdict.equivalent, "field": F.name, "path": "general",
                "hash1": verdict.canon1.hash, "hash2": verdict.canon2.hash}
         if verdict.equivalent:
             out.update(matched=len(verdict.matches), merges=len(verdict.merges), pairs=len(verdict.pairs))
@@ -458,6 +498,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "equiv", "decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not)", cmd_equiv,
                  params="params1", cert=verdict)
     p.add_argument("params2", help=_PARAMS)
+    p.add_argument("--path", choices=("auto", "general"), default="auto",
+                   help="auto: the fast exact path for model files of float16/float32 weights (default)")
+    p.add_argument("--reference", action="store_true",
+                   help="in EQUIVALENT certificates of the fast path, reference the model files by SHA-256 instead "
+                        f"of embedding them (automatic beyond {EMBED_LIMIT:,} weights; then check with --inputs)")
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")
     _command(sub, "affine", "Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)", cmd_affine, cert=verdict)

@@ -140,9 +140,9 @@ def _onnx_tensors(path: Path) -> dict:
     return {"0.weight": w1, "0.bias": b1, "2.weight": w2, "2.bias": b2}
 
 
-def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> dict:
-    """The four tensors as exact nested lists: {"A": n×m, "b": n, "M": k×n, "c": k}, with "m" and
-    "model" (the file format and the tensor names used, which certificates record)."""
+def read_arrays(path: str | os.PathLike, keys: Sequence[str] | None = None) -> tuple[list, dict]:
+    """The four tensors (W1, b1, W2, b2) as numpy arrays, layout-checked, with the "model" record (the file
+    format and the tensor names used, which certificates record). Cost: reading the file."""
     path = Path(path)
     tensors = _tensors(path)
     names = tuple(keys) if keys else next((ks for ks in (TORCH_KEYS, LETTER_KEYS) if all(k in tensors for k in ks)),
@@ -161,15 +161,21 @@ def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> di
         what = f"{len(layers)} linear layers" if len(layers) > 2 else "extra tensors"
         raise InputError(f"{path}: found {what} ({', '.join(extra)}) besides {', '.join(names)}; certsym reads "
                          "one hidden layer (Linear, ReLU, Linear); choose tensors with --keys")
-    W1, b1, W2, b2 = (tensors[k] for k in names)
-    shapes = [getattr(t, "shape", None) for t in (W1, b1, W2, b2)]
+    arrays = [tensors[k] for k in names]
+    shapes = [getattr(t, "shape", None) for t in arrays]
     if len(shapes[0]) != 2 or len(shapes[2]) != 2 or len(shapes[1]) != 1 or len(shapes[3]) != 1 \
             or shapes[1][0] != shapes[0][0] or shapes[2][1] != shapes[0][0] or shapes[3][0] != shapes[2][0]:
         raise InputError(f"{path}: mismatched shapes {[tuple(s) for s in shapes]} for (W1, b1, W2, b2); expected "
                          "(n, m), (n,), (k, n), (k,)")
-    n, m = shapes[0]
-    k = shapes[2][0]
+    return arrays, {"format": path.suffix.lower().lstrip("."), "tensors": list(names)}
+
+
+def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> dict:
+    """The four tensors as exact nested lists: {"A": n×m, "b": n, "M": k×n, "c": k}, with "m" and
+    "model" (see ``read_arrays``)."""
+    (W1, b1, W2, b2), model = read_arrays(path, keys)
+    n, m = W1.shape
+    k = W2.shape[0]
     A, M = exact(W1), exact(W2)
     return {"A": [A[i * m:(i + 1) * m] for i in range(n)], "b": exact(b1),
-            "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m,
-            "model": {"format": path.suffix.lower().lstrip("."), "tensors": list(names)}}
+            "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m, "model": model}

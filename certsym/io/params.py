@@ -219,7 +219,7 @@ def load_inputs(
     for i, src in enumerate(sources):
         if texts is None and is_model_file(src):
             raws.append(_RawNetwork.from_model(str(src), keys))
-            digests.append(_file_digest(src))
+            digests.append(file_digest(src))
             continue
         if texts is None:
             text, digest = read_input(src)
@@ -243,7 +243,8 @@ def load_inputs(
     return loaded, converted[offset:]
 
 
-def _file_digest(path: str | os.PathLike) -> str:
+def file_digest(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):

@@ -1,0 +1,294 @@
+"""A fast exact path for networks whose weights are binary floats with at most 24 significant bits.
+
+Trained networks come as float16/float32 tensors: every weight is a dyadic rational, and two exactness
+facts of IEEE binary64 arithmetic let numpy do the work of the general path (``reduction``,
+``equivalence``) without creating one rational per weight:
+
+1. Division is correctly rounded. If r_j = μ r_i with μ ≠ 0 and p is the first index with a_p ≠ 0, then
+   r_j/a_{j,p} and r_i/a_{i,p} are the same real vector, so their binary64 roundings are the same bits.
+   Equal hashes of these normalized rows are therefore NECESSARY for proportionality (a hash bucket
+   collects every candidate).
+2. A number with ≤ 24 significant bits times another is exact in binary64 (48 ≤ 53 bits, and float32
+   exponents stay far inside binary64's range). So r_j = (|a_{j,p}|/|a_{i,p}|) r_i holds iff
+   r_j·|a_{i,p}| = r_i·|a_{j,p}| entrywise in binary64: a SUFFICIENT, exact test, vectorized.
+
+Everything else (merged output weights, λ's, pairs, the affine identity) is exact rational arithmetic on
+O(n k) numbers. The verdicts, steps, matches, merges and pairs are those of the general path, in the
+same order; ``tests/test_dyadic.py`` compares both on many inputs.
+Cost: O(n(m + k)) vectorized float operations, one O(n log n) sort of hashes, and O(n k) rational
+operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import fmpq
+
+from certsym.equivalence import Match, Merge, Pair
+from certsym.network import Network
+from certsym.numbers import QQ
+from certsym.reduction import BIAS_SHIFT, MERGE, ZEROING, Step
+
+_HASH = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
+_CHUNK = 4096  # rows per vectorized block: bounds the temporaries to a few tens of MB
+
+
+def exact_float(x: float) -> fmpq:
+    """The dyadic rational a binary float is."""
+    return fmpq(*float(x).as_integer_ratio())
+
+
+@dataclass(frozen=True)
+class DyadicNetwork:
+    """θ = (M, A, b, c) held as binary64 arrays whose entries have ≤ 24 significant bits."""
+
+    A: np.ndarray
+    b: np.ndarray
+    M: np.ndarray
+    c: np.ndarray
+
+    @property
+    def m(self) -> int:
+        return self.A.shape[1]
+
+    @property
+    def n(self) -> int:
+        return self.A.shape[0]
+
+    @property
+    def k(self) -> int:
+        return self.M.shape[0]
+
+    @classmethod
+    def from_arrays(cls, W1, b1, W2, b2) -> DyadicNetwork | None:
+        """The network, or None when some entry is not a finite float with ≤ 24 significant bits (then
+        the general path applies). Cost O(n(m + k))."""
+        arrays = [np.asarray(t) for t in (W1, b1, W2, b2)]
+        if any(t.dtype.kind != "f" for t in arrays):
+            return None
+        out = []
+        for t in arrays:
+            x = np.ascontiguousarray(t, dtype=np.float64)
+            if not np.isfinite(x).all():
+                return None
+            if t.dtype.itemsize > 4 and not np.array_equal(x.astype(np.float32).astype(np.float64), x):
+                return None
+            out.append(x)
+        return cls(*out)
+
+    def to_network(self) -> Network:
+        """The same network for the general path (one rational per weight)."""
+        def conv(rows):
+            return [[exact_float(x) for x in row] for row in rows.tolist()]
+
+        return Network.build(conv(self.M), conv(self.A), [exact_float(x) for x in self.b.tolist()],
+                             [exact_float(x) for x in self.c.tolist()], QQ, self.m)
+
+
+@dataclass
+class _Rows:
+    """Rows r_i = (a_i, b_i) of selected neurons with their normalized-row hash, orientation and |a_{i,p}|."""
+
+    R: np.ndarray          # (len, m + 1) binary64
+    V: np.ndarray          # (len, k) output weights as floats (exact while ``vex`` has no entry)
+    ids: np.ndarray        # neuron ids (in D: θ2's shifted by n1)
+    plane: np.ndarray      # uint64 hash of r/a_p, orientation-free
+    sign: np.ndarray       # sign of a_p
+    lam: np.ndarray        # |a_p|
+    vex: dict = field(default_factory=dict)  # position -> exact v (fmpq) once merges changed it
+
+    @classmethod
+    def of(cls, R: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
+        lead = R[np.arange(len(R)), np.argmax(R[:, :-1] != 0, axis=1)] if len(R) else np.zeros(0)
+        plane = np.empty(len(R), dtype=np.uint64)
+        weights = _HASH[np.arange(R.shape[1]) % len(_HASH)]
+        for s in range(0, len(R), _CHUNK):
+            normal = R[s:s + _CHUNK] / lead[s:s + _CHUNK, None] + 0.0  # + 0.0 turns −0.0 into 0.0
+            with np.errstate(over="ignore"):
+                plane[s:s + _CHUNK] = normal.view(np.uint64) @ weights
+        return cls(R, V, ids, plane, np.sign(lead).astype(np.int8), np.abs(lead))
+
+    def proportional(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
+        """r_J = (λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized."""
+        out = np.empty(len(I), dtype=bool)
+        for s in range(0, len(I), _CHUNK):
+            i, j = I[s:s + _CHUNK], J[s:s + _CHUNK]
+            out[s:s + _CHUNK] = (self.R[j] * self.lam[i, None] == self.R[i] * self.lam[j, None]).all(axis=1)
+        return out
+
+    def v(self, pos: int) -> tuple:
+        return self.vex.get(pos) or tuple(exact_float(x) for x in self.V[pos].tolist())
+
+    def ratio(self, i: int, j: int) -> fmpq:
+        return exact_float(self.lam[j]) / exact_float(self.lam[i])
+
+
+@dataclass
+class FastReduction:
+    """θ → θ_min on the fast path: the steps, the constant, the surviving neurons and their exact v."""
+
+    steps: list[Step]
+    c: list[fmpq]
+    rows: _Rows  # the surviving (minimal-form) neurons
+
+
+def reduce(net: DyadicNetwork) -> FastReduction:
+    """Moves 1–3 of MATH.md exactly as ``reduction.reduce`` records them (same steps, same order).
+    Cost O(n(m + k)) vectorized plus O(#merges · k) rational operations."""
+    zero_v = ~(net.M != 0).any(axis=0)
+    zero_a = ~(net.A != 0).any(axis=1)
+    steps: list[Step] = []
+    c = [exact_float(x) for x in net.c.tolist()]
+    for i in np.flatnonzero(zero_v | zero_a).tolist():
+        if not zero_v[i] and net.b[i] > 0:
+            b = exact_float(net.b[i])
+            c = [cj + exact_float(vj) * b for cj, vj in zip(c, net.M[:, i].tolist(), strict=True)]
+            steps.append(Step("bias_shift", i, statement=BIAS_SHIFT))
+        else:
+            steps.append(Step("zero", i, statement=ZEROING))
+    alive = np.flatnonzero(~(zero_v | zero_a))
+    rows = _Rows.of(np.column_stack([net.A[alive], net.b[alive]]), net.M[:, alive].T, alive)
+    key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
+    order = np.argsort(key, kind="stable")
+    boundaries = np.flatnonzero(np.diff(key[order])) + 1
+    merges: list[tuple[int, int, fmpq]] = []  # (source position, into position, μ)
+    for bucket in np.split(order, boundaries):
+        if len(bucket) < 2:
+            continue
+        reps: list[int] = []
+        for j in bucket.tolist():  # positions ascend with neuron ids: the first one found is the general path's
+            hit = next((i for i in reps if rows.proportional(np.array([i]), np.array([j]))[0]), None)
+            if hit is None:
+                reps.append(j)
+            else:
+                merges.append((j, hit, rows.ratio(hit, j)))
+    merges.sort()
+    gone = set()
+    for j, i, mu in merges:
+        rows.vex[i] = tuple(x + mu * y for x, y in zip(rows.v(i), rows.v(j), strict=True))
+        steps.append(Step("merge", int(rows.ids[i]), source=int(rows.ids[j]), lam=mu, statement=MERGE))
+        gone.add(j)
+    for i in sorted({i for _, i, _ in merges}):
+        if all(x == 0 for x in rows.vex[i]):
+            steps.append(Step("zero", int(rows.ids[i]), statement=ZEROING))
+            gone.add(i)
+    keep = np.array([p for p in range(len(rows.ids)) if p not in gone], dtype=np.int64)
+    survivors = _Rows(rows.R[keep], rows.V[keep], rows.ids[keep], rows.plane[keep], rows.sign[keep],
+                      rows.lam[keep], {q: rows.vex[p] for q, p in enumerate(keep.tolist()) if p in rows.vex})
+    return FastReduction(steps, c, survivors)
+
+
+@dataclass
+class FastVerdict:
+    """The decision with the evidence of an EQUIVALENT certificate (the general path's ``Verdict`` fields).
+    A NOT EQUIVALENT verdict carries no witness here: ``certsym.cli`` places it with the general path."""
+
+    equivalent: bool
+    red1: FastReduction
+    red2: FastReduction
+    matches: list[Match] = field(default_factory=list)
+    merges: list[Merge] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
+
+
+def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
+    """Theorems 3/4: ρ(θ1) = ρ(θ2)? The evidence (matches, cross merges, antisymmetric pairs) is built as
+    ``equivalence.pairing`` builds it, and equivalence holds iff every neuron of D = θ1_min ⊖ θ2_min is
+    accounted for and the affine parts cancel. Cost O((n1 + n2)(m + k)) vectorized plus O(n k) exact."""
+    red1, red2 = reduce(t1), reduce(t2)
+    n1 = t1.n
+    r1, r2 = red1.rows, red2.rows
+    D = _Rows(np.concatenate([r1.R, r2.R]), np.concatenate([r1.V, -r2.V]),
+              np.concatenate([r1.ids, r2.ids + n1]), np.concatenate([r1.plane, r2.plane]),
+              np.concatenate([r1.sign, r2.sign]), np.concatenate([r1.lam, r2.lam]),
+              {**r1.vex, **{len(r1.ids) + p: tuple(-x for x in v) for p, v in r2.vex.items()}})
+    verdict = FastVerdict(False, red1, red2)
+    order = np.argsort(D.plane, kind="stable")
+    buckets = np.split(order, np.flatnonzero(np.diff(D.plane[order])) + 1)
+    # The common case, vectorized: a bucket of two same-oriented neurons, one from each network.
+    two = [b for b in buckets if len(b) == 2]
+    I = np.array([b[0] for b in two], dtype=np.int64)
+    J = np.array([b[1] for b in two], dtype=np.int64)
+    simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J]) if len(two) else np.zeros(0, bool)
+    simple &= np.array([i not in D.vex and j not in D.vex for i, j in zip(I.tolist(), J.tolist(), strict=True)],
+                       dtype=bool)
+    if simple.any():
+        simple[simple] = D.proportional(I[simple], J[simple])
+        cancel = (D.V[I] * D.lam[I, None] == -(D.V[J] * D.lam[J, None])).all(axis=1)  # fact 2: exact
+        simple &= cancel
+    planes: list[tuple[int, list]] = []  # (first position in D, evidence) in first-appearance order
+    for i, j in zip(I[simple].tolist(), J[simple].tolist(), strict=True):
+        planes.append((i, [Match(int(D.ids[i]), int(D.ids[j]) - n1, D.ratio(i, j))]))
+    done = set(I[simple].tolist())
+    leftover = False
+    for bucket in buckets:
+        if not len(bucket) or int(bucket[0]) in done:
+            continue
+        for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
+            planes.append((first, evidence))
+            leftover |= not ok
+    planes.sort(key=lambda fe: fe[0])
+    for _, evidence in planes:
+        for item in evidence:
+            {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}[type(item)].append(item)
+    if leftover:
+        return verdict
+    k, m = t1.k, t1.m
+    const = [x - y for x, y in zip(red1.c, red2.c, strict=True)]
+    linear_zero = True
+    for pair in verdict.pairs:
+        const = [x + y for x, y in zip(const, pair.constant, strict=True)]
+    if verdict.pairs:
+        total = [[sum((p.linear[j][q] for p in verdict.pairs), fmpq(0)) for q in range(m)] for j in range(k)]
+        linear_zero = all(x == 0 for row in total for x in row)
+    verdict.equivalent = linear_zero and all(x == 0 for x in const)
+    return verdict
+
+
+def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
+    """``equivalence.pairing`` on the neurons of one hash bucket, exactly: split it into exact planes, then
+    match or merge per orientation and pair the two sides. Yields (first position, evidence, accounted)."""
+    planes: list[list[int]] = []
+    for j in bucket:
+        home = next((p for p in planes if D.proportional(np.array([p[0]]), np.array([j]))[0]
+                     or _antiproportional(D, p[0], j)), None)
+        if home is None:
+            planes.append([j])
+        else:
+            home.append(j)
+    for plane in planes:
+        evidence: list = []
+        live = {p: D.v(p) for p in plane}
+        sides = {s: [p for p in plane if D.sign[p] == s] for s in (1, -1)}
+        for s in (1, -1):
+            if len(sides[s]) == 2:
+                i, j = sides[s]
+                mu = D.ratio(i, j)
+                merged = tuple(x + mu * y for x, y in zip(live[i], live[j], strict=True))
+                if all(x == 0 for x in merged):
+                    evidence.append(Match(int(D.ids[i]), int(D.ids[j]) - n1, mu))
+                    sides[s] = []
+                else:
+                    evidence.append(Merge(int(D.ids[i]), int(D.ids[j]), mu))
+                    live[i] = merged
+                    sides[s] = [i]
+        plus, minus = sides[1], sides[-1]
+        ok = len(plus) <= 1 and len(minus) <= 1 and len(plus) == len(minus)
+        if ok and plus:
+            i, j = plus[0], minus[0]
+            lam = D.ratio(i, j)
+            v_i = live[i]
+            ok = all(y * lam == -x for x, y in zip(v_i, live[j], strict=True))
+            if ok:
+                a = [exact_float(x) for x in D.R[i].tolist()]
+                evidence.append(Pair(int(D.ids[i]), int(D.ids[j]), lam,
+                                     tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
+                                     tuple(vj * a[-1] for vj in v_i)))
+        yield plane[0], evidence, ok
+
+
+def _antiproportional(D: _Rows, i: int, j: int) -> bool:
+    """r_j = −(λ_j/λ_i) r_i exactly (fact 2)."""
+    return bool((D.R[j] * D.lam[i] == -D.R[i] * D.lam[j]).all())
