@@ -42,7 +42,7 @@ def exact_float(x: float) -> fmpq:
 
 @dataclass(frozen=True)
 class DyadicNetwork:
-    """θ = (M, A, b, c) held as binary64 arrays whose entries have ≤ 24 significant bits."""
+    """θ = (M, A, b, c) held as float32 arrays (every entry has ≤ 24 significant bits)."""
 
     A: np.ndarray
     b: np.ndarray
@@ -70,10 +70,8 @@ class DyadicNetwork:
             return None
         out = []
         for t in arrays:
-            x = np.ascontiguousarray(t, dtype=np.float64)
-            if not np.isfinite(x).all():
-                return None
-            if t.dtype.itemsize > 4 and not np.array_equal(x.astype(np.float32).astype(np.float64), x):
+            x = t.astype(np.float32, copy=False)  # exact for float16; checked below for float64
+            if not np.isfinite(x).all() or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
                 return None
             out.append(x)
         return cls(*out)
@@ -89,33 +87,59 @@ class DyadicNetwork:
 
 @dataclass
 class _Rows:
-    """Rows r_i = (a_i, b_i) of selected neurons with their normalized-row hash, orientation and |a_{i,p}|."""
+    """Rows r_i = (a_i, b_i) of selected neurons with their normalized-row hash, orientation and |a_{i,p}|.
 
-    R: np.ndarray          # (len, m + 1) binary64
+    The rows stay in the caller's float32 arrays (``parts``: (A, b, selected row indices) blocks, one
+    after the other); ``gather`` widens only the rows it is asked for."""
+
+    parts: list            # [(A, b, idx)]: position p of block t is row idx[p] of A
     V: np.ndarray          # (len, k) output weights as floats (exact while ``vex`` has no entry)
     ids: np.ndarray        # neuron ids (in D: θ2's shifted by n1)
     plane: np.ndarray      # uint64 hash of r/a_p, orientation-free
     sign: np.ndarray       # sign of a_p
-    lam: np.ndarray        # |a_p|
+    lam: np.ndarray        # |a_p| (binary64)
     vex: dict = field(default_factory=dict)  # position -> exact v (fmpq) once merges changed it
 
     @classmethod
-    def of(cls, R: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
-        lead = R[np.arange(len(R)), np.argmax(R[:, :-1] != 0, axis=1)] if len(R) else np.zeros(0)
-        plane = np.empty(len(R), dtype=np.uint64)
-        weights = _HASH[np.arange(R.shape[1]) % len(_HASH)]
-        for s in range(0, len(R), _CHUNK):
-            normal = R[s:s + _CHUNK] / lead[s:s + _CHUNK, None] + 0.0  # + 0.0 turns −0.0 into 0.0
-            with np.errstate(over="ignore"):
-                plane[s:s + _CHUNK] = normal.view(np.uint64) @ weights
-        return cls(R, V, ids, plane, np.sign(lead).astype(np.int8), np.abs(lead))
+    def of(cls, A: np.ndarray, b: np.ndarray, idx: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
+        n, width = len(idx), A.shape[1] + 1
+        plane = np.empty(n, dtype=np.uint64)
+        lam = np.empty(n)
+        weights = _HASH[np.arange(width) % len(_HASH)]
+        for s in range(0, n, _CHUNK):
+            R = _widen(A, b, idx[s:s + _CHUNK])
+            lead = R[np.arange(len(R)), np.argmax(R[:, :-1] != 0, axis=1)]
+            lam[s:s + _CHUNK] = lead
+            normal = R / lead[:, None] + 0.0  # + 0.0 turns −0.0 into 0.0
+            plane[s:s + _CHUNK] = normal.view(np.uint64) @ weights
+        return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
-    def proportional(self, I: np.ndarray, J: np.ndarray) -> np.ndarray:
-        """r_J = (λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized."""
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def gather(self, P: np.ndarray) -> np.ndarray:
+        """The rows at positions P, as binary64."""
+        out = np.empty((len(P), self.parts[0][0].shape[1] + 1))
+        start = 0
+        for A, b, idx in self.parts:
+            offset = P - start
+            mine = (offset >= 0) & (offset < len(idx))
+            out[mine] = _widen(A, b, idx[offset[mine]])
+            start += len(idx)
+        return out
+
+    def select(self, keep: np.ndarray) -> _Rows:
+        (A, b, idx), = self.parts
+        return _Rows([(A, b, idx[keep])], self.V[keep], self.ids[keep], self.plane[keep], self.sign[keep],
+                     self.lam[keep], {q: self.vex[p] for q, p in enumerate(keep.tolist()) if p in self.vex})
+
+    def proportional(self, I: np.ndarray, J: np.ndarray, sign: int = 1) -> np.ndarray:
+        """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized."""
         out = np.empty(len(I), dtype=bool)
         for s in range(0, len(I), _CHUNK):
             i, j = I[s:s + _CHUNK], J[s:s + _CHUNK]
-            out[s:s + _CHUNK] = (self.R[j] * self.lam[i, None] == self.R[i] * self.lam[j, None]).all(axis=1)
+            out[s:s + _CHUNK] = (self.gather(j) * self.lam[i, None] == sign * self.gather(i) * self.lam[j, None]
+                                 ).all(axis=1)
         return out
 
     def v(self, pos: int) -> tuple:
@@ -123,6 +147,13 @@ class _Rows:
 
     def ratio(self, i: int, j: int) -> fmpq:
         return exact_float(self.lam[j]) / exact_float(self.lam[i])
+
+
+def _widen(A: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    R = np.empty((len(idx), A.shape[1] + 1))
+    R[:, :-1] = A[idx]
+    R[:, -1] = b[idx]
+    return R
 
 
 @dataclass
@@ -141,7 +172,8 @@ def reduce(net: DyadicNetwork) -> FastReduction:
     zero_a = ~(net.A != 0).any(axis=1)
     steps: list[Step] = []
     c = [exact_float(x) for x in net.c.tolist()]
-    for i in np.flatnonzero(zero_v | zero_a).tolist():
+    already = zero_v & zero_a & (net.b == 0)  # zero neurons: no move applies (as in the general path)
+    for i in np.flatnonzero((zero_v | zero_a) & ~already).tolist():
         if not zero_v[i] and net.b[i] > 0:
             b = exact_float(net.b[i])
             c = [cj + exact_float(vj) * b for cj, vj in zip(c, net.M[:, i].tolist(), strict=True)]
@@ -149,7 +181,7 @@ def reduce(net: DyadicNetwork) -> FastReduction:
         else:
             steps.append(Step("zero", i, statement=ZEROING))
     alive = np.flatnonzero(~(zero_v | zero_a))
-    rows = _Rows.of(np.column_stack([net.A[alive], net.b[alive]]), net.M[:, alive].T, alive)
+    rows = _Rows.of(net.A, net.b, alive, net.M[:, alive].T, alive)
     key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
     order = np.argsort(key, kind="stable")
     boundaries = np.flatnonzero(np.diff(key[order])) + 1
@@ -174,10 +206,8 @@ def reduce(net: DyadicNetwork) -> FastReduction:
         if all(x == 0 for x in rows.vex[i]):
             steps.append(Step("zero", int(rows.ids[i]), statement=ZEROING))
             gone.add(i)
-    keep = np.array([p for p in range(len(rows.ids)) if p not in gone], dtype=np.int64)
-    survivors = _Rows(rows.R[keep], rows.V[keep], rows.ids[keep], rows.plane[keep], rows.sign[keep],
-                      rows.lam[keep], {q: rows.vex[p] for q, p in enumerate(keep.tolist()) if p in rows.vex})
-    return FastReduction(steps, c, survivors)
+    keep = np.setdiff1d(np.arange(len(rows)), np.array(sorted(gone), dtype=np.int64))
+    return FastReduction(steps, c, rows.select(keep) if gone else rows)
 
 
 @dataclass
@@ -200,7 +230,7 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     red1, red2 = reduce(t1), reduce(t2)
     n1 = t1.n
     r1, r2 = red1.rows, red2.rows
-    D = _Rows(np.concatenate([r1.R, r2.R]), np.concatenate([r1.V, -r2.V]),
+    D = _Rows(r1.parts + r2.parts, np.concatenate([r1.V, -r2.V]),
               np.concatenate([r1.ids, r2.ids + n1]), np.concatenate([r1.plane, r2.plane]),
               np.concatenate([r1.sign, r2.sign]), np.concatenate([r1.lam, r2.lam]),
               {**r1.vex, **{len(r1.ids) + p: tuple(-x for x in v) for p, v in r2.vex.items()}})
@@ -252,8 +282,8 @@ def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
     match or merge per orientation and pair the two sides. Yields (first position, evidence, accounted)."""
     planes: list[list[int]] = []
     for j in bucket:
-        home = next((p for p in planes if D.proportional(np.array([p[0]]), np.array([j]))[0]
-                     or _antiproportional(D, p[0], j)), None)
+        home = next((p for p in planes if any(D.proportional(np.array([p[0]]), np.array([j]), sign)[0]
+                                              for sign in (1, -1))), None)
         if home is None:
             planes.append([j])
         else:
@@ -282,13 +312,8 @@ def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
             v_i = live[i]
             ok = all(y * lam == -x for x, y in zip(v_i, live[j], strict=True))
             if ok:
-                a = [exact_float(x) for x in D.R[i].tolist()]
+                a = [exact_float(x) for x in D.gather(np.array([i]))[0].tolist()]
                 evidence.append(Pair(int(D.ids[i]), int(D.ids[j]), lam,
                                      tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
                                      tuple(vj * a[-1] for vj in v_i)))
         yield plane[0], evidence, ok
-
-
-def _antiproportional(D: _Rows, i: int, j: int) -> bool:
-    """r_j = −(λ_j/λ_i) r_i exactly (fact 2)."""
-    return bool((D.R[j] * D.lam[i] == -D.R[i] * D.lam[j]).all())

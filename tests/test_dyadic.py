@@ -76,3 +76,61 @@ def test_fast_path_refuses_wide_floats() -> None:
     assert DyadicNetwork.from_arrays(W.astype(np.float32), np.zeros(1), W.astype(np.float32), np.zeros(1)) is not None
     with pytest.raises(AssertionError):
         assert DyadicNetwork.from_arrays(np.array([[np.inf]]), np.zeros(1), W, np.zeros(1)) is not None
+
+
+# -- certificates that reference their model files by SHA-256 -------------------------------------------------------
+def _pair_files(tmp_path, fmt: str = "npz", fortran: bool = False, dtype=np.float32):
+    rng = np.random.default_rng(7)
+    base = tuple(np.asarray(rng.standard_normal(s), dtype=np.float32) for s in ((6, 3), (6,), (2, 6), (2,)))
+    other = _variant(rng, *base, "dead")
+    base, other = (tuple(t.astype(dtype) for t in net) for net in (base, other))  # float64 holding narrow values
+    paths = []
+    for name, t in (("a", base), ("b", other)):
+        tensors = dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"), t, strict=True))
+        if fortran:
+            tensors["0.weight"] = np.asfortranarray(tensors["0.weight"])
+        if fmt == "npz":
+            np.savez(tmp_path / f"{name}.npz", **tensors)
+        else:
+            pytest.importorskip("safetensors.numpy").save_file(
+                {k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp_path / f"{name}.{fmt}"))
+        paths.append(tmp_path / f"{name}.{fmt}")
+    return paths
+
+
+@pytest.mark.parametrize("fmt,fortran,dtype", [("npz", False, np.float32), ("npz", True, np.float32),
+                                               ("npz", False, np.float16), ("npz", False, np.float64),
+                                               ("safetensors", False, np.float32)])
+def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fmt, fortran, dtype) -> None:
+    import json
+
+    from certsym.check import check_certificate
+    from certsym.cli import main
+
+    a, b = _pair_files(tmp_path, fmt, fortran, dtype)
+    cert = tmp_path / "cert.json"
+    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert)]) == 0
+    doc = json.loads(cert.read_text())
+    assert all("parameters" not in r and r["shape"]["m"] == 3 for r in doc["inputs"])
+    files = [a.read_bytes(), b.read_bytes()]
+    assert check_certificate(doc, files).valid
+    assert "--inputs" in check_certificate(doc).reason
+    assert "SHA-256" in check_certificate(doc, files[::-1]).reason
+    broken = json.loads(cert.read_text())
+    broken["proof"]["matching"][0]["scale"] = "3"
+    assert not check_certificate(broken, files).valid
+    broken = json.loads(cert.read_text())
+    broken["proof"]["matching"][0]["theta2"], broken["proof"]["matching"][1]["theta2"] = \
+        broken["proof"]["matching"][1]["theta2"], broken["proof"]["matching"][0]["theta2"]
+    assert not check_certificate(broken, files).valid
+    broken = json.loads(cert.read_text())
+    broken["inputs"][1]["shape"]["n"] -= 1
+    assert not check_certificate(broken, files).valid
+    broken = json.loads(cert.read_text())
+    broken["kind"], broken["claim"] = "not_equivalent", "rho(theta1) != rho(theta2)"
+    assert not check_certificate(broken, files).valid
+    # the same networks through the general path embed the parameters; the proofs are identical
+    general = tmp_path / "general.json"
+    assert main(["equiv", str(a), str(b), "--path", "general", "--cert", str(general)]) == 0
+    assert json.loads(general.read_text())["proof"] == doc["proof"]
+    capsys.readouterr()

@@ -9,14 +9,17 @@ extra neuron, inputs that differ from the files given.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cmp_to_key
 
 from certsym.check.binding import Reader, bind
-from certsym.check.fields import Reject, make_field
+from certsym.check.fields import QQ, Reject, make_field
+from certsym.check.tensors import NARROW, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -93,6 +96,98 @@ class Net:
         return out
 
 
+class FloatRows:
+    """The rows r_i = (a_i, b_i) of a model file referenced by a certificate, read as Fractions only when
+    used (a 10^5 × 784 layer would take gigabytes as Fractions). Rows of float16/float32 tensors also
+    give their raw floats (``raw``), on which ``proportional`` tests exactly with binary64 products."""
+
+    def __init__(self, W1, b1: list, narrow: bool):
+        self.W1, self.b1, self.narrow, self.killed = W1, b1, narrow, {}
+
+    def __len__(self) -> int:
+        return len(self.b1)
+
+    def raw(self, i: int) -> list | None:
+        return None if i in self.killed or not self.narrow else self.W1.row(i) + [self.b1[i]]
+
+    def __getitem__(self, i: int) -> list:
+        if i in self.killed:
+            return self.killed[i]
+        return [Fraction(x) for x in self.W1.row(i)] + [Fraction(self.b1[i])]
+
+    def __setitem__(self, i: int, row: list) -> None:
+        self.killed[i] = row
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+class RowChain:
+    """Two row sequences one after the other (the neurons of D = θ1 ⊖ θ2)."""
+
+    def __init__(self, first, second):
+        self.parts = (first, second)
+
+    def _at(self, i: int):
+        first = self.parts[0]
+        return (first, i) if i < len(first) else (self.parts[1], i - len(first))
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def raw(self, i: int) -> list | None:
+        part, j = self._at(i)
+        return part.raw(j) if hasattr(part, "raw") else None
+
+    def __getitem__(self, i: int) -> list:
+        part, j = self._at(i)
+        return part[j]
+
+    def __setitem__(self, i: int, row: list) -> None:
+        part, j = self._at(i)
+        part[j] = row
+
+
+def concat(first, second):
+    """``first + second`` for row sequences (lists, or model rows read on demand)."""
+    return first + second if isinstance(first, list) and isinstance(second, list) else RowChain(first, second)
+
+
+def raw_row(rows, i: int) -> list | None:
+    """The raw floats of row i when it comes unmodified from a float16/float32 tensor, else None."""
+    return rows.raw(i) if hasattr(rows, "raw") else None
+
+
+def row_is_zero(rows, i: int) -> bool:
+    raw = raw_row(rows, i)
+    return not any(raw) if raw is not None else is_zero(rows[i])
+
+
+def model_net(F, record: dict, data: bytes, where: str) -> Net:
+    """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
+    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    shape = keys(record["shape"], {"m", "n", "k"}, f"{where}.shape")
+    m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
+    if m < 1 or k < 1:
+        raise Reject(f"{where}: m and k must be positive")
+    try:
+        W1, b1, W2, b2 = model_tensors(data, record["model"], (m, n, k))
+    except Reject as exc:
+        raise Reject(f"{where}: {exc}") from None
+    M, c = W2.exact(), b2.exact()  # exact() rejects NaN and infinities
+    b1.exact()
+    if not all(map(math.isfinite, W1.values)):
+        raise Reject(f"{where}: the model file holds a NaN or infinite weight")
+    net = Net.__new__(Net)
+    net.F, net.m, net.n, net.k = F, m, n, k
+    narrow = W1.code in NARROW and b1.code in NARROW
+    net.rows = FloatRows(W1, list(b1.flat()), narrow)
+    net.v = [[M[j * n + i] for j in range(k)] for i in range(n)]
+    net.c = c
+    return net
+
+
 def is_zero(vec: list) -> bool:
     """Every entry exactly zero (remainder test over number fields)."""
     return all(x == 0 for x in vec)
@@ -105,10 +200,21 @@ def kill(net: Net, i: int) -> None:
 
 
 def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
-    """Check r_j = sign·λ r_i with λ > 0 (sign = -1: antisymmetric pair)."""
+    """Check r_j = sign·λ r_i with λ > 0 (sign = -1: antisymmetric pair).
+
+    Rows straight from float16/float32 tensors are compared as floats: with p the first index where
+    r_i,p ≠ 0, r_j = (r_j,p / r_i,p) r_i iff r_j,q · r_i,p = r_i,q · r_j,p for all q, and these products of
+    two ≤ 24-bit numbers are exact in binary64."""
     if i == j or net.F.sign(lam) <= 0:
         raise Reject(f"{where}: needs two distinct neurons and λ > 0")
-    if any(rj != sign * lam * ri for ri, rj in zip(net.rows[i], net.rows[j], strict=True)):
+    ri, rj = raw_row(net.rows, i), raw_row(net.rows, j)
+    if ri is not None and rj is not None:
+        p = next((q for q, x in enumerate(ri) if x), None)
+        same = not any(rj) if p is None else sign * lam == Fraction(rj[p]) / Fraction(ri[p]) and \
+            [x * ri[p] for x in rj] == [y * rj[p] for y in ri]
+    else:
+        same = all(rj == sign * lam * ri for ri, rj in zip(net.rows[i], net.rows[j], strict=True))
+    if not same:
         raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
 
 
@@ -158,7 +264,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
     # D = θ1_min ⊖ θ2_min, realizing ρ(θ1) − ρ(θ2)
     D = Net.__new__(Net)
     D.F, D.m, D.k, D.n = F, t1.m, t1.k, n1 + n2
-    D.rows = t1.rows + t2.rows
+    D.rows = concat(t1.rows, t2.rows)
     D.v = t1.v + [[-x for x in v] for v in t2.v]
     D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
     used1, used2 = set(), set()
@@ -191,7 +297,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         raise Reject("the affine terms and c1 - c2 do not sum to zero")
     rep.checks[AFFINE] += 1
     def rest_zero(t: Net, used: set) -> bool:
-        return all(i in used or (is_zero(t.rows[i]) and is_zero(t.v[i])) for i in range(t.n))
+        return all(i in used or (row_is_zero(t.rows, i) and is_zero(t.v[i])) for i in range(t.n))
 
     if n1 == n2 and not p["merges"] and not p["pairs"] and rest_zero(t1, used1) and rest_zero(t2, used2):
         rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
@@ -482,6 +588,19 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable)}
 
 
+def _record(r: object, i: int) -> dict:
+    """An "inputs" entry: embedded parameters, or a model file referenced by SHA-256, shape and tensor names."""
+    where = f"inputs[{i}]"
+    if isinstance(r, dict) and "parameters" not in r and "shape" in r:
+        rec = keys(r, {"name", "sha256", "atoms", "model", "shape"}, where)
+    else:
+        rec = keys(r, {"name", "sha256", "atoms", "parameters"} | ({"model"} if isinstance(r, dict) and "model" in r
+                                                                    else set()), where)
+    if not isinstance(rec["name"], str) or not isinstance(rec["sha256"], str) or not _SHA256.fullmatch(rec["sha256"]):
+        raise Reject(f"{where}: name must be a string and sha256 64 lowercase hex digits")
+    return rec
+
+
 def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
     """Replay one certificate; ``files`` are the input files' bytes when they are to be bound."""
     rep = Report()
@@ -496,19 +615,24 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
             raise Reject("the claim does not match the kind")
         F = make_field(d["field"])
         count, verify = KINDS[rep.kind]
-        base = {"name", "sha256", "atoms", "parameters"}
-        records = [keys(r, base | ({"model"} if isinstance(r, dict) and "model" in r else set()), f"inputs[{i}]")
-                   for i, r in enumerate(seq(d["inputs"], count, "inputs"))]
-        for i, r in enumerate(records):
-            if not isinstance(r["name"], str) or not isinstance(r["sha256"], str) \
-                    or not _SHA256.fullmatch(r["sha256"]):
-                raise Reject(f"inputs[{i}]: name must be a string and sha256 64 lowercase hex digits")
-        nets = [Net(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
+        inputs = seq(d["inputs"], count, "inputs")
+        records = [_record(r, i) for i, r in enumerate(inputs)]
+        if files is not None and len(files) != count:
+            raise Reject(f"{len(files)} input files given, the certificate has {count}")
+        referenced = ["parameters" not in r for r in records]
+        if any(referenced):
+            if rep.kind != "equivalent" or not isinstance(F, QQ) or files is None:
+                raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' certificates over QQ, "
+                             "with the files given (--inputs)")
+            if any(r["atoms"] != [] for r in records):
+                raise Reject("a referenced model file has no atoms")
+        nets = [model_net(F, r, files[i], f"inputs[{i}]") if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
+                for i, r in enumerate(records)]
         readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
         if files is not None:
-            if len(files) != count:
-                raise Reject(f"{len(files)} input files given, the certificate has {count}")
             for i, (rec, data, t) in enumerate(zip(records, files, nets, strict=True)):
+                if referenced[i]:
+                    continue
                 expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
                 expected += [v[j] for j in range(t.k) for v in t.v] + t.c
                 bind(rec, data, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")

@@ -321,5 +321,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """JSON written atomically (indent 1)."""
-    write_text_atomic(path, json.dumps(data, indent=1) + "\n")
+    """JSON written atomically: indented (1) up to a megabyte, compact beyond (json's fast C encoder)."""
+    text = json.dumps(data, separators=(",", ":"))
+    write_text_atomic(path, (json.dumps(data, indent=1) if len(text) < 1 << 20 else text) + "\n")

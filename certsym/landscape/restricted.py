@@ -2,9 +2,9 @@
 
 Fixed-point space. The indices {1..k} are cut into consecutive blocks I_1, ..., I_r of sizes p_1, ..., p_r. A
 W ∈ Fix(Δ(S_{p1} × ... × S_{pr})) has, for each block α, one value d_α on the diagonal of the diagonal block
-α×α, one value o_α on its off-diagonal (blocks with p_α ≥ 2 only) and, for each ordered pair α ≠ β, one value
+α×α, one value o_α on its off-diagonal (blocks with p_α > 1 only) and, for each ordered pair α ≠ β, one value
 c_αβ on the whole off-diagonal block (row block α, column block β). The parameter vector x is ordered as
-``Layout.names``: d_1, o_1, d_2, o_2, ..., d_r, o_r (o_α omitted when p_α < 2), then c_αβ for the ordered pairs
+``Layout.names``: d_1, o_1, d_2, o_2, ..., d_r, o_r (o_α omitted when p_α ≤ 1), then c_αβ for the ordered pairs
 (α, β), α ≠ β, in lexicographic order (c_12, c_13, ..., c_21, c_23, ...). Names are 1-based: "d1", "o1", "c12".
 
 Symmetric criticality. F is Γ-invariant, so ∇F is equivariant and ∇F(W) ∈ Fix for W ∈ Fix: a critical point of
@@ -148,7 +148,7 @@ class Layout:
         names: list[str] = []
         for a, p in enumerate(sizes, start=1):
             names.append(f"d{a}")
-            if p >= 2:
+            if p > 1:
                 names.append(f"o{a}")
         r = len(sizes)
         names += [f"c{a + 1}{b + 1}" if r < 10 else f"c{a + 1},{b + 1}"
@@ -165,8 +165,9 @@ class Layout:
         return len(self.sizes)
 
     def has_off(self, a: int) -> bool:
-        """Whether block a (0-based) carries an off-diagonal parameter (p_a ≥ 2)."""
-        return self.sizes[a] >= 2
+        """Whether block a (0-based) carries an off-diagonal parameter: p_a > 1 (p_a ≥ 2 for integer sizes; a real
+        size in (1, 2) keeps o_a, whose multiplicity p_a(p_a − 1) tends to 0 as p_a → 1, so F is continuous)."""
+        return self.sizes[a] > 1
 
     def d(self, a: int) -> int:
         return self.index[f"d{a + 1}"]

@@ -1,0 +1,96 @@
+"""Fast exact path at scale: `certsym equiv` (certificate included) on two float32 networks versus a process
+that only loads both files with numpy and makes one pass over the weights; then the checker's replay.
+
+    python benchmarks/fast_path.py [--n 100000] [--m 784] [--k 10] [--dir DIR]
+
+Prints one table row per size: baseline seconds, certsym seconds, their ratio, checker seconds, peak RSS.
+The second network is the first with its hidden units permuted, rescaled by powers of two (exact in
+float32) and one dead unit added, so the verdict is EQUIVALENT with n matches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+BASELINE = ("import sys, numpy as np\n"
+            "s = 0.0\n"
+            "for p in sys.argv[1:]:\n"
+            "    with np.load(p) as z:\n"
+            "        s += sum(float(np.abs(z[k]).sum()) for k in z.files)\n"
+            "print(s)\n")
+RSS = ("import resource, runpy, sys\n"
+       "sys.argv = sys.argv[1:]\n"
+       "try:\n"
+       "    runpy.run_module(sys.argv[0], run_name='__main__')\n"
+       "except SystemExit as e:\n"
+       "    code = e.code\n"
+       "else:\n"
+       "    code = 0\n"
+       "print('peak-rss-kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+       "sys.exit(code)\n")
+
+
+def make_pair(directory: Path, n: int, m: int, k: int, seed: int = 0) -> tuple[Path, Path]:
+    """Two float32 .npz networks computing the same function (see module docstring)."""
+    rng = np.random.default_rng(seed)
+    W1 = rng.standard_normal((n, m), dtype=np.float32)
+    b1 = rng.standard_normal(n, dtype=np.float32)
+    W2 = rng.standard_normal((k, n), dtype=np.float32)
+    b2 = rng.standard_normal(k, dtype=np.float32)
+    perm = rng.permutation(n)
+    scale = (2.0 ** rng.integers(-3, 4, size=n)).astype(np.float32)
+    W1b = np.vstack([W1[perm] * scale[:, None], rng.standard_normal((1, m), dtype=np.float32)])
+    b1b = np.append(b1[perm] * scale, np.float32(0.5))
+    W2b = np.hstack([W2[:, perm] / scale, np.zeros((k, 1), dtype=np.float32)])
+    paths = directory / "theta1.npz", directory / "theta2.npz"
+    for path, tensors in zip(paths, ((W1, b1, W2, b2), (W1b, b1b, W2b, b2)), strict=True):
+        np.savez(path, **dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"), tensors, strict=True)))
+    return paths
+
+
+def timed(cmd: list[str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (KiB, when reported) and stdout of a subprocess."""
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.strip()}")
+    rss = next((int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("peak-rss-kib")), 0)
+    return elapsed, rss, done.stdout
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--m", type=int, default=784)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the networks (default: a temporary one)")
+    args = ap.parse_args()
+    print("| n | m | k | numpy load + pass (s) | certsym equiv + certificate (s) | ratio | checker (s) | "
+          "certsym peak RSS (MB) |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = args.dir or Path(tmp)
+        directory.mkdir(parents=True, exist_ok=True)
+        for n in args.n:
+            a, b = make_pair(directory, n, args.m, args.k)
+            cert = directory / "cert.json"
+            base = min(timed([sys.executable, "-c", BASELINE, str(a), str(b)])[0] for _ in range(2))
+            ours, rss, out = timed([sys.executable, "-c", RSS, "certsym", "equiv", str(a), str(b), "--cert", str(cert),
+                                    "--reference"])
+            assert out.startswith("EQUIVALENT"), out
+            check, _, out = timed([sys.executable, "-m", "certsym.check", str(cert), "--inputs", str(a), str(b)])
+            assert "VALID" in out and "INVALID" not in out, out
+            print(f"| {n:,} | {args.m} | {args.k} | {base:.2f} | {ours:.2f} | {ours / base:.1f} | {check:.1f} | "
+                  f"{rss / 1024:.0f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
