@@ -80,7 +80,9 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=60.0, help="z3 and MILP time limit (s)")
     ap.add_argument("--baseline-max-n", type=int, default=1000, help="skip the baselines above this width")
-    ap.add_argument("--readme", metavar="PATH", help="also write the table into this Markdown file")
+    ap.add_argument("--readme", metavar="PATH", help="also run fast_path.py and write both tables into this file")
+    ap.add_argument("--fast-sizes", type=int, nargs="+", default=[1000, 10000, 100000], metavar="N",
+                    help="n for the float32 fast-path table (m = 784, k = 10) written with --readme")
     args = ap.parse_args()
     head = ("| n | certsym equiv + certificate (s) | checker replay (s) | total (s) | z3 (s) | z3 verdict "
             "| z3 / certsym | MILP (s) | MILP verdict (approx.) | MILP / certsym |")
@@ -106,7 +108,13 @@ def main() -> None:
     lines += ["", f"Peak resident memory of the benchmark process: {rss:.0f} MiB."]
     print(lines[-1])
     if args.readme:
-        _write_readme(args.readme, lines)
+        from fast_path import table
+
+        fast = []
+        for line in table(args.fast_sizes, 784, 10):
+            fast.append(line)
+            print(line, flush=True)
+        _write_readme(args.readme, lines, fast)
 
 
 def _milp(t1: Network, t2: Network, timeout: float) -> tuple[float, str]:
@@ -120,7 +128,7 @@ def _milp(t1: Network, t2: Network, timeout: float) -> tuple[float, str]:
     return seconds, "timeout/unknown" if verdict == "timeout" else verdict
 
 
-def _write_readme(path: str, lines: list[str]) -> None:
+def _write_readme(path: str, lines: list[str], fast: list[str]) -> None:
     import datetime
     import shlex
     import sys
@@ -142,7 +150,17 @@ point, so its verdict is approximate. Regenerate this file with:
 
 Measured {datetime.date.today().isoformat()} on the development machine (2 cores):
 
-""" + "\n".join(lines) + "\n"
+""" + "\n".join(lines) + """
+
+## Fast exact path for float32 model files (`fast_path.py`)
+
+Two float32 `.npz` networks with m = 784 inputs and k = 10 outputs, the second one the first with its hidden
+units permuted, rescaled by powers of two and a dead unit added. The baseline is a process that only loads
+both files with numpy and makes one pass over the weights; certsym's process decides equivalence exactly and
+writes a certificate that references both files by SHA-256; the checker (standard library only) then replays
+it against the files. Part of the command above (`--fast-sizes`); alone: `python benchmarks/fast_path.py`.
+
+""" + "\n".join(fast) + "\n"
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
 

@@ -66,21 +66,18 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
     return elapsed, rss, done.stdout
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000, 100000])
-    ap.add_argument("--m", type=int, default=784)
-    ap.add_argument("--k", type=int, default=10)
-    ap.add_argument("--dir", type=Path, default=None, help="where to write the networks (default: a temporary one)")
-    args = ap.parse_args()
-    print("| n | m | k | numpy load + pass (s) | certsym equiv + certificate (s) | ratio | checker (s) | "
-          "certsym peak RSS (MB) |")
-    print("|---|---|---|---|---|---|---|---|")
+HEADER = ["| n | m | k | numpy load + pass (s) | certsym equiv + certificate (s) | ratio | checker (s) | "
+          "certsym peak RSS (MiB) |", "|---|---|---|---|---|---|---|---|"]
+
+
+def table(ns: list[int], m: int, k: int, directory: Path | None = None):
+    """Yield the Markdown table's lines, one row per n (the header first)."""
+    yield from HEADER
     with tempfile.TemporaryDirectory() as tmp:
-        directory = args.dir or Path(tmp)
+        directory = directory or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
-        for n in args.n:
-            a, b = make_pair(directory, n, args.m, args.k)
+        for n in ns:
+            a, b = make_pair(directory, n, m, k)
             cert = directory / "cert.json"
             base = min(timed([sys.executable, "-c", BASELINE, str(a), str(b)])[0] for _ in range(2))
             ours, rss, out = timed([sys.executable, "-c", RSS, "certsym", "equiv", str(a), str(b), "--cert", str(cert),
@@ -88,8 +85,19 @@ def main() -> None:
             assert out.startswith("EQUIVALENT"), out
             check, _, out = timed([sys.executable, "-m", "certsym.check", str(cert), "--inputs", str(a), str(b)])
             assert "VALID" in out and "INVALID" not in out, out
-            print(f"| {n:,} | {args.m} | {args.k} | {base:.2f} | {ours:.2f} | {ours / base:.1f} | {check:.1f} | "
-                  f"{rss / 1024:.0f} |", flush=True)
+            yield (f"| {n:,} | {m} | {k} | {base:.2f} | {ours:.2f} | {ours / base:.1f} | {check:.1f} | "
+                   f"{rss / 1024:.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, nargs="+", default=[1000, 10000, 100000])
+    ap.add_argument("--m", type=int, default=784)
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--dir", type=Path, default=None, help="where to write the networks (default: a temporary one)")
+    args = ap.parse_args()
+    for line in table(args.n, args.m, args.k, args.dir):
+        print(line, flush=True)
 
 
 if __name__ == "__main__":
