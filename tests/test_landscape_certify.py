@@ -1,0 +1,47 @@
+"""Certified critical points (Krawczyk) and Hessian inertia: the isotypic method agrees with the full Hessian."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from flint import arb, fmpq
+
+from certsym.landscape import kernel, restricted
+from certsym.landscape.certify import certified_signs, critical, inertia, krawczyk
+
+
+@pytest.mark.parametrize("name", ["one-misfit", "negative-diagonal", "two-misfit", "good-plus-negative"])
+@pytest.mark.parametrize("k", [6, 7, 9])
+def test_isotypic_inertia_equals_full_hessian_inertia(name: str, k: int) -> None:
+    c = critical(name, k)
+    assert c.box.certified
+    full = inertia(c.family, k, c.box, "full")
+    iso = inertia(c.family, k, c.box, "isotypic")
+    assert full.negative is not None and full.negative == iso.negative
+    # and with the float Hessian of the independent kernel on the expanded matrix
+    W = restricted.expand(c.box.layout, [float(x) for x in c.box.center])
+    assert int((np.linalg.eigvalsh(kernel.hessian(W)) < 0).sum()) == full.negative
+    assert float(c.box.loss.mid()) == pytest.approx(kernel.loss(W), abs=1e-12)
+
+
+def test_one_misfit_is_a_saddle_at_5_and_a_minimum_from_6() -> None:
+    assert critical("one-misfit", 5).inertia.negative > 0
+    assert critical("one-misfit", 6).inertia.negative == 0
+
+
+def test_krawczyk_refuses_a_box_without_the_critical_point() -> None:
+    c = critical("one-misfit", 8)
+    shifted = [x + fmpq(1, 1000) for x in c.box.center]
+    assert not krawczyk(c.box.layout, shifted, c.box.radius, c.box.prec).certified
+    assert krawczyk(c.box.layout, c.box.center, c.box.radius, c.box.prec).certified
+
+
+def test_certified_signs() -> None:
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.standard_normal((6, 6)))
+    D = np.diag([3.0, -2.0, 1e-3, -5.0, 2.0, 7.0])
+    H = [[arb(x) for x in row] for row in Q @ D @ Q.T]
+    signs = certified_signs(H)
+    assert (signs.negative, signs.positive) == (2, 4)
+    D[2, 2] = 0.0  # singular: not certifiable
+    assert certified_signs([[arb(x) for x in row] for row in Q @ D @ Q.T]).negative is None
