@@ -36,6 +36,10 @@ CLAIMS = {
     "identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
     "not_identifiable": "theta' realizes rho(theta1) and lies outside the H_n-orbit of theta1",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
+    "critical_point": "the restricted loss has exactly one critical point in the box, a critical point of F on M(k,k), "
+                      "with F in the interval given",
+    "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
+                       "negative eigenvalues given",
 }
 
 
@@ -235,3 +239,38 @@ def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]
         return _envelope("not_equivalent", F, inputs, proof)
     proof = _equivalence_proof(v)
     return _envelope("equivalent", F, inputs, proof)
+
+
+def _box_json(c) -> dict:
+    box = c.box
+    lo, hi = box.loss.lower(), box.loss.upper()
+    return {"family": c.family.name, "sizes": list(box.layout.sizes), "names": list(box.layout.names),
+            "center": [str(x) for x in box.center], "radius": str(box.radius),
+            "preconditioner": [[str(x) for x in row] for row in box.preconditioner],
+            "loss": [_dyadic(lo, floor=True), _dyadic(hi, floor=False)], "statement": "Krawczyk"}
+
+
+def _dyadic(x, floor: bool) -> str:
+    """An exact rational bound from an arb endpoint (arb endpoints are exact binary numbers)."""
+    from flint import fmpq
+
+    man, exp = x.mid().man_exp()
+    q = fmpq(int(man)) * fmpq(2) ** int(exp) if exp >= 0 else fmpq(int(man), 2 ** int(-exp))
+    return str(q)
+
+
+def critical_point_certificate(c) -> dict:
+    """Krawczyk: a unique critical point of the restricted loss in the box, with the loss enclosure."""
+    return _document("critical_point", QQ, [], _box_json(c))
+
+
+def hessian_inertia_certificate(c, inertia) -> dict:
+    """The certified point and, per probe (a Young subgroup's fixed-point space), the congruence Q certifying the
+    signs of the compressed Hessian; the isotypic blocks and the total number of negative eigenvalues."""
+    from certsym.landscape.certify import irreps_of
+
+    probes = [{"parts": p["parts"], "fixed": p["fixed"], "Q": [[str(x) for x in row] for row in p["Q"]]}
+              for p in inertia.probes]
+    proof = {"critical_point": _box_json(c), "irreps": irreps_of(c, inertia.method), "probes": probes,
+             "negative": inertia.negative, "statement": "isotypic decomposition and Sylvester's law of inertia"}
+    return _document("hessian_inertia", QQ, [], proof)

@@ -45,3 +45,47 @@ def test_certified_signs() -> None:
     assert (signs.negative, signs.positive) == (2, 4)
     D[2, 2] = 0.0  # singular: not certifiable
     assert certified_signs([[arb(x) for x in row] for row in Q @ D @ Q.T]).negative is None
+
+
+@pytest.fixture(scope="module")
+def certificates() -> tuple[dict, dict]:
+    import json
+
+    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
+    from certsym.landscape.certify import certificate_inertia
+
+    c = critical("one-misfit", 5)
+    inn = certificate_inertia(c)
+    return (json.loads(json.dumps(critical_point_certificate(c))),
+            json.loads(json.dumps(hessian_inertia_certificate(c, inn))))
+
+
+def _edit(doc: dict, path: tuple, value) -> dict:
+    import copy
+
+    out = copy.deepcopy(doc)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return out
+
+
+@pytest.mark.parametrize("which,path,value", [
+    (0, ("proof", "center", 0), lambda s: str(fmpq(*map(int, s.split("/"))) + fmpq(1, 10**6)) if "/" in s else "2"),
+    (0, ("proof", "radius"), "1/1000000000000000000000000000000000000000000000000000000000000000000000000"),
+    (0, ("proof", "loss", 0), lambda s: str(fmpq(*map(int, s.split("/"))) + fmpq(1, 10**9)) if "/" in s else "1"),
+    (0, ("proof", "sizes"), [3, 2]),
+    (0, ("proof", "statement"), "Newton"),
+    (1, ("proof", "negative"), lambda n: n + 1),
+    (1, ("proof", "irreps", 1, "dim"), lambda n: n + 1),
+    (1, ("proof", "probes", 0, "fixed"), [1, 1, 0, 0]),
+    (1, ("proof", "probes", 1, "Q", 0), lambda row: ["0"] * len(row)),
+    (1, ("proof", "probes"), lambda probes: probes[:1]),
+])
+def test_tampered_landscape_certificates_are_rejected(certificates, which, path, value) -> None:
+    from certsym.check import check_certificate
+
+    assert check_certificate(certificates[which]).valid
+    report = check_certificate(_edit(certificates[which], path, value))
+    assert not report.valid and report.reason

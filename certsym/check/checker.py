@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
+from certsym.check import landscape
 from certsym.check.binding import Reader, bind
 from certsym.check.fields import QQ, Reject, make_field
 from certsym.check.tensors import NARROW, model_tensors
@@ -31,6 +32,10 @@ CLAIMS = {
     "identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
     "not_identifiable": "theta' realizes rho(theta1) and lies outside the H_n-orbit of theta1",
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
+    "critical_point": "the restricted loss has exactly one critical point in the box, a critical point of F on M(k,k), "
+                      "with F in the interval given",
+    "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
+                       "negative eigenvalues given",
 }
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
@@ -585,7 +590,9 @@ def check_not_identifiable(F, nets: list[Net], proof: object, rep: Report) -> No
 KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
          "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer),
          "affine": (1, check_affine), "not_affine": (1, check_not_affine),
-         "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable)}
+         "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable),
+         "critical_point": (0, lambda F, nets, proof, rep: landscape.check_box(proof, rep, keys, seq)),
+         "hessian_inertia": (0, lambda F, nets, proof, rep: landscape.check_inertia(proof, rep, keys, seq))}
 
 
 def _record(r: object, i: int) -> dict:

@@ -216,6 +216,7 @@ class Signs:
     negative: int | None
     positive: int | None
     size: int
+    Q: list[list[fmpq]] = field(default_factory=list)  # the congruence used (rows of the matrix)
 
 
 def certified_signs(H: list[list[arb]]) -> Signs:
@@ -226,7 +227,8 @@ def certified_signs(H: list[list[arb]]) -> Signs:
     n = len(H)
     Hmid = np.array([[float(h.mid()) for h in row] for row in H])
     _, vectors = np.linalg.eigh((Hmid + Hmid.T) / 2)
-    Q = arb_mat([[arb(_q(x)) for x in row] for row in vectors])
+    Qq = [[_q(x) for x in row] for row in vectors]
+    Q = arb_mat([[arb(x) for x in row] for row in Qq])
     B = Q.transpose() * arb_mat(H) * Q
     G = Q.transpose() * Q
 
@@ -243,7 +245,7 @@ def certified_signs(H: list[list[arb]]) -> Signs:
             neg += 1
         else:
             return Signs(None, None, n)
-    return Signs(neg, pos, n)
+    return Signs(neg, pos, n, Qq)
 
 
 @dataclass
@@ -271,8 +273,9 @@ def _full_inertia(box: Box, k: int) -> Inertia:
     singletons = tuple((1,) * s for s in box.layout.sizes)
     layout, x = refined(box.layout, box.balls(), singletons)
     signs = certified_signs(restricted.hessian(layout, x, ArbBackend(box.prec)))
-    return Inertia("full", signs.negative, signs.negative is not None,
-                   probes=[{"sizes": list(layout.sizes), "negative": signs.negative, "positive": signs.positive}])
+    return Inertia("full", signs.negative, signs.negative is not None, {"all": signs.negative},
+                   [{"sizes": list(layout.sizes), "parts": [list(p) for p in singletons], "fixed": [1],
+                     "negative": signs.negative, "positive": signs.positive, "Q": signs.Q}])
 
 
 def _isotypic_inertia(box: Box, k: int, irreps: Sequence[Irrep], probes: Sequence[Probe]) -> Inertia:
@@ -283,8 +286,8 @@ def _isotypic_inertia(box: Box, k: int, irreps: Sequence[Irrep], probes: Sequenc
         if sum(m * ir.block for m, ir in zip(probe.fixed, irreps, strict=True)) != len(layout.names):
             raise AssertionError(f"isotypic table inconsistent for {parts}")  # pragma: no cover
         signs = certified_signs(restricted.hessian(layout, x, ArbBackend(box.prec)))
-        records.append({"sizes": list(layout.sizes), "fixed": list(probe.fixed), "negative": signs.negative,
-                        "positive": signs.positive})
+        records.append({"sizes": list(layout.sizes), "parts": [list(p) for p in parts], "fixed": list(probe.fixed),
+                        "negative": signs.negative, "positive": signs.positive, "Q": signs.Q})
         counts.append(signs.negative)
     if None in counts:
         return Inertia("isotypic", None, False, probes=records)
@@ -324,3 +327,17 @@ def critical(name: str, k: int) -> Critical:
         x0 = continue_in_k(family, [k])[-1].result.x
     box = certify_point(layout, x0, k)
     return Critical(family, k, box, inertia(family, k, box) if box.certified else Inertia("none", None, False))
+
+
+def certificate_inertia(c: Critical) -> Inertia:
+    """The inertia as a certificate replays it: the isotypic probes wherever the table applies (≤ 18 parameters
+    each, cheap to replay at any k), the full Hessian below that."""
+    irreps, _, least = ISOTYPIC[c.family.name]
+    return inertia(c.family, c.k, c.box, "isotypic" if c.k >= least else "full")
+
+
+def irreps_of(c: Critical, method: str) -> list[dict]:
+    """The blocks of the decomposition the certificate states: name, block size, dimension at this k."""
+    if method == "full":
+        return [{"name": "all", "block": c.k * c.k, "dim": 1}]
+    return [{"name": ir.name, "block": ir.block, "dim": ir.dim(c.k)} for ir in ISOTYPIC[c.family.name][0]]

@@ -1,0 +1,297 @@
+"""Replay of landscape certificates (kinds critical_point and hessian_inertia) in mpmath interval arithmetic.
+
+Independent of certsym's producer: the restricted loss is written here again from MATH.md, Part II, and
+differentiated by second-order forward jets over intervals. Teacher V = I_k, x ~ N(0, I),
+    κ(g; N) = (S + (π − θ) g) / (2π),  S = √(N − g²),  θ = atan2(S, g)   (g = w·v, N = ‖w‖²‖v‖²),
+with the partials κ_g = (π − θ)/(2π), κ_N = S/(4πN), κ_gg = 1/(2πS), κ_gN = −g/(4πNS), κ_NN = (2g² − N)/(8πN²S).
+For blocks α of sizes p_α with parameters d_α, o_α (p_α > 1) and c_αβ (α ≠ β):
+    n_α = d_α² + (p_α − 1) o_α² + Σ_{γ≠α} p_γ c_αγ²,   s_α = 2 d_α o_α + (p_α − 2) o_α² + Σ_{γ≠α} p_γ c_αγ²,
+    m_αβ = c_βα (d_α + (p_α − 1) o_α) + c_αβ (d_β + (p_β − 1) o_β) + Σ_{γ≠α,β} p_γ c_αγ c_βγ,
+    F = k/4 + k(k−1)/(4π) + Σ_α p_α n_α/4 + Σ_α p_α(p_α−1)/2 κ(s_α; n_α²) + Σ_{α<β} p_α p_β κ(m_αβ; n_α n_β)
+        − Σ_α [p_α κ(d_α; n_α) + p_α(p_α−1) κ(o_α; n_α) + Σ_{β≠α} p_α p_β κ(c_αβ; n_α)].
+critical_point: the Krawczyk operator K = −C g(x̃) + (I − C H(X))(X − x̃) must lie in the open box of radius r
+(then the restricted gradient has exactly one zero in X, a critical point of F by symmetric criticality), and the
+loss enclosure F(x̃) ± r Σ_i sup_X |∂_i F| must lie in the claimed interval.
+hessian_inertia: for each probe layout, Qᵀ H(X) Q (Q from the certificate, QᵀQ nonsingular by Gershgorin) has
+Gershgorin discs excluding 0; the negative counts then fix the negative eigenvalues of each isotypic block, and
+the total is Σ_ρ dim ρ · neg(B_ρ). The multiplicities m_ρ(K) are the certificate's (derived in
+certsym/landscape/certify.py); the checker verifies that they account for every dimension.
+Cost: O(L P²) interval operations per jet evaluation (L the length of the formula, O(r³)).
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from fractions import Fraction
+
+from mpmath import iv, mp, mpf
+
+from certsym.check.fields import Reject, rational
+
+PREC = 320
+MAX_K = 10**9
+MAX_PARAMS = 40
+
+
+class Jet:
+    """A value with its gradient and Hessian with respect to P variables, over mpmath intervals."""
+
+    __slots__ = ("v", "g", "h")
+
+    def __init__(self, v, g, h):
+        self.v, self.g, self.h = v, g, h
+
+    @classmethod
+    def const(cls, v, P: int) -> Jet:
+        zero = iv.mpf(0)
+        return cls(iv.mpf(v) if not isinstance(v, type(zero)) else v, [zero] * P,
+                   [[zero] * P for _ in range(P)])
+
+    def __add__(self, o):
+        o = o if isinstance(o, Jet) else Jet.const(o, len(self.g))
+        return Jet(self.v + o.v, [a + b for a, b in zip(self.g, o.g, strict=True)],
+                   [[a + b for a, b in zip(r, s, strict=True)] for r, s in zip(self.h, o.h, strict=True)])
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return Jet(-self.v, [-a for a in self.g], [[-a for a in r] for r in self.h])
+
+    def __sub__(self, o):
+        return self + (-o if isinstance(o, Jet) else -iv.mpf(o))
+
+    def __mul__(self, o):
+        if not isinstance(o, Jet):
+            o = iv.mpf(o)
+            return Jet(self.v * o, [a * o for a in self.g], [[a * o for a in r] for r in self.h])
+        P = len(self.g)
+        return Jet(self.v * o.v, [self.v * b + o.v * a for a, b in zip(self.g, o.g, strict=True)],
+                   [[self.v * o.h[i][j] + o.v * self.h[i][j] + self.g[i] * o.g[j] + self.g[j] * o.g[i]
+                     for j in range(P)] for i in range(P)])
+
+    __rmul__ = __mul__
+
+
+@contextmanager
+def _precision():
+    """mpmath's real and interval contexts at PREC bits, restored afterwards."""
+    saved = mp.prec, iv.prec
+    mp.prec = iv.prec = PREC
+    try:
+        yield
+    finally:
+        mp.prec, iv.prec = saved
+
+
+def _nonneg(x):
+    """The part of an interval that is ≥ 0 (the exact value is known to be ≥ 0)."""
+    if x.b < 0:
+        raise Reject("landscape: a squared sine is certainly negative")
+    return iv.mpf([max(x.a, mpf(0)), x.b])
+
+
+def _kappa(g: Jet, N: Jet) -> Jet:
+    """κ(g; N) as a jet, from its partials (module docstring)."""
+    pi = iv.pi
+    S = iv.sqrt(_nonneg(N.v - g.v * g.v))
+    if S.a <= 0:
+        raise Reject("landscape: two vectors may be parallel (S = 0): κ is not twice differentiable there")
+    theta = iv.atan2(S, g.v)
+    kg, kN = (pi - theta) / (2 * pi), S / (4 * pi * N.v)
+    kgg, kgN = 1 / (2 * pi * S), -g.v / (4 * pi * N.v * S)
+    kNN = (2 * g.v * g.v - N.v) / (8 * pi * N.v * N.v * S)
+    P = len(g.g)
+    return Jet((S + (pi - theta) * g.v) / (2 * pi),
+               [kg * a + kN * b for a, b in zip(g.g, N.g, strict=True)],
+               [[kg * g.h[i][j] + kN * N.h[i][j] + kgg * g.g[i] * g.g[j] + kgN * (g.g[i] * N.g[j] + N.g[i] * g.g[j])
+                 + kNN * N.g[i] * N.g[j] for j in range(P)] for i in range(P)])
+
+
+def names(sizes: list[int]) -> list[str]:
+    """The parameter order: d_α, o_α (p_α > 1) per block, then c_αβ in lexicographic order of (α, β)."""
+    r = len(sizes)
+    out = []
+    for a, p in enumerate(sizes, start=1):
+        out += [f"d{a}"] + ([f"o{a}"] if p > 1 else [])
+    sep = "" if r < 10 else ","
+    return out + [f"c{a + 1}{sep}{b + 1}" for a in range(r) for b in range(r) if a != b]
+
+
+def loss_jet(sizes: list[int], x: list) -> Jet:
+    """F(W(x)) as a jet in the parameters (intervals x)."""
+    P, r = len(x), len(sizes)
+    idx = {n: i for i, n in enumerate(names(sizes))}
+    sep = "" if r < 10 else ","
+    X = []
+    for i, v in enumerate(x):
+        jet = Jet.const(v, P)
+        jet.g[i] = iv.mpf(1)
+        X.append(jet)
+    d = [X[idx[f"d{a + 1}"]] for a in range(r)]
+    o = [X[idx[f"o{a + 1}"]] if sizes[a] > 1 else None for a in range(r)]
+    c = [[X[idx[f"c{a + 1}{sep}{b + 1}"]] if a != b else None for b in range(r)] for a in range(r)]
+    p = [iv.mpf(s) for s in sizes]
+    k = iv.mpf(sum(sizes))
+    zero = Jet.const(0, P)
+    cross = [sum((c[a][b] * c[a][b] * p[b] for b in range(r) if b != a), zero) for a in range(r)]
+    n = [d[a] * d[a] + cross[a] + (o[a] * o[a] * (p[a] - 1) if o[a] is not None else zero) for a in range(r)]
+    F = Jet.const(k / 4 + k * (k - 1) / (4 * iv.pi), P)
+    for a in range(r):
+        F = F + n[a] * (p[a] / 4) - _kappa(d[a], n[a]) * p[a]
+        if o[a] is not None:
+            s = d[a] * o[a] * 2 + o[a] * o[a] * (p[a] - 2) + cross[a]
+            F = F + _kappa(s, n[a] * n[a]) * (p[a] * (p[a] - 1) / 2) - _kappa(o[a], n[a]) * (p[a] * (p[a] - 1))
+        for b in range(r):
+            if b == a:
+                continue
+            F = F - _kappa(c[a][b], n[a]) * (p[a] * p[b])
+            if b > a:
+                row_a = d[a] + (o[a] * (p[a] - 1) if o[a] is not None else zero)
+                row_b = d[b] + (o[b] * (p[b] - 1) if o[b] is not None else zero)
+                m = c[b][a] * row_a + c[a][b] * row_b + sum(
+                    (c[a][g] * c[b][g] * p[g] for g in range(r) if g not in (a, b)), zero)
+                F = F + _kappa(m, n[a] * n[b]) * (p[a] * p[b])
+    return F
+
+
+def _interval(q: Fraction, rad: Fraction = Fraction(0)):
+    lo, hi = q - rad, q + rad
+    return iv.mpf([mpf(lo.numerator) / lo.denominator, mpf(hi.numerator) / hi.denominator]) if rad else \
+        iv.mpf(mpf(q.numerator) / q.denominator)
+
+
+def _layout(sizes: object, where: str) -> list[int]:
+    if not isinstance(sizes, list) or not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 1
+                                                       for s in sizes) or sum(sizes) > MAX_K:
+        raise Reject(f"{where}: block sizes must be a nonempty list of positive integers (k ≤ {MAX_K})")
+    if len(names(sizes)) > MAX_PARAMS:
+        raise Reject(f"{where}: more than {MAX_PARAMS} parameters")
+    return sizes
+
+
+def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
+    """Krawczyk and the loss enclosure for a critical_point proof; returns (sizes, box intervals, radius)."""
+    b = keys(box, {"family", "sizes", "names", "center", "radius", "preconditioner", "loss", "statement"}, "proof")
+    if b["statement"] != "Krawczyk" or not isinstance(b["family"], str):
+        raise Reject("proof must cite 'Krawczyk' and name its family")
+    sizes = _layout(b["sizes"], "proof.sizes")
+    if b["names"] != names(sizes):
+        raise Reject("proof.names is not the parameter order of the layout")
+    P = len(b["names"])
+    center = [rational(v) for v in seq(b["center"], P, "proof.center")]
+    r = rational(b["radius"])
+    if r <= 0:
+        raise Reject("proof.radius must be positive")
+    C = [[rational(v) for v in seq(row, P, "proof.preconditioner")] for row in seq(b["preconditioner"], P,
+                                                                                       "proof.preconditioner")]
+    with _precision():
+        at = loss_jet(sizes, [_interval(q) for q in center])
+        X = [_interval(q, r) for q in center]
+        over = loss_jet(sizes, X)
+        Ci = [[_interval(v) for v in row] for row in C]
+        rad = _interval(Fraction(0), r)
+        for i in range(P):
+            Kc = -sum((Ci[i][j] * at.g[j] for j in range(P)), iv.mpf(0))
+            for j in range(P):
+                M = (1 if i == j else 0) - sum((Ci[i][q] * over.h[q][j] for q in range(P)), iv.mpf(0))
+                Kc += M * rad
+            if not (abs(Kc).b < _interval(r).a):
+                raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
+        slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
+        enclosure = at.v + iv.mpf([-slope.b, slope.b])
+        lo, hi = (rational(v) for v in seq(b["loss"], 2, "proof.loss"))
+        if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
+            raise Reject("the claimed loss interval does not contain the certified enclosure")
+    rep.checks["Krawczyk: a unique critical point in the box"] += 1
+    rep.checks["loss enclosure"] += 1
+    return sizes, X, r
+
+
+def refined_box(sizes: list[int], X: list, parts: list[list[int]]) -> tuple[list[int], list]:
+    """The box in the layout whose block α is cut into blocks of sizes parts[α] (same rule as the producer)."""
+    if len(parts) != len(sizes) or any(sum(part) != s for part, s in zip(parts, sizes, strict=True)):
+        raise Reject("a probe does not refine the family's blocks")
+    idx = {n: i for i, n in enumerate(names(sizes))}
+    sep = "" if len(sizes) < 10 else ","
+    owner = [a for a, part in enumerate(parts) for _ in part]
+    new = [s for part in parts for s in part]
+    nsep = "" if len(new) < 10 else ","
+    out = []
+    for name in names(new):
+        if name[0] in "do":
+            out.append(X[idx[f"{name[0]}{owner[int(name[1:]) - 1] + 1}"]])
+        else:
+            a, b = (int(t) - 1 for t in (name[1:].split(",") if nsep else (name[1], name[2])))
+            A, B = owner[a], owner[b]
+            out.append(X[idx[f"o{A + 1}"]] if A == B else X[idx[f"c{A + 1}{sep}{B + 1}"]])
+    return new, out
+
+
+def negative_count(H: list, Q: list) -> int:
+    """Gershgorin on QᵀQ (nonsingular) and on Qᵀ H Q (every disc off 0): the number of negative eigenvalues."""
+    n = len(H)
+
+    def mul(A, B):
+        return [[sum((A[i][t] * B[t][j] for t in range(n)), iv.mpf(0)) for j in range(n)] for i in range(n)]
+
+    Qt = [list(col) for col in zip(*Q, strict=True)]
+    for M, what in ((mul(Qt, Q), "Q^T Q"), (mul(mul(Qt, H), Q), "Q^T H Q")):
+        neg = 0
+        for i in range(n):
+            radius = sum((abs(M[i][j]) for j in range(n) if j != i), iv.mpf(0))
+            if (M[i][i] - radius).a > 0:
+                continue
+            if (M[i][i] + radius).b < 0 and what != "Q^T Q":
+                neg += 1
+                continue
+            raise Reject(f"a Gershgorin disc of {what} contains 0: the signs are not certified")
+    return neg
+
+
+def check_inertia(proof: dict, rep, keys, seq) -> None:
+    p = keys(proof, {"critical_point", "irreps", "probes", "negative", "statement"}, "proof")
+    if p["statement"] != "isotypic decomposition and Sylvester's law of inertia":
+        raise Reject("proof must cite 'isotypic decomposition and Sylvester's law of inertia'")
+    sizes, X, _ = check_box(p["critical_point"], rep, keys, seq)
+    k = sum(sizes)
+    irreps = [keys(ir, {"name", "block", "dim"}, "proof.irreps") for ir in seq(p["irreps"], None, "proof.irreps")]
+    for ir in irreps:
+        if any(isinstance(ir[t], bool) or not isinstance(ir[t], int) or ir[t] < 1 for t in ("block", "dim")):
+            raise Reject("proof.irreps: block and dim must be positive integers")
+    if sum(ir["block"] * ir["dim"] for ir in irreps) != k * k:
+        raise Reject("the isotypic blocks do not account for all k^2 dimensions")
+    counts, fixed_rows = [], []
+    with _precision():
+        for s, probe in enumerate(seq(p["probes"], None, "proof.probes")):
+            w = f"proof.probes[{s}]"
+            pr = keys(probe, {"parts", "fixed", "Q"}, w)
+            parts = [seq(part, None, w) for part in seq(pr["parts"], len(sizes), w)]
+            new, Y = refined_box(sizes, X, parts)
+            fixed = seq(pr["fixed"], len(irreps), w)
+            if any(isinstance(m, bool) or not isinstance(m, int) or m < 0 for m in fixed) or \
+                    sum(m * ir["block"] for m, ir in zip(fixed, irreps, strict=True)) != len(names(new)):
+                raise Reject(f"{w}: the fixed dimensions do not add up to the probe's parameters")
+            P = len(Y)
+            Q = [[_interval(rational(v)) for v in seq(row, P, w)] for row in seq(pr["Q"], P, w)]
+            counts.append(negative_count(loss_jet(new, Y).h, Q))
+            fixed_rows.append(fixed)
+            rep.checks["certified signs of a compressed Hessian"] += 1
+    negatives = _solve(counts, fixed_rows, [ir["block"] for ir in irreps])
+    total = sum(v * ir["dim"] for v, ir in zip(negatives, irreps, strict=True))
+    if total != p["negative"]:
+        raise Reject(f"the Hessian has {total} negative eigenvalues, the certificate says {p['negative']!r}")
+    rep.checks["isotypic decomposition and Sylvester's law of inertia"] += 1
+
+
+def _solve(counts: list[int], rows: list, blocks: list[int]) -> list[int]:
+    """The unique vector 0 ≤ n_ρ ≤ block_ρ with Σ_ρ m_ρ(K) n_ρ = counts[K] for every probe (or reject)."""
+    solutions = [[]]
+    for b in blocks:
+        solutions = [s + [v] for s in solutions for v in range(b + 1)]
+        if len(solutions) > 10**6:
+            raise Reject("too many isotypic blocks")
+    good = [s for s in solutions if all(sum(m * v for m, v in zip(row, s, strict=True)) == c
+                                        for row, c in zip(rows, counts, strict=True))]
+    if len(good) != 1:
+        raise Reject("the probes do not determine the negative eigenvalues of each block")
+    return good[0]
