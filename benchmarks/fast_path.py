@@ -33,7 +33,8 @@ RSS = ("import resource, runpy, sys\n"
        "    code = e.code\n"
        "else:\n"
        "    code = 0\n"
-       "print('peak-rss-kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+       "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
+       "print('peak-rss-kib', hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
        "sys.exit(code)\n")
 
 

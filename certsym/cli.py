@@ -15,7 +15,15 @@ from collections.abc import Sequence
 
 from certsym import __version__
 from certsym.errors import InputError
-from certsym.io import dump_network, load_inputs, load_networks, parse_point, write_json_atomic, write_text_atomic
+from certsym.io import (
+    dump_network,
+    load_inputs,
+    load_networks,
+    parse_point,
+    write_bytes_atomic,
+    write_json_atomic,
+    write_text_atomic,
+)
 from certsym.numbers import DEFAULT_MAX_DIGITS
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
@@ -392,6 +400,112 @@ def cmd_check(args: argparse.Namespace) -> int:
     return check_main(argv + (["--quiet"] if args.quiet else []))
 
 
+MAX_LANDSCAPE_K = 10**6
+MAX_POINT_K = 2000
+
+
+def _landscape_k(k: int, limit: int = MAX_LANDSCAPE_K) -> int:
+    if not 3 <= k <= limit:
+        raise InputError(f"k must be an integer from 3 to {limit:,}, got {k}")
+    return k
+
+
+def _family(name: str):
+    from certsym.landscape.families import FAMILIES
+
+    if name not in FAMILIES:
+        raise InputError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def cmd_landscape_families(args: argparse.Namespace) -> int:
+    from certsym.landscape.families import FAMILIES
+
+    rows = [{"name": f.name, "isotropy": f.isotropy, "parameters": list(f.layout(10).names),
+             "description": f.description} for f in FAMILIES.values()]
+    if args.json:
+        _emit_json(rows)
+    else:
+        for r in rows:
+            print(f"{r['name']:<20} {r['isotropy']:<18} ({', '.join(r['parameters'])})  {r['description']}")
+    return EXIT_OK
+
+
+def cmd_landscape_critical(args: argparse.Namespace) -> int:
+    from certsym.certificate import _dyadic, critical_point_certificate, hessian_inertia_certificate
+    from certsym.landscape.certify import certificate_inertia, critical
+
+    _family(args.family)
+    c = critical(args.family, _landscape_k(args.k))
+    box = c.box
+    if args.cert and box.certified:
+        write_json_atomic(args.cert, critical_point_certificate(c))
+    if args.inertia_cert and c.certified:
+        write_json_atomic(args.inertia_cert, hessian_inertia_certificate(c, certificate_inertia(c)))
+    neg = c.inertia.negative
+    out = {"family": args.family, "k": args.k, "certified": c.certified,
+           "loss": box.loss.mid().str(20, radius=False) if box.loss is not None else None,
+           "loss_enclosure": [_dyadic(box.loss.lower(), True), _dyadic(box.loss.upper(), False)]
+           if box.loss is not None else None,
+           "point": {n: float(x) for n, x in zip(box.layout.names, box.center, strict=True)},
+           "box_radius": str(box.radius), "hessian_negative_eigenvalues": neg,
+           "hessian_method": c.inertia.method, "is_local_minimum": None if neg is None else neg == 0}
+    if args.json:
+        _emit_json(out)
+    else:
+        status = "certified" if c.certified else "NOT certified"
+        kind = "?" if neg is None else ("local minimum" if neg == 0 else f"saddle ({neg} negative eigenvalues)")
+        print(f"{args.family} at k = {args.k:,}: {kind}, {status}")
+        print(f"  F = {out['loss']}   (enclosure {box.loss.str(20) if box.loss is not None else '-'})")
+        print("  point: " + ", ".join(f"{n} = {v:.12g}" for n, v in out["point"].items()))
+        print(f"  unique critical point within ± {float(box.radius):.3g} (Krawczyk); Hessian inertia by the "
+              f"{c.inertia.method} method")
+    return EXIT_OK if c.certified else EXIT_NEGATIVE
+
+
+def cmd_landscape_point(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from certsym.landscape.certify import critical
+    from certsym.landscape.restricted import expand
+
+    _family(args.family)
+    c = critical(args.family, _landscape_k(args.k, MAX_POINT_K))
+    W = expand(c.box.layout, [float(x) for x in c.box.center])
+    if args.output and args.output.endswith(".npz"):
+        import io
+
+        buffer = io.BytesIO()
+        np.savez(buffer, W=W)
+        write_bytes_atomic(args.output, buffer.getvalue())
+    else:
+        text = json.dumps({"family": args.family, "k": args.k, "certified": c.certified, "W": W.tolist()})
+        if args.output:
+            write_text_atomic(args.output, text + "\n")
+        else:
+            print(text)
+    return EXIT_OK
+
+
+def cmd_landscape_descent(args: argparse.Namespace) -> int:
+    from certsym.landscape.descent import experiment
+
+    k = _landscape_k(args.k, 200)
+    if args.runs < 1:
+        raise InputError("--runs must be positive")
+    e = experiment(k, args.runs, args.seed, max_steps=args.max_steps)
+    out = {"k": k, "runs": args.runs, "seed": args.seed, "spurious_fraction": e.spurious_fraction,
+           "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs)}
+    if args.json:
+        _emit_json(out)
+    else:
+        print(f"k = {k}: {args.runs} runs, {out['converged']} converged, spurious fraction "
+              f"{e.spurious_fraction:.2f}")
+        for name, count in e.counts.most_common():
+            print(f"  {count:>4}  {name}")
+    return EXIT_OK
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -533,6 +647,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("certificates", nargs="+", metavar="CERT")
     p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files")
     p.add_argument("--quiet", action="store_true", help="one line per certificate")
+    land = sub.add_parser("landscape", help="the teacher-student loss: certified symmetric critical points",
+                          description="the teacher-student loss of the second paper (MATH.md, Part II)")
+    lsub = land.add_subparsers(dest="landscape_command", metavar="COMMAND", parser_class=_Parser, required=True)
+    _command(lsub, "families", "list the families of critical points", cmd_landscape_families, params=None)
+    for name, func, text in (("critical", cmd_landscape_critical, "a certified critical point: Krawczyk box, loss "
+                              "enclosure, Hessian inertia (exit 0 certified, 1 not)"),
+                             ("point", cmd_landscape_point, "the full matrix W of a family member (JSON or .npz)")):
+        p = _command(lsub, name, text, func, params=None, json_flag=name == "critical")
+        p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative")
+        p.add_argument("--k", type=int, required=True, help="the number of neurons (3 to 1,000,000)")
+    p.add_argument("-o", "--output", metavar="OUT", help="write W here (.json or .npz; default: standard output)")
+    p = lsub.choices["critical"]
+    p.add_argument("--cert", metavar="OUT", help="write the critical_point certificate")
+    p.add_argument("--inertia-cert", metavar="OUT", help="write the hessian_inertia certificate")
+    p = _command(lsub, "descent", "gradient descent from random starts (Safran-Shamir's experiment)",
+                 cmd_landscape_descent, params=None)
+    p.add_argument("--k", type=int, required=True)
+    p.add_argument("--runs", type=int, default=20)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-steps", type=int, default=20000)
     p = _command(sub, "reproduce", "reproduce the papers' statements on concrete instances", cmd_reproduce,
                  params=None)
     p.add_argument("--out", default="reproduce-report", metavar="DIR",

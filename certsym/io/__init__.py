@@ -9,6 +9,7 @@ from certsym.io.params import (
     parse_point,
     read_input,
     read_text,
+    write_bytes_atomic,
     write_json_atomic,
     write_text_atomic,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "parse_point",
     "read_input",
     "read_text",
+    "write_bytes_atomic",
     "write_json_atomic",
     "write_text_atomic",
 ]

@@ -305,6 +305,11 @@ def dump_network(net: Network) -> str:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically: readers see the old file or the whole new one."""
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file in the same directory, then a rename)."""
     p = Path(path)
     directory = p.parent if str(p.parent) else Path(".")
     try:
@@ -312,8 +317,8 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     except OSError as exc:
         raise InputError(f"{p}: cannot write: {exc.strerror}") from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

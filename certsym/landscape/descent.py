@@ -1,0 +1,111 @@
+"""Gradient descent on the exact population loss (Safran & Shamir's experiment, MATH.md Part II).
+
+Random starts W_ij ~ N(0, 1/k), plain gradient descent with the closed-form gradient of ``kernel`` (vectorized
+here: O(k³) per step), stopped when max |∇F| < tol or after ``max_steps``. Each end point is classified: a
+global minimum (F ≈ 0, a permutation matrix), a member of a named family (same loss as the family's critical
+point at this k and the same multiset of entries, a Γ-invariant), or "other". Floating point throughout: this is
+an experiment, its verdicts are not certified (the families it lands in are, by ``certify``).
+Deterministic given the seed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from certsym.landscape import restricted
+from certsym.landscape.families import FAMILIES, newton
+
+TWO_PI = 2 * np.pi
+
+
+def gradient(W: np.ndarray) -> np.ndarray:
+    """∇F(W) for the teacher I_k (kernel.gradient, vectorized)."""
+    n = np.linalg.norm(W, axis=1)
+    unit = W / n[:, None]
+    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
+    teacher = np.arccos(np.clip(unit, -1.0, 1.0))  # angle(w_i, e_j): cos = W_ij / ‖w_i‖
+    G = ((np.sin(theta) * n[None, :]).sum(axis=1) - np.sin(teacher).sum(axis=1))[:, None] * unit
+    G += (np.pi - theta) @ W - (np.pi - teacher)
+    return G / TWO_PI
+
+
+def loss(W: np.ndarray) -> float:
+    """F(W) (vectorized kernel.loss)."""
+    k = W.shape[0]
+    n = np.linalg.norm(W, axis=1)
+    unit = W / n[:, None]
+    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
+    teacher = np.arccos(np.clip(unit, -1.0, 1.0))
+    ww = (np.outer(n, n) * (np.sin(theta) + (np.pi - theta) * np.cos(theta))).sum() / TWO_PI
+    wv = (n[:, None] * (np.sin(teacher) + (np.pi - teacher) * np.cos(teacher))).sum() / TWO_PI
+    return float(0.5 * ww - wv + k / 4 + k * (k - 1) / (4 * np.pi))
+
+
+@dataclass
+class Run:
+    loss: float
+    steps: int
+    converged: bool
+    lands_in: str
+
+
+@dataclass
+class Experiment:
+    k: int
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def counts(self) -> Counter:
+        return Counter(r.lands_in for r in self.runs)
+
+    @property
+    def spurious_fraction(self) -> float:
+        spurious = [r for r in self.runs if r.lands_in != "global minimum"]
+        return len(spurious) / len(self.runs) if self.runs else 0.0
+
+
+def _family_points(k: int) -> dict[str, tuple[float, np.ndarray]]:
+    out = {}
+    for name, family in FAMILIES.items():
+        try:
+            res = newton(family.layout(k), family.start(k))
+        except Exception:  # noqa: BLE001 - a family that Newton cannot reach from its start at this k is skipped
+            continue
+        out[name] = (res.loss, np.sort(restricted.expand(family.layout(k), res.x).ravel()))
+    return out
+
+
+def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.ndarray]]) -> str:
+    """Which certified family (or the global minimum) the end point W is, by loss and sorted entries."""
+    if value < 1e-8:
+        return "global minimum"
+    entries = np.sort(W.ravel())
+    for name, (fam_loss, fam_entries) in families.items():
+        if abs(value - fam_loss) < 1e-6 and np.abs(entries - fam_entries).max() < 1e-3:
+            return name
+    return f"other (F = {value:.5f})"
+
+
+def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6) -> Experiment:
+    """``runs`` descents from W_ij ~ N(0, 1/k) with numpy's generator seeded by (seed, k), step 4/k (the largest
+    Hessian eigenvalues grow like k). Cost O(runs · max_steps · k³)."""
+    step = 4.0 / k
+    rng = np.random.default_rng([seed, k])
+    families = _family_points(k)
+    out = Experiment(k)
+    for _ in range(runs):
+        W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(k, k))
+        converged, steps = False, 0
+        while steps < max_steps:
+            G = gradient(W)
+            if np.abs(G).max() < tol:
+                converged = True
+                break
+            W = W - step * G
+            steps += 1
+        value = loss(W)
+        out.runs.append(Run(value, steps, converged, classify(W, value, families)))
+    return out
