@@ -54,6 +54,8 @@ class Context:
         self.rows: dict[str, Row] = {}
         self.figures: list[tuple[str, str]] = []  # (caption, relative path)
         self.written: list[str] = []
+        self.landscape: dict[str, list[tuple[int, float, int | None]]] = {}  # family -> (k, loss, negatives)
+        self.crossings: dict[str, int] = {}
 
     def row(self, statement: str) -> Row:
         return self.rows.setdefault(statement, Row(statement))
@@ -82,6 +84,7 @@ def statement_modules() -> list:
     """The statement modules, in the order ``certsym reproduce`` runs them."""
     from paper_checks import (
         cor9_non_identifiability,
+        landscape_families,
         prop14_affine,
         thm1_generic_identifiability,
         thm2_stabilizer,
@@ -90,7 +93,7 @@ def statement_modules() -> list:
     )
 
     return [worked_examples, thm3_4_classification, thm1_generic_identifiability, thm2_stabilizer, prop14_affine,
-            cor9_non_identifiability]
+            cor9_non_identifiability, landscape_families]
 
 
 def run_module(module, ctx: Context) -> Row:

@@ -63,3 +63,21 @@ def m2_arrangement(t: Network, title: str, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def loss_against_k(data: dict[str, list[tuple[int, float, int | None]]], path: Path) -> None:
+    """Log-log plot of the certified loss of each family against k (filled: local minimum, open: saddle)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for name, points in data.items():
+        points = sorted(points)
+        line, = ax.loglog([k for k, _, _ in points], [f for _, f, _ in points], "-", label=name)
+        for k, f, neg in points:
+            ax.plot([k], [f], "o", color=line.get_color(), fillstyle="full" if neg == 0 else "none")
+    ax.set_xlabel("k")
+    ax.set_ylabel("F at the critical point")
+    ax.set_title("Certified critical values against k")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -21,6 +21,10 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
     t1, _ = load_pair("E6")
     fig.m2_arrangement(t1, "E6: hyperplane arrangement and kinks", out / "E6_m2.png")
     figures.append(("E6 (m = 2): the hyperplane arrangement with its kink values J_H", "E6_m2.png"))
+    if ctx.landscape:
+        fig.loss_against_k(ctx.landscape, out / "landscape_loss.png")
+        figures.append(("Teacher-student loss: certified critical values of each family against k (log-log; filled "
+                        "markers are certified local minima, open ones saddles)", "landscape_loss.png"))
     ok = all(r.reproduced for r in rows) and not rejected
     head = ("statement", "instances", "agreeing", "certificates checked", "time (s)", "result")
     cells = [(r.statement, str(r.instances), str(r.agreeing), f"{r.checked}/{r.certificates}", f"{r.seconds:.1f}",

@@ -1,0 +1,61 @@
+"""Arjevani & Field (second paper), as certsym formalizes it: the symmetric families of critical points of the
+teacher–student loss, certified (Krawczyk box, loss enclosure, Hessian inertia) for concrete k.
+
+Instances: one-misfit is a certified saddle at k = 5 and a certified spurious local minimum for every k from 6
+to 20 and at k = 10², 10³, 10⁴ (and 10⁶ in the full run); its loss times k approaches 1/2 − 2/π² (observed
+constant, the a ≈ 0.3 of the paper); negative-diagonal's loss approaches the positive constant 1/2 − 1/π; every
+family turns from saddle into minimum between two consecutive integers k, certified on both sides. The losses of
+all four families against k are collected for the report's log-log figure.
+"""
+
+from __future__ import annotations
+
+import math
+
+from certsym.certificate import hessian_inertia_certificate
+from certsym.landscape.certify import certificate_inertia, critical
+from certsym.landscape.families import FAMILIES
+from paper_checks import Context
+
+STATEMENT = "Arjevani-Field: symmetric critical points"
+SLUG = "landscape"
+ONE_MISFIT_CONSTANT = 0.5 - 2 / math.pi**2
+NEGATIVE_DIAGONAL_LIMIT = 0.5 - 1 / math.pi
+
+
+def _certified(ctx: Context, name: str, k: int, want_minimum: bool | None, write: bool = True):
+    c = critical(name, k)
+    neg = c.inertia.negative
+    agrees = c.certified and (want_minimum is None or (neg == 0) is want_minimum)
+    cert = hessian_inertia_certificate(c, certificate_inertia(c)) if c.certified and write else None
+    ctx.record(STATEMENT, SLUG, f"{name}_k{k}", agrees, cert)
+    ctx.landscape.setdefault(name, []).append((k, float(c.box.loss.mid()), neg))
+    return c
+
+
+def run(ctx: Context) -> None:
+    ctx.landscape = {}
+    ks = [6, 7, 10, 20] if ctx.quick else list(range(6, 21))
+    _certified(ctx, "one-misfit", 5, False)
+    for k in ks:
+        _certified(ctx, "one-misfit", k, True, write=k in (6, 10, 20))
+    large = [100, 1000, 10**4] + ([] if ctx.quick else [10**6])
+    for k in large:
+        c = _certified(ctx, "one-misfit", k, True)
+        ctx.record(STATEMENT, SLUG, f"one-misfit_kF_{k}",
+                   abs(k * float(c.box.loss.mid()) - ONE_MISFIT_CONSTANT) < 3 / math.sqrt(k))
+    for name in ("negative-diagonal", "two-misfit", "good-plus-negative"):
+        for k in [10, *large] if ctx.quick else [10, 20, *large]:
+            c = _certified(ctx, name, k, True, write=k in (10, 10**4))
+        if name == "negative-diagonal":
+            ctx.record(STATEMENT, SLUG, "negative-diagonal_limit",
+                       bool(c.box.loss > 0)  # certified: the whole enclosure is positive
+                       and abs(float(c.box.loss.mid()) - NEGATIVE_DIAGONAL_LIMIT) < 3 / math.sqrt(large[-1]))
+    # the integer k at which each family turns from saddle into minimum, certified on both sides
+    for name in FAMILIES:
+        k = 5
+        while critical(name, k).inertia.negative and k < 12:
+            k += 1
+        below, at = critical(name, k - 1).inertia.negative, critical(name, k).inertia.negative
+        ctx.crossings[name] = k
+        ctx.record(STATEMENT, SLUG, f"{name}_turns_minimum_at_{k}", bool(below) and at == 0)
