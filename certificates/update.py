@@ -31,6 +31,10 @@ def main() -> None:
             chosen = examples + others[:OTHERS]
             for path in chosen:
                 shutil.copy(path, target / path.name)
+    # reproduce writes hessian_inertia certificates (which embed the Krawczyk box); keep one bare critical_point too
+    subprocess.run([sys.executable, "-m", "certsym", "landscape", "critical", "--family", "one-misfit", "--k", "6",
+                    "--cert", str(HERE / "landscape" / "one-misfit_k6_critical_point.json")], check=True,
+                   stdout=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ def test_a_curated_set_is_committed() -> None:
     kinds = {json.loads(p.read_text())["kind"] for p in COMMITTED}
     assert len(COMMITTED) >= 20
     assert kinds == {"equivalent", "not_equivalent", "minimal_form", "stabilizer", "affine", "not_affine",
-                     "identifiable", "not_identifiable"}
+                     "identifiable", "not_identifiable", "critical_point", "hessian_inertia"}
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
