@@ -56,6 +56,7 @@ class Context:
         self.written: list[str] = []
         self.landscape: dict[str, list[tuple[int, float, int | None]]] = {}  # family -> (k, loss, negatives)
         self.crossings: dict[str, int] = {}
+        self.findings: dict[str, list] = {}  # the landscape's tables for the report
 
     def row(self, statement: str) -> Row:
         return self.rows.setdefault(statement, Row(statement))

@@ -34,7 +34,11 @@ def _certified(ctx: Context, name: str, k: int, want_minimum: bool | None, write
 
 
 def run(ctx: Context) -> None:
-    ctx.landscape = {}
+    _families(ctx)
+    run_findings(ctx)
+
+
+def _families(ctx: Context) -> None:
     ks = [6, 7, 10, 20] if ctx.quick else list(range(6, 21))
     _certified(ctx, "one-misfit", 5, False)
     for k in ks:
@@ -59,3 +63,41 @@ def run(ctx: Context) -> None:
         below, at = critical(name, k - 1).inertia.negative, critical(name, k).inertia.negative
         ctx.crossings[name] = k
         ctx.record(STATEMENT, SLUG, f"{name}_turns_minimum_at_{k}", bool(below) and at == 0)
+
+
+def run_findings(ctx: Context) -> None:
+    """The series in k^{-1/2}, the spectrum at W = I and its distance from one-misfit's, and gradient descent."""
+    import mpmath as mpm
+    import numpy as np
+
+    from certsym.landscape import kernel, restricted, spectrum
+    from certsym.landscape.descent import experiment
+    from certsym.landscape.series import one_misfit_series
+
+    series = one_misfit_series()
+    ctx.findings["series"] = [
+        (s.name, mpm.nstr(s.residual, 2), [(c.power, mpm.nstr(c.value, 12), mpm.nstr(c.uncertainty, 2), c.closed_form)
+                                           for c in s.coefficients]) for s in series]
+    kF = next(s for s in series if s.name == "k*F")
+    ctx.record(STATEMENT, SLUG, "one-misfit_kF_series", kF.residual < 1e-20
+               and abs(kF.coefficients[0].value - ONE_MISFIT_CONSTANT) < 1e-15)
+    ks = [4, 5] if ctx.quick else [3, 4, 5, 6]
+    for k in ks:  # the exact factorization of det(λ − ∇²F(I)) is the closed form
+        ctx.record(STATEMENT, SLUG, f"hessian_at_identity_k{k}", spectrum.exact_factors(k) == spectrum.closed_form(k))
+    ctx.findings["spectrum"] = [(str(r), m) for r, m in spectrum.eigenvalues(10)]
+    distances = []
+    for k in [6, 10] if ctx.quick else [6, 8, 10, 14, 20]:
+        c = critical("one-misfit", k)
+        W = restricted.expand(c.box.layout, [float(x) for x in c.box.center])
+        ev = np.sort(np.linalg.eigvalsh(kernel.hessian(W)))
+        ex = np.sort(np.concatenate([[float(r)] * m for r, m in spectrum.eigenvalues(k)]))
+        distances.append((k, float(np.abs(ev - ex).max()), float(np.abs(ev - ex).mean())))
+    ctx.findings["distance"] = distances
+    ctx.record(STATEMENT, SLUG, "one-misfit_spectrum_approaches_identity's",
+               all(a[1] > b[1] and a[2] > b[2] for a, b in zip(distances, distances[1:], strict=False)))
+    runs = 4 if ctx.quick else 20
+    table = []
+    for k in [6, 10] if ctx.quick else [6, 8, 10, 12, 14, 16, 18, 20]:
+        e = experiment(k, runs, seed=2018)
+        table.append((k, runs, e.spurious_fraction, dict(e.counts)))
+    ctx.findings["descent"] = table

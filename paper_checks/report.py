@@ -36,6 +36,7 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
            "independent checker" + (f"; rejected: {', '.join(rejected)}" if rejected else "."), ""]
     for r in rows:
         md += [f"- {r.statement}: failed instance {f}" for f in r.failures[:10]]
+    md += _landscape_tables(ctx)
     md += ["", "## Figures", ""] + [f"![{cap}]({file})\n\n{cap}\n" for cap, file in figures]
     (out / "REPORT.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     esc = html.escape
@@ -50,3 +51,32 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
             f"<h2>Figures</h2>{imgs}</body></html>")
     (out / "report.html").write_text(page, encoding="utf-8")
     return figures
+
+
+def _landscape_tables(ctx: Context) -> list[str]:
+    """The second paper's findings as Markdown tables (empty when the landscape module did not run)."""
+    f = ctx.findings
+    md: list[str] = []
+    if ctx.crossings:
+        md += ["", "## Teacher-student landscape", "", "Saddle → local minimum (certified at k − 1 and k): "
+               + ", ".join(f"{name} at k = {k}" for name, k in ctx.crossings.items()) + "."]
+    if "series" in f:
+        md += ["", "One-misfit critical points as series in t = k^(-1/2) (least squares over k = 10^4 … 10^12 at 60 "
+               "digits; uncertainty = change between degrees 8 and 9; closed forms found by mpmath.identify, "
+               "numerical evidence only):", "", "| parameter | fit residual | coefficients (power: value ± uncertainty "
+               "[closed form]) |", "|---|---|---|"]
+        for name, residual, coefs in f["series"]:
+            cells = "; ".join(f"t^{p}: {v} ± {u}" + (f" [{cf}]" if cf and cf != "0" else "") for p, v, u, cf in coefs)
+            md.append(f"| {name} | {residual} | {cells} |")
+    if "spectrum" in f:
+        md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
+               "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]
+    if "distance" in f:
+        md += ["", "| k | max distance one-misfit ↔ W = I spectra | mean distance |", "|---|---|---|"]
+        md += [f"| {k} | {a:.4f} | {b:.4f} |" for k, a, b in f["distance"]]
+    if "descent" in f:
+        md += ["", "Gradient descent on the exact population loss from W_ij ~ N(0, 1/k) (seed 2018):", "",
+               "| k | runs | spurious fraction | end points |", "|---|---|---|---|"]
+        md += [f"| {k} | {runs} | {frac:.2f} | {', '.join(f'{n}: {c}' for n, c in counts.items())} |"
+               for k, runs, frac, counts in f["descent"]]
+    return md
