@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from certsym.certificate import hessian_inertia_certificate
-from certsym.landscape.certify import certificate_inertia, critical
+from certsym.landscape.certify import certificate_inertia, critical, crossing
 from certsym.landscape.families import FAMILIES
 from paper_checks import Context
 
@@ -63,6 +63,9 @@ def _families(ctx: Context) -> None:
         below, at = critical(name, k - 1).inertia.negative, critical(name, k).inertia.negative
         ctx.crossings[name] = k
         ctx.record(STATEMENT, SLUG, f"{name}_turns_minimum_at_{k}", bool(below) and at == 0)
+        bracket = crossing(name, k - 1, k, 12 if ctx.quick else 24)
+        ctx.findings.setdefault("crossing", []).append((name, bracket and (str(bracket[0]), str(bracket[1]))))
+        ctx.record(STATEMENT, SLUG, f"{name}_real_k_bracket", bracket is not None)
 
 
 def run_findings(ctx: Context) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from fractions import Fraction
 from pathlib import Path
 
 from paper_checks import Context, Row
@@ -60,6 +61,12 @@ def _landscape_tables(ctx: Context) -> list[str]:
     if ctx.crossings:
         md += ["", "## Teacher-student landscape", "", "Saddle → local minimum (certified at k − 1 and k): "
                + ", ".join(f"{name} at k = {k}" for name, k in ctx.crossings.items()) + "."]
+    if "crossing" in f:
+        md += ["", "The restricted loss makes sense for real k; by bisection on exact dyadic k, each family's Hessian "
+               "has a certified negative isotypic block at the left end and is certified positive definite at the "
+               "right end of:", ""]
+        md += [f"- {name}: k* in [{b[0]}, {b[1]}] = [{float(Fraction(b[0])):.7f}, {float(Fraction(b[1])):.7f}]"
+               if b else f"- {name}: not bracketed" for name, b in f["crossing"]]
     if "series" in f:
         md += ["", "One-misfit critical points as series in t = k^(-1/2) (least squares over k = 10^4 … 10^12 at 60 "
                "digits; uncertainty = change between degrees 8 and 9; closed forms found by mpmath.identify, "

@@ -89,3 +89,12 @@ def test_tampered_landscape_certificates_are_rejected(certificates, which, path,
     assert check_certificate(certificates[which]).valid
     report = check_certificate(_edit(certificates[which], path, value))
     assert not report.valid and report.reason
+
+
+def test_real_k_crossing_of_one_misfit_lies_between_5_and_6() -> None:
+    from certsym.landscape.certify import block_negatives, crossing
+
+    a, b = crossing("one-misfit", 5, 6, steps=8)
+    assert 5 <= a < b <= 6 and b - a == fmpq(1, 2**8)
+    assert any(block_negatives("one-misfit", float(a))[0].values())
+    assert not any(block_negatives("one-misfit", float(b))[0].values())

@@ -341,3 +341,41 @@ def irreps_of(c: Critical, method: str) -> list[dict]:
     if method == "full":
         return [{"name": "all", "block": c.k * c.k, "dim": 1}]
     return [{"name": ir.name, "block": ir.block, "dim": ir.dim(c.k)} for ir in ISOTYPIC[c.family.name][0]]
+
+
+# -- the real k at which a family turns from saddle into minimum ---------------------------------------------
+def block_negatives(name: str, k: float, x0: Sequence[float] | None = None) -> tuple[dict[str, int] | None, list]:
+    """Certified negative-eigenvalue counts of each isotypic block at a real k (the restricted loss and its
+    compressions are analytic in the block sizes), with the float point for the next call; None if not
+    certified."""
+    family = FAMILIES[name]
+    layout = family.layout(k)
+    x = newton(layout, family.start(k) if x0 is None else x0).x
+    box = certify_point(layout, x, k)
+    if not box.certified:
+        return None, x
+    irreps, probes, _ = ISOTYPIC[name]
+    with ctx.workprec(box.prec):
+        result = _isotypic_inertia(box, k, irreps, probes)  # (the total, Σ dim ρ · neg, means nothing at real k)
+    return (result.blocks or None), x
+
+
+def crossing(name: str, lo: int, hi: int, steps: int = 24) -> tuple[fmpq, fmpq] | None:
+    """A bracket [a, b] of width (hi − lo)/2^steps containing a real k where the family's Hessian changes from
+    having a certified negative block eigenvalue (at a) to being certified positive definite (at b), found by
+    bisection on exact dyadic k. None when either end is not certified as required."""
+    below, x_lo = block_negatives(name, float(lo))
+    above, x_hi = block_negatives(name, float(hi))
+    if below is None or above is None or not any(below.values()) or any(above.values()):
+        return None
+    a, b = fmpq(lo), fmpq(hi)
+    for _ in range(steps):
+        mid = (a + b) / 2
+        blocks, x = block_negatives(name, float(mid), x_lo)
+        if blocks is None:
+            return None
+        if any(blocks.values()):
+            a, x_lo = mid, x
+        else:
+            b = mid
+    return a, b
