@@ -67,3 +67,29 @@ def test_symbolic_loss_agrees() -> None:
     a = sympy.symbols("a", positive=True)
     diagonal = symbolic.loss([[a, 0], [0, a]])  # the ΔS_2-fixed line W = aI, as a function of a
     assert float(diagonal.subs(a, sympy.Rational(1, 3))) == pytest.approx(kernel.loss(np.eye(2) / 3), abs=1e-12)
+
+
+def test_three_arithmetics_agree_on_gradient_and_hessian() -> None:
+    """sympy's derivatives of the symbolic loss, the float closed forms and the arb balls (the restricted Hessian on
+    the layout of singletons, i.e. all of M(k, k)) agree at one point."""
+    import sympy
+    from flint import arb
+
+    from certsym.landscape import restricted, symbolic
+
+    k = 2
+    point = np.array([[0.9, -0.3], [0.2, 1.1]])
+    W, H = symbolic.hessian(k)
+    _, G = symbolic.gradient(k)
+    subs = {w: sympy.Float(point[i, j], 30) for i, row in enumerate(W) for j, w in enumerate(row)}
+    G_sym = np.array([float(g.evalf(30, subs=subs)) for g in G])
+    H_sym = np.array(H.evalf(30, subs=subs).tolist(), dtype=float)
+    assert np.abs(G_sym - kernel.gradient(point).ravel()).max() < 1e-12
+    assert np.abs(H_sym - kernel.hessian(point)).max() < 1e-12
+    layout = restricted.Layout((1, 1))
+    x = restricted.project(layout, point)
+    H_arb = restricted.hessian(layout, [arb(float(v)) for v in x])
+    order = [layout.index[n] for n in ("d1", "c12", "c21", "d2")]  # w11, w12, w21, w22
+    for a, pa in enumerate(order):
+        for b, pb in enumerate(order):
+            assert H_arb[pa][pb].contains(arb(H_sym[a, b])) or abs(float(H_arb[pa][pb].mid()) - H_sym[a, b]) < 1e-12

@@ -30,3 +30,22 @@ def loss(W: Sequence[Sequence[sympy.Expr]]) -> sympy.Expr:
         for b in V:
             total -= kappa(a, b)
     return total + sympy.Rational(k, 4) + sympy.Rational(k * (k - 1), 4) / sympy.pi
+
+
+def symbols(k: int) -> list[list[sympy.Symbol]]:
+    """A k×k matrix of real symbols w_ij."""
+    return [[sympy.Symbol(f"w{i}_{j}", real=True) for j in range(k)] for i in range(k)]
+
+
+def gradient(k: int) -> tuple[list[list[sympy.Symbol]], list[sympy.Expr]]:
+    """(W, ∇F) with ∇F the list of ∂F/∂w_ij (row-major), by sympy differentiation of ``loss``."""
+    W = symbols(k)
+    F = loss(W)
+    return W, [sympy.diff(F, w) for row in W for w in row]
+
+
+def hessian(k: int) -> tuple[list[list[sympy.Symbol]], sympy.Matrix]:
+    """(W, ∇²F) by sympy differentiation (cost grows quickly with k: meant for k ≤ 3)."""
+    W, G = gradient(k)
+    flat = [w for row in W for w in row]
+    return W, sympy.Matrix([[sympy.diff(g, w) for w in flat] for g in G])
