@@ -493,13 +493,14 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
     k = _landscape_k(args.k, 200)
     if args.runs < 1:
         raise InputError("--runs must be positive")
-    e = experiment(k, args.runs, args.seed, max_steps=args.max_steps)
-    out = {"k": k, "runs": args.runs, "seed": args.seed, "spurious_fraction": e.spurious_fraction,
+    runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
+    e = experiment(k, runs, args.seed, max_steps=max_steps)
+    out = {"k": k, "runs": runs, "seed": args.seed, "spurious_fraction": e.spurious_fraction,
            "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs)}
     if args.json:
         _emit_json(out)
     else:
-        print(f"k = {k}: {args.runs} runs, {out['converged']} converged, spurious fraction "
+        print(f"k = {k}: {runs} runs, {out['converged']} converged, spurious fraction "
               f"{e.spurious_fraction:.2f}")
         for name, count in e.counts.most_common():
             print(f"  {count:>4}  {name}")
@@ -667,6 +668,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=20000)
+    p.add_argument("--quick", action="store_true", help="at most 4 runs of at most 5000 steps")
     p = _command(sub, "reproduce", "reproduce the papers' statements on concrete instances", cmd_reproduce,
                  params=None)
     p.add_argument("--out", default="reproduce-report", metavar="DIR",

@@ -78,6 +78,38 @@ def _family_points(k: int) -> dict[str, tuple[float, np.ndarray]]:
     return out
 
 
+def isotropy_type(W: np.ndarray, tol: float = 1e-3) -> str:
+    """The isotropy Δ(S_p1 × … × S_pr) of W up to ``tol`` (up to conjugation in Γ: the columns are first permuted so
+    that each neuron's largest entry is on the diagonal). Indices are grouped by the sorted entries of
+    their row and column and their diagonal entry, and each group is kept only if every transposition inside it
+    fixes W (|P W Pᵀ − W| ≤ tol). Floating point (an experiment's end point). Cost O(k³)."""
+    k = W.shape[0]
+    target = np.abs(W).argmax(axis=1)  # Γ = S_k × S_k: first align each neuron with its nearest target
+    if len(set(target.tolist())) == k:
+        W = W[:, target]
+
+    def signature(i: int) -> tuple:
+        rest = [j for j in range(k) if j != i]
+        return (round(W[i, i] / tol), *np.round(np.sort(W[i, rest]) / tol), *np.round(np.sort(W[rest, i]) / tol))
+
+    groups: dict[tuple, list[int]] = {}
+    for i in range(k):
+        groups.setdefault(signature(i), []).append(i)
+    sizes = []
+    for members in groups.values():
+        first = members[0]
+        for j in members[1:]:
+            perm = np.arange(k)
+            perm[[first, j]] = perm[[j, first]]
+            if np.abs(W[np.ix_(perm, perm)] - W).max() > tol:
+                sizes += [1] * len(members)
+                break
+        else:
+            sizes.append(len(members))
+    sizes.sort(reverse=True)
+    return "Δ(" + " × ".join(f"S_{p}" for p in sizes) + ")"
+
+
 def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.ndarray]]) -> str:
     """Which certified family (or the global minimum) the end point W is, by loss and sorted entries."""
     if value < 1e-8:
@@ -85,8 +117,8 @@ def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.nd
     entries = np.sort(W.ravel())
     for name, (fam_loss, fam_entries) in families.items():
         if abs(value - fam_loss) < 1e-6 and np.abs(entries - fam_entries).max() < 1e-3:
-            return name
-    return f"other (F = {value:.5f})"
+            return f"{name} ({isotropy_type(W)})"
+    return f"other (F = {value:.5f}, isotropy {isotropy_type(W)})"
 
 
 def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6) -> Experiment:
