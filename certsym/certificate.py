@@ -215,11 +215,15 @@ def _equivalence_proof(v: Verdict, F: Field | None = None) -> dict:
 
 def fast_equivalence_certificate(v: FastVerdict, nets: tuple[DyadicNetwork, DyadicNetwork],
                                  records: tuple[InputRecord, InputRecord], embed: bool) -> dict:
-    """EQUIVALENT from the fast path (``certsym.dyadic``): the same proof as the general path's. The inputs
-    are embedded when ``embed``, else referenced by SHA-256 (the checker then needs the files)."""
+    """EQUIVALENT or NOT EQUIVALENT from the fast path (``certsym.dyadic``): the same proofs as the general path's.
+    The inputs are embedded when ``embed``, else referenced by SHA-256 (the checker then needs the files)."""
     inputs = [_input_json(QQ, rec, net.to_network() if embed else None, (net.m, net.n, net.k))
               for rec, net in zip(records, nets, strict=True)]
-    return _document("equivalent", QQ, inputs, _equivalence_proof(v, QQ))
+    if v.equivalent:
+        return _document("equivalent", QQ, inputs, _equivalence_proof(v, QQ))
+    proof = {"witness": [str(x) for x in v.witness], "values": [[str(y) for y in vals] for vals in v.values],
+             "statement": "exact evaluation"}
+    return _document("not_equivalent", QQ, inputs, proof)
 
 
 def equivalence_certificate(v: Verdict, records: tuple[InputRecord, InputRecord]) -> dict:

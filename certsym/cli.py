@@ -126,10 +126,10 @@ EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path refe
 
 def _fast_equiv(args: argparse.Namespace) -> int | None:
     """``equiv`` on the fast exact path (``certsym.dyadic``) when both inputs are model files of ≤ 24-bit
-    floats; None when the general path must run (other inputs, or a NOT EQUIVALENT verdict, whose witness
-    the general path places)."""
+    floats; None when the general path must run (other inputs, or a small NOT EQUIVALENT pair, whose witness the
+    general path places exactly as it always has)."""
     from certsym.certificate import InputRecord, fast_equivalence_certificate
-    from certsym.dyadic import DyadicNetwork, decide
+    from certsym.dyadic import DyadicNetwork, decide, witness
     from certsym.io.models import is_model_file, read_arrays
     from certsym.io.params import file_digest
 
@@ -141,13 +141,26 @@ def _fast_equiv(args: argparse.Namespace) -> int | None:
     if None in nets or (nets[0].m, nets[0].k) != (nets[1].m, nets[1].k):
         return None
     verdict = decide(*nets)
+    embed = not args.reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
     if not verdict.equivalent:
-        return None
+        if embed:
+            return None
+        witness(*nets, verdict)
     if args.cert:
         records = tuple(InputRecord(str(p), file_digest(p), (), model) for p, (_, model) in zip(paths, loaded,
                                                                                                 strict=True))
-        embed = not args.reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
         write_json_atomic(args.cert, fast_equivalence_certificate(verdict, tuple(nets), records, embed))
+    if not verdict.equivalent:
+        v1, v2 = ([str(y) for y in vals] for vals in verdict.values)
+        x = verdict.witness
+        if args.json:
+            _emit_json({"equivalent": False, "field": "QQ", "path": "fast", "witness": [str(t) for t in x],
+                        "values": [v1, v2]})
+        else:
+            shown = ", ".join(f"x{q} = {t}" for q, t in enumerate(x) if t != 0) or "x = 0"
+            print(f"NOT EQUIVALENT: at the point with {shown} (other coordinates 0), ρ(θ1)(x) = {v1} and "
+                  f"ρ(θ2)(x) = {v2}")
+        return EXIT_NEGATIVE
     counts = len(verdict.matches), len(verdict.merges), len(verdict.pairs)
     if args.json:
         _emit_json({"equivalent": True, "field": "QQ", "path": "fast",
@@ -616,7 +629,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", choices=("auto", "general"), default="auto",
                    help="auto: the fast exact path for model files of float16/float32 weights (default)")
     p.add_argument("--reference", action="store_true",
-                   help="in EQUIVALENT certificates of the fast path, reference the model files by SHA-256 instead "
+                   help="in certificates of the fast path, reference the model files by SHA-256 instead "
                         f"of embedding them (automatic beyond {EMBED_LIMIT:,} weights; then check with --inputs)")
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")

@@ -212,8 +212,8 @@ def reduce(net: DyadicNetwork) -> FastReduction:
 
 @dataclass
 class FastVerdict:
-    """The decision with the evidence of an EQUIVALENT certificate (the general path's ``Verdict`` fields).
-    A NOT EQUIVALENT verdict carries no witness here: ``certsym.cli`` places it with the general path."""
+    """The decision with the evidence of its certificate: for EQUIVALENT the general path's ``Verdict`` fields;
+    for NOT EQUIVALENT what ``witness`` needs (a differing hyperplane, or the nonzero affine difference)."""
 
     equivalent: bool
     red1: FastReduction
@@ -221,6 +221,10 @@ class FastVerdict:
     matches: list[Match] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
     pairs: list[Pair] = field(default_factory=list)
+    kink_row: np.ndarray | None = None  # NOT EQUIVALENT: (a, b) of a hyperplane whose kinks differ, or None when
+    affine: tuple | None = None         # all kinks agree and ρ1 − ρ2 is this affine map (L, C) ≠ 0
+    witness: list[fmpq] | None = None
+    values: tuple[list[fmpq], list[fmpq]] | None = None
 
 
 def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
@@ -258,6 +262,8 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
             continue
         for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
             planes.append((first, evidence))
+            if not ok and not leftover:
+                verdict.kink_row = D.gather(np.array([first]))[0]
             leftover |= not ok
     planes.sort(key=lambda fe: fe[0])
     for _, evidence in planes:
@@ -274,6 +280,8 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
         total = [[sum((p.linear[j][q] for p in verdict.pairs), fmpq(0)) for q in range(m)] for j in range(k)]
         linear_zero = all(x == 0 for row in total for x in row)
     verdict.equivalent = linear_zero and all(x == 0 for x in const)
+    if not verdict.equivalent:
+        verdict.affine = (total if verdict.pairs else [[fmpq(0)] * m for _ in range(k)], const)
     return verdict
 
 
@@ -317,3 +325,90 @@ def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
                                      tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
                                      tuple(vj * a[-1] for vj in v_i)))
         yield plane[0], evidence, ok
+
+
+# -- a witness for NOT EQUIVALENT at scale ------------------------------------------------------------------
+def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
+    """A rational point where ρ(θ1) ≠ ρ(θ2), with both exact values, stored in ``verdict``.
+
+    When a hyperplane H = {u·x + β = 0} carries different kinks: a point x0 ∈ H with few nonzero coordinates that
+    lies on no other neuron's hyperplane (coordinates are added while some other hyperplane passes through
+    x0), and ε > 0 (a power of two) such that x0 ± ε e_p (u_p ≠ 0) crosses no other hyperplane. Along that
+    segment ρ1 − ρ2 has second difference ε u_p (J1_H − J2_H)-proportional, nonzero, so it differs at one of the
+    three points. When every kink agrees the difference is the affine map (L, C) ≠ 0: x = 0 if C ≠ 0, else e_q.
+    Cost O(n · s) exact operations for s nonzero coordinates (usually 1 or 2), plus an O(n m) exact
+    float test of which rows lie on H."""
+    m = t1.m
+    if verdict.kink_row is None:
+        L, C = verdict.affine
+        q = None if any(x != 0 for x in C) else next(q for q in range(m) if any(row[q] != 0 for row in L))
+        points = [[fmpq(int(i == q)) for i in range(m)]]
+    else:
+        points = _kink_points(t1, t2, verdict.kink_row)
+    for x in points:
+        values = (_evaluate(t1, x), _evaluate(t2, x))
+        if values[0] != values[1]:
+            verdict.witness, verdict.values = x, values
+            return
+    raise AssertionError("no witness among the probe points")  # pragma: no cover - excluded by the argument
+
+
+def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[list[fmpq]]:
+    m = t1.m
+    p = int(np.flatnonzero(h[:-1])[0])
+    rows = []  # (A, b, index) of every neuron with a ≠ 0 not on H, over both networks
+    for t in (t1, t2):
+        live = np.flatnonzero((t.A != 0).any(axis=1))
+        on = np.zeros(len(live), dtype=bool)
+        for s in range(0, len(live), _CHUNK):
+            R = _widen(t.A, t.b, live[s:s + _CHUNK])
+            on[s:s + _CHUNK] = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
+        rows += [(t, int(i)) for i in live[~on]]
+    u = {p: exact_float(h[p])}
+    beta = exact_float(h[-1])
+    coords: dict[int, fmpq] = {}
+
+    def point() -> dict[int, fmpq]:
+        x = dict(coords)
+        x[p] = -(beta + sum((exact_float(h[q]) * y for q, y in coords.items()), fmpq(0))) / u[p]
+        return x
+
+    def ell(t: DyadicNetwork, i: int, x: dict[int, fmpq]) -> fmpq:
+        return exact_float(t.b[i]) + sum((exact_float(t.A[i, q]) * y for q, y in x.items()), fmpq(0))
+
+    for _ in range(m + 1):
+        x0 = point()
+        bad = next(((t, i) for t, i in rows if ell(t, i, x0) == 0), None)
+        if bad is None:
+            break
+        t, i = bad  # its row is not parallel to H's, so some coordinate q separates them in the (p, q) plane
+        q = next(q for q in range(m) if q != p and q not in coords
+                 and exact_float(t.A[i, q]) * u[p] != exact_float(t.A[i, p]) * exact_float(h[q]))
+        coords[q] = fmpq(1)
+        for value in range(1, len(rows) + 2):  # all but finitely many values keep every hyperplane off x0
+            coords[q] = fmpq(value)
+            if ell(t, i, point()) != 0:
+                break
+    else:  # pragma: no cover - each step puts a new neuron off x0 for good
+        raise AssertionError("could not place a point on one hyperplane only")
+    eps = fmpq(1)
+    for t, i in rows:
+        a = exact_float(t.A[i, p])
+        if a != 0:
+            bound = abs(ell(t, i, x0)) / (2 * abs(a))
+            while eps >= bound:
+                eps /= 2
+    base = [x0.get(q, fmpq(0)) for q in range(m)]
+    return [base] + [[y + (s * eps if q == p else 0) for q, y in enumerate(base)] for s in (1, -1)]
+
+
+def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x. Cost O(n (s + k)) exact operations."""
+    support = [q for q, y in enumerate(x) if y != 0]
+    out = [exact_float(c) for c in t.c.tolist()]
+    cols = {q: t.A[:, q].tolist() for q in support}
+    for i, b in enumerate(t.b.tolist()):
+        z = exact_float(b) + sum((exact_float(cols[q][i]) * x[q] for q in support), fmpq(0))
+        if z > 0:
+            out = [o + exact_float(v) * z for o, v in zip(out, t.M[:, i].tolist(), strict=True)]
+    return out

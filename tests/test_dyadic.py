@@ -134,3 +134,58 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
     assert main(["equiv", str(a), str(b), "--path", "general", "--cert", str(general)]) == 0
     assert json.loads(general.read_text())["proof"] == doc["proof"]
     capsys.readouterr()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(1, 6), st.integers(1, 3), st.booleans(),
+       st.sampled_from(["nudge", "constant", "linear"]))
+def test_fast_witness_is_a_point_where_the_networks_differ(seed: int, m: int, n: int, k: int, bias_free: bool,
+                                                           how: str) -> None:
+    from certsym.dyadic import witness
+
+    rng = np.random.default_rng(seed)
+    base = [np.asarray(rng.integers(-2, 3, size=s), dtype=np.float32) for s in ((n, m), (n,), (k, n), (k,))]
+    if bias_free:
+        base[1][:] = 0  # every hyperplane through the origin: the witness needs more than one coordinate
+    other = [t.copy() for t in base]
+    if how == "nudge":
+        other[0][0, 0] = np.nextafter(other[0][0, 0], np.float32(np.inf))
+    elif how == "constant":
+        other[3][0] += np.float32(0.5)
+    else:  # the same kinks, a different linear part: σ(z) − σ(−z) = z added to θ2 only
+        a = rng.integers(1, 3, size=m).astype(np.float32)
+        other[0] = np.vstack([other[0], a, -a])
+        other[1] = np.append(other[1], [0, 0]).astype(np.float32)
+        other[2] = np.hstack([other[2], np.ones((k, 1), np.float32), -np.ones((k, 1), np.float32)])
+    t1, t2 = DyadicNetwork.from_arrays(*base), DyadicNetwork.from_arrays(*other)
+    fast = fast_decide(t1, t2)
+    general = general_decide(t1.to_network(), t2.to_network())
+    assert fast.equivalent == general.equivalent
+    if fast.equivalent:
+        return
+    witness(t1, t2, fast)
+    x = fast.witness
+    assert t1.to_network().evaluate(x) == fast.values[0] and t2.to_network().evaluate(x) == fast.values[1]
+    assert fast.values[0] != fast.values[1]
+
+
+def test_referenced_not_equivalent_certificate(tmp_path, capsys) -> None:
+    import json
+
+    from certsym.check import check_certificate
+    from certsym.cli import main
+
+    a, b = _pair_files(tmp_path)
+    tensors = dict(np.load(b))
+    tensors["0.weight"][1, 2] = np.nextafter(tensors["0.weight"][1, 2], np.float32(-np.inf))
+    np.savez(tmp_path / "c.npz", **tensors)
+    c = tmp_path / "c.npz"
+    cert = tmp_path / "cert.json"
+    assert main(["equiv", str(a), str(c), "--reference", "--cert", str(cert)]) == 1
+    doc = json.loads(cert.read_text())
+    assert doc["kind"] == "not_equivalent" and "parameters" not in doc["inputs"][0]
+    assert check_certificate(doc, [a.read_bytes(), c.read_bytes()]).valid
+    assert not check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid
+    doc["proof"]["values"][0][0] = doc["proof"]["values"][1][0]
+    assert not check_certificate(doc, [a.read_bytes(), c.read_bytes()]).valid
+    capsys.readouterr()

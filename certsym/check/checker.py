@@ -93,9 +93,17 @@ class Net:
         self.c = [F.number(x) for x in c]
 
     def evaluate(self, x: list) -> list:
+        """ρ(θ)(x) exactly; only the nonzero coordinates of x are read (witnesses are often sparse)."""
+        support = [q for q, t in enumerate(x) if t != 0]
+        sparse = getattr(self.rows, "sparse", None)
         out = list(self.c)
-        for r, v in zip(self.rows, self.v, strict=True):
-            z = r[-1] + sum((a * t for a, t in zip(r, x, strict=False)), self.F.zero)
+        for i, v in enumerate(self.v):
+            if sparse is not None:
+                coeffs, b = sparse(i, support)
+            else:
+                r = self.rows[i]
+                coeffs, b = [r[q] for q in support], r[-1]
+            z = b + sum((a * x[q] for a, q in zip(coeffs, support, strict=True)), self.F.zero)
             if self.F.sign(z) > 0:
                 out = [o + vj * z for o, vj in zip(out, v, strict=True)]
         return out
@@ -119,6 +127,13 @@ class FloatRows:
         if i in self.killed:
             return self.killed[i]
         return [Fraction(x) for x in self.W1.row(i)] + [Fraction(self.b1[i])]
+
+    def sparse(self, i: int, columns: list[int]) -> tuple[list, Fraction]:
+        """The entries of row i in ``columns``, and b_i, as Fractions."""
+        if i in self.killed:
+            row = self.killed[i]
+            return [row[q] for q in columns], row[-1]
+        return [Fraction(self.W1.at(i, q)) for q in columns], Fraction(self.b1[i])
 
     def __setitem__(self, i: int, row: list) -> None:
         self.killed[i] = row
@@ -628,9 +643,9 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
             raise Reject(f"{len(files)} input files given, the certificate has {count}")
         referenced = ["parameters" not in r for r in records]
         if any(referenced):
-            if rep.kind != "equivalent" or not isinstance(F, QQ) or files is None:
-                raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' certificates over QQ, "
-                             "with the files given (--inputs)")
+            if rep.kind not in ("equivalent", "not_equivalent") or not isinstance(F, QQ) or files is None:
+                raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' and 'not_equivalent' "
+                             "certificates over QQ, with the files given (--inputs)")
             if any(r["atoms"] != [] for r in records):
                 raise Reject("a referenced model file has no atoms")
         nets = [model_net(F, r, files[i], f"inputs[{i}]") if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
@@ -643,7 +658,8 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
                 expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
                 expected += [v[j] for j in range(t.k) for v in t.v] + t.c
                 bind(rec, data, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
-            rep.checks["input files bound by SHA-256 and entries"] += count
+            rep.checks["input files bound by SHA-256 and entries"] += count - sum(referenced)
+            rep.checks["referenced model files read (SHA-256 checked)"] += sum(referenced)
         verify(F, nets, d["proof"], rep)
         rep.valid = True
     except Reject as exc:

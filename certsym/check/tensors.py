@@ -37,6 +37,10 @@ class Tensor:
         rows, cols = self.shape
         return list(self.values[i::rows][:cols]) if self.fortran else list(self.values[i * cols:(i + 1) * cols])
 
+    def at(self, i: int, j: int):
+        rows, cols = self.shape
+        return self.values[j * rows + i] if self.fortran else self.values[i * cols + j]
+
     def flat(self) -> list:
         """Entries in C order."""
         if self.fortran and len(self.shape) == 2:
