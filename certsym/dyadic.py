@@ -356,59 +356,79 @@ def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
 def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[list[fmpq]]:
     m = t1.m
     p = int(np.flatnonzero(h[:-1])[0])
-    rows = []  # (A, b, index) of every neuron with a ≠ 0 not on H, over both networks
+    off = []  # per network, the neurons with a ≠ 0 that are not on H
     for t in (t1, t2):
         live = np.flatnonzero((t.A != 0).any(axis=1))
         on = np.zeros(len(live), dtype=bool)
         for s in range(0, len(live), _CHUNK):
             R = _widen(t.A, t.b, live[s:s + _CHUNK])
             on[s:s + _CHUNK] = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
-        rows += [(t, int(i)) for i in live[~on]]
-    u = {p: exact_float(h[p])}
-    beta = exact_float(h[-1])
+        off.append(live[~on])
+    nets = (t1, t2)
+    bias = [[exact_float(x) for x in t.b[idx].tolist()] for t, idx in zip(nets, off, strict=True)]
+    columns: dict[tuple[int, int], list[fmpq]] = {}
+
+    def column(s: int, q: int) -> list[fmpq]:
+        if (s, q) not in columns:
+            columns[s, q] = [exact_float(x) for x in nets[s].A[off[s], q].tolist()]
+        return columns[s, q]
+
+    u_p, beta = exact_float(h[p]), exact_float(h[-1])
     coords: dict[int, fmpq] = {}
 
     def point() -> dict[int, fmpq]:
         x = dict(coords)
-        x[p] = -(beta + sum((exact_float(h[q]) * y for q, y in coords.items()), fmpq(0))) / u[p]
+        x[p] = -(beta + sum((exact_float(h[q]) * y for q, y in coords.items()), fmpq(0))) / u_p
         return x
 
-    def ell(t: DyadicNetwork, i: int, x: dict[int, fmpq]) -> fmpq:
-        return exact_float(t.b[i]) + sum((exact_float(t.A[i, q]) * y for q, y in x.items()), fmpq(0))
+    def ells(x: dict[int, fmpq]) -> list[list[fmpq]]:
+        out = []
+        for s in range(2):
+            values = list(bias[s])
+            for q, y in x.items():
+                values = [v + a * y for v, a in zip(values, column(s, q), strict=True)]
+            out.append(values)
+        return out
 
     for _ in range(m + 1):
         x0 = point()
-        bad = next(((t, i) for t, i in rows if ell(t, i, x0) == 0), None)
+        values = ells(x0)
+        bad = next(((s, i) for s in range(2) for i, v in enumerate(values[s]) if v == 0), None)
         if bad is None:
             break
-        t, i = bad  # its row is not parallel to H's, so some coordinate q separates them in the (p, q) plane
+        s, i = bad  # its row is not parallel to H's, so some coordinate q separates them in the (p, q) plane
+        A = nets[s].A[off[s][i]]
         q = next(q for q in range(m) if q != p and q not in coords
-                 and exact_float(t.A[i, q]) * u[p] != exact_float(t.A[i, p]) * exact_float(h[q]))
-        coords[q] = fmpq(1)
-        for value in range(1, len(rows) + 2):  # all but finitely many values keep every hyperplane off x0
+                 and exact_float(A[q]) * u_p != exact_float(A[p]) * exact_float(h[q]))
+        for value in range(1, sum(len(o) for o in off) + 2):  # all but finitely many values put it off x0
             coords[q] = fmpq(value)
-            if ell(t, i, point()) != 0:
+            x = point()
+            if exact_float(nets[s].b[off[s][i]]) + sum((exact_float(A[c]) * y for c, y in x.items()), fmpq(0)) != 0:
                 break
     else:  # pragma: no cover - each step puts a new neuron off x0 for good
         raise AssertionError("could not place a point on one hyperplane only")
+    bound = None
+    for s in range(2):
+        for v, a in zip(values[s], column(s, p), strict=True):
+            if a != 0:
+                b = abs(v) / (2 * abs(a))
+                bound = b if bound is None or b < bound else bound
     eps = fmpq(1)
-    for t, i in rows:
-        a = exact_float(t.A[i, p])
-        if a != 0:
-            bound = abs(ell(t, i, x0)) / (2 * abs(a))
-            while eps >= bound:
-                eps /= 2
+    while bound is not None and eps >= bound:
+        eps /= 2
     base = [x0.get(q, fmpq(0)) for q in range(m)]
-    return [base] + [[y + (s * eps if q == p else 0) for q, y in enumerate(base)] for s in (1, -1)]
+    return [base] + [[y + (sign * eps if q == p else 0) for q, y in enumerate(base)] for sign in (1, -1)]
 
 
 def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
     """ρ(θ)(x) exactly, touching only the nonzero coordinates of x. Cost O(n (s + k)) exact operations."""
-    support = [q for q, y in enumerate(x) if y != 0]
-    out = [exact_float(c) for c in t.c.tolist()]
-    cols = {q: t.A[:, q].tolist() for q in support}
-    for i, b in enumerate(t.b.tolist()):
-        z = exact_float(b) + sum((exact_float(cols[q][i]) * x[q] for q in support), fmpq(0))
-        if z > 0:
-            out = [o + exact_float(v) * z for o, v in zip(out, t.M[:, i].tolist(), strict=True)]
+    z = [exact_float(b) for b in t.b.tolist()]
+    for q, y in enumerate(x):
+        if y != 0:
+            z = [zi + exact_float(a) * y for zi, a in zip(z, t.A[:, q].tolist(), strict=True)]
+    active = [i for i, zi in enumerate(z) if zi > 0]
+    out = []
+    for j, c in enumerate(t.c.tolist()):
+        row = t.M[j, active].tolist()
+        out.append(exact_float(c) + sum((exact_float(v) * z[i] for v, i in zip(row, active, strict=True)), fmpq(0)))
     return out

@@ -658,8 +658,10 @@ def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
                 expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
                 expected += [v[j] for j in range(t.k) for v in t.v] + t.c
                 bind(rec, data, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
-            rep.checks["input files bound by SHA-256 and entries"] += count - sum(referenced)
-            rep.checks["referenced model files read (SHA-256 checked)"] += sum(referenced)
+            for label, number in (("input files bound by SHA-256 and entries", count - sum(referenced)),
+                                  ("referenced model files read (SHA-256 checked)", sum(referenced))):
+                if number:
+                    rep.checks[label] += number
         verify(F, nets, d["proof"], rep)
         rep.valid = True
     except Reject as exc:
