@@ -465,11 +465,19 @@ def cmd_landscape_critical(args: argparse.Namespace) -> int:
            "hessian_method": c.inertia.method, "is_local_minimum": None if neg is None else neg == 0}
     if args.json:
         _emit_json(out)
+    elif not box.certified:
+        from certsym.landscape.restricted import loss
+
+        value = float(loss(box.layout, [float(x) for x in box.center]))
+        hint = (" F ≈ 0 there: the family has run into the global minimum, where rows are parallel to targets and F "
+                "is not twice differentiable." if abs(value) < 1e-9 else "")
+        print(f"{args.family} at k = {args.k:,}: NOT certified: Krawczyk's test failed on every box tried around "
+              f"the Newton point ({', '.join(f'{n} = {v:.6g}' for n, v in out['point'].items())}).{hint}")
     else:
-        status = "certified" if c.certified else "NOT certified"
+        status = "certified" if c.certified else "NOT certified (the Hessian's signs could not be certified)"
         kind = "?" if neg is None else ("local minimum" if neg == 0 else f"saddle ({neg} negative eigenvalues)")
         print(f"{args.family} at k = {args.k:,}: {kind}, {status}")
-        print(f"  F = {out['loss']}   (enclosure {box.loss.str(20) if box.loss is not None else '-'})")
+        print(f"  F = {out['loss']}   (enclosure {box.loss.str(20)})")
         print("  point: " + ", ".join(f"{n} = {v:.12g}" for n, v in out["point"].items()))
         print(f"  unique critical point within ± {float(box.radius):.3g} (Krawczyk); Hessian inertia by the "
               f"{c.inertia.method} method")
