@@ -102,16 +102,21 @@ class _Rows:
 
     @classmethod
     def of(cls, A: np.ndarray, b: np.ndarray, idx: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
+        # Fact 1 holds in float32 as well (its division is correctly rounded too), so the normalized rows are
+        # hashed in the arrays' own precision without widening them.
         n, width = len(idx), A.shape[1] + 1
         plane = np.empty(n, dtype=np.uint64)
         lam = np.empty(n)
         weights = _HASH[np.arange(width) % len(_HASH)]
+        bits = np.uint32 if A.dtype == np.float32 else np.uint64
         for s in range(0, n, _CHUNK):
-            R = _widen(A, b, idx[s:s + _CHUNK])
-            lead = R[np.arange(len(R)), np.argmax(R[:, :-1] != 0, axis=1)]
+            rows = A[idx[s:s + _CHUNK]]
+            lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
             lam[s:s + _CHUNK] = lead
-            normal = R / lead[:, None] + 0.0  # + 0.0 turns −0.0 into 0.0
-            plane[s:s + _CHUNK] = normal.view(np.uint64) @ weights
+            normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
+            offset = b[idx[s:s + _CHUNK]] / lead + A.dtype.type(0)
+            plane[s:s + _CHUNK] = (normal.view(bits).astype(np.uint64) @ weights[:-1]
+                                   + offset.view(bits).astype(np.uint64) * weights[-1])
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
     def __len__(self) -> int:
@@ -149,6 +154,14 @@ class _Rows:
         return exact_float(self.lam[j]) / exact_float(self.lam[i])
 
 
+def _buckets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions sorted by key (stably, so ascending within a key), and the start and size of each run."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else np.zeros(0, np.int64)
+    return order, starts, np.diff(np.r_[starts, len(order)])
+
+
 def _widen(A: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
     R = np.empty((len(idx), A.shape[1] + 1))
     R[:, :-1] = A[idx]
@@ -183,12 +196,10 @@ def reduce(net: DyadicNetwork) -> FastReduction:
     alive = np.flatnonzero(~(zero_v | zero_a))
     rows = _Rows.of(net.A, net.b, alive, net.M[:, alive].T, alive)
     key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
-    order = np.argsort(key, kind="stable")
-    boundaries = np.flatnonzero(np.diff(key[order])) + 1
+    order, starts, sizes = _buckets(key)
     merges: list[tuple[int, int, fmpq]] = []  # (source position, into position, μ)
-    for bucket in np.split(order, boundaries):
-        if len(bucket) < 2:
-            continue
+    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+        bucket = order[start:start + size]
         reps: list[int] = []
         for j in bucket.tolist():  # positions ascend with neuron ids: the first one found is the general path's
             hit = next((i for i in reps if rows.proportional(np.array([i]), np.array([j]))[0]), None)
@@ -239,13 +250,11 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
               np.concatenate([r1.sign, r2.sign]), np.concatenate([r1.lam, r2.lam]),
               {**r1.vex, **{len(r1.ids) + p: tuple(-x for x in v) for p, v in r2.vex.items()}})
     verdict = FastVerdict(False, red1, red2)
-    order = np.argsort(D.plane, kind="stable")
-    buckets = np.split(order, np.flatnonzero(np.diff(D.plane[order])) + 1)
+    order, starts, sizes = _buckets(D.plane)
     # The common case, vectorized: a bucket of two same-oriented neurons, one from each network.
-    two = [b for b in buckets if len(b) == 2]
-    I = np.array([b[0] for b in two], dtype=np.int64)
-    J = np.array([b[1] for b in two], dtype=np.int64)
-    simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J]) if len(two) else np.zeros(0, bool)
+    two = starts[sizes == 2]
+    I, J = order[two], order[two + 1]
+    simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J])
     simple &= np.array([i not in D.vex and j not in D.vex for i, j in zip(I.tolist(), J.tolist(), strict=True)],
                        dtype=bool)
     if simple.any():
@@ -255,11 +264,10 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     planes: list[tuple[int, list]] = []  # (first position in D, evidence) in first-appearance order
     for i, j in zip(I[simple].tolist(), J[simple].tolist(), strict=True):
         planes.append((i, [Match(int(D.ids[i]), int(D.ids[j]) - n1, D.ratio(i, j))]))
-    done = set(I[simple].tolist())
+    rest = np.concatenate([two[~simple], starts[sizes != 2]])
     leftover = False
-    for bucket in buckets:
-        if not len(bucket) or int(bucket[0]) in done:
-            continue
+    for start in np.sort(rest).tolist():
+        bucket = order[start:start + int(sizes[np.searchsorted(starts, start)])]
         for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
             planes.append((first, evidence))
             if not ok and not leftover:
