@@ -14,8 +14,8 @@ critical_point: the Krawczyk operator K = −C g(x̃) + (I − C H(X))(X − x̃
 loss enclosure F(x̃) ± r Σ_i sup_X |∂_i F| must lie in the claimed interval.
 hessian_inertia: for each probe layout, Qᵀ H(X) Q (Q from the certificate, QᵀQ nonsingular by Gershgorin) has
 Gershgorin discs excluding 0; the negative counts then fix the negative eigenvalues of each isotypic block, and
-the total is Σ_ρ dim ρ · neg(B_ρ). The multiplicities m_ρ(K) are the certificate's (derived in
-certsym/landscape/certify.py); the checker verifies that they account for every dimension.
+the total is Σ_ρ dim ρ · neg(B_ρ). The blocks, dimensions and multiplicities m_ρ(K) are the checker's own table
+(``decomposition``); a certificate must state exactly that table (or the full Hessian).
 Cost: O(L P²) interval operations per jet evaluation (L the length of the formula, O(r³)).
 """
 
@@ -248,37 +248,75 @@ def negative_count(H: list, Q: list) -> int:
     return neg
 
 
+def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
+    """The checker's own table (not the certificate's): the isotypic blocks of M(k, k) under the isotropy
+    Δ(S_p1 × … × S_pr) of the layout, and the probes (Young subgroups K, as refinements of the blocks) with
+    m_ρ(K) = dim ρ^K. Representation theory of the symmetric group (branching rule), for the three layouts
+    certsym's families use; any other layout, or k too small for the table, only gets the full Hessian:
+    - (k): R^k = 1 ⊕ std, so M = 2·1 ⊕ 3·[k−1,1] ⊕ [k−2,2] ⊕ [k−2,1,1]  (k ≥ 4);
+    - (k−1, 1): R^k = 2·1 ⊕ std_{k−1}, so M = 5·1 ⊕ 5·[k−2,1] ⊕ [k−3,2] ⊕ [k−3,1,1]  (k ≥ 5);
+    - (k−2, 2): R^k = 2·(1⊗1) ⊕ std⊗1 ⊕ 1⊗sgn, so M = 6·(1⊗1) ⊕ 5·(std⊗1) ⊕ 4·(1⊗sgn) ⊕ 2·(std⊗sgn)
+      ⊕ [k−4,2]⊗1 ⊕ [k−4,1,1]⊗1  (k ≥ 6).
+    Each entry is (name, block size, dimension); each probe is (parts, fixed)."""
+    k = sum(sizes)
+
+    def table(irreps, probes):
+        return ([{"name": n, "block": b, "dim": d} for n, b, d in irreps],
+                [{"parts": parts, "fixed": fixed} for parts, fixed in probes])
+
+    if len(sizes) == 1 and k >= 4:
+        return table([("trivial", 2, 1), ("[k-1,1]", 3, k - 1), ("[k-2,2]", 1, k * (k - 3) // 2),
+                      ("[k-2,1,1]", 1, (k - 1) * (k - 2) // 2)],
+                     [([[k]], [1, 0, 0, 0]), ([[k - 1, 1]], [1, 1, 0, 0]), ([[k - 2, 1, 1]], [1, 2, 1, 1]),
+                      ([[k - 2, 2]], [1, 1, 1, 0])])
+    if len(sizes) == 2 and sizes[1] == 1 and k >= 5:
+        return table([("trivial", 5, 1), ("[k-2,1]", 5, k - 2), ("[k-3,2]", 1, (k - 1) * (k - 4) // 2),
+                      ("[k-3,1,1]", 1, (k - 2) * (k - 3) // 2)],
+                     [([[k - 1], [1]], [1, 0, 0, 0]), ([[k - 2, 1], [1]], [1, 1, 0, 0]),
+                      ([[k - 3, 1, 1], [1]], [1, 2, 1, 1]), ([[k - 3, 2], [1]], [1, 1, 1, 0])])
+    if len(sizes) == 2 and sizes[1] == 2 and k >= 6:
+        return table([("trivial", 6, 1), ("std x 1", 5, k - 3), ("1 x sgn", 4, 1), ("std x sgn", 2, k - 3),
+                      ("[k-4,2] x 1", 1, (k - 2) * (k - 5) // 2), ("[k-4,1,1] x 1", 1, (k - 3) * (k - 4) // 2)],
+                     [([[k - 2], [2]], [1, 0, 0, 0, 0, 0]), ([[k - 3, 1], [2]], [1, 1, 0, 0, 0, 0]),
+                      ([[k - 2], [1, 1]], [1, 0, 1, 0, 0, 0]), ([[k - 3, 1], [1, 1]], [1, 1, 1, 1, 0, 0]),
+                      ([[k - 4, 1, 1], [2]], [1, 2, 0, 0, 1, 1]), ([[k - 4, 2], [2]], [1, 1, 0, 0, 1, 0])])
+    return full_decomposition(sizes)
+
+
+def full_decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
+    """No symmetry used: one block of size k² (the full Hessian), one probe cutting every block into singletons."""
+    k = sum(sizes)
+    return [{"name": "all", "block": k * k, "dim": 1}], [{"parts": [[1] * p for p in sizes], "fixed": [1]}]
+
+
 def check_inertia(proof: dict, rep, keys, seq) -> None:
+    """hessian_inertia: the certificate supplies only the congruences Q; the decomposition is the checker's
+    (``decomposition``, or the full Hessian), which the certificate must state exactly."""
     p = keys(proof, {"critical_point", "irreps", "probes", "negative", "statement"}, "proof")
     if p["statement"] != "isotypic decomposition and Sylvester's law of inertia":
         raise Reject("proof must cite 'isotypic decomposition and Sylvester's law of inertia'")
     sizes, X, _ = check_box(p["critical_point"], rep, keys, seq)
-    k = sum(sizes)
-    irreps = [keys(ir, {"name", "block", "dim"}, "proof.irreps") for ir in seq(p["irreps"], None, "proof.irreps")]
-    for ir in irreps:
-        if any(isinstance(ir[t], bool) or not isinstance(ir[t], int) or ir[t] < 1 for t in ("block", "dim")):
-            raise Reject("proof.irreps: block and dim must be positive integers")
-    if sum(ir["block"] * ir["dim"] for ir in irreps) != k * k:
-        raise Reject("the isotypic blocks do not account for all k^2 dimensions")
-    counts, fixed_rows = [], []
+    probes = [keys(pr, {"parts", "fixed", "Q"}, f"proof.probes[{s}]")
+              for s, pr in enumerate(seq(p["probes"], None, "proof.probes"))]
+    stated = (p["irreps"], [{"parts": pr["parts"], "fixed": pr["fixed"]} for pr in probes])
+    if stated not in (decomposition(sizes), full_decomposition(sizes)):
+        raise Reject("proof.irreps and the probes' parts and fixed dimensions must be the checker's isotypic "
+                     "table for this layout, or the full Hessian")
+    irreps = p["irreps"]
+    counts = []
     with _precision():
-        for s, probe in enumerate(seq(p["probes"], None, "proof.probes")):
+        for s, pr in enumerate(probes):
             w = f"proof.probes[{s}]"
-            pr = keys(probe, {"parts", "fixed", "Q"}, w)
-            parts = [seq(part, None, w) for part in seq(pr["parts"], len(sizes), w)]
-            new, Y = refined_box(sizes, X, parts)
-            fixed = seq(pr["fixed"], len(irreps), w)
-            if any(isinstance(m, bool) or not isinstance(m, int) or m < 0 for m in fixed) or \
-                    sum(m * ir["block"] for m, ir in zip(fixed, irreps, strict=True)) != len(names(new)):
-                raise Reject(f"{w}: the fixed dimensions do not add up to the probe's parameters")
+            new, Y = refined_box(sizes, X, pr["parts"])
             P = len(Y)
+            if P > MAX_PARAMS:
+                raise Reject(f"{w}: more than {MAX_PARAMS} parameters")
             Q = [[_interval(rational(v)) for v in seq(row, P, w)] for row in seq(pr["Q"], P, w)]
             counts.append(negative_count(loss_jet(new, Y).h, Q))
-            fixed_rows.append(fixed)
             rep.checks["certified signs of a compressed Hessian"] += 1
-    negatives = _solve(counts, fixed_rows, [ir["block"] for ir in irreps])
+    negatives = _solve(counts, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
     total = sum(v * ir["dim"] for v, ir in zip(negatives, irreps, strict=True))
-    if total != p["negative"]:
+    if total != p["negative"] or isinstance(p["negative"], bool):
         raise Reject(f"the Hessian has {total} negative eigenvalues, the certificate says {p['negative']!r}")
     rep.checks["isotypic decomposition and Sylvester's law of inertia"] += 1
 
