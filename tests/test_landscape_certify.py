@@ -83,7 +83,7 @@ def _edit(doc: dict, path: tuple, value) -> dict:
     (1, ("proof", "probes", 1, "Q", 0), lambda row: ["0"] * len(row)),
     (1, ("proof", "probes"), lambda probes: probes[:1]),
     # found by review: a made-up table whose totals add up used to be trusted
-    (1, ("proof", "irreps"), lambda irs: [dict(ir, dim=d) for ir, d in zip(irs, [1, 3, 2, 3], strict=True)]),
+    (1, ("proof", "irreps"), lambda irs: [dict(ir, dim=d) for ir, d in zip(irs, [1, 3, 3, 2], strict=True)]),
     (1, ("proof", "probes", 2, "parts"), [[3, -1, 1, 1], [1]]),
     (1, ("proof", "probes"), lambda probes: [dict(probes[0], fixed=[1, 1])]),
 ])
