@@ -381,3 +381,21 @@ def test_binding_atoms_verified_against_file() -> None:
     assert check_certificate(doc, [f]).valid
     swapped = [dict(atoms[0], value=["0", "-1"]), dict(atoms[1], value=["0", "1"])]
     assert not check_certificate(dict(doc, inputs=[rec(p, f, swapped)]), [f]).valid
+
+
+def test_malformed_model_files_are_rejected_not_crashed(tmp_path) -> None:
+    """Found by review: truncated .npy members, tiny .safetensors files and corrupt zip members used to raise
+    struct.error / NotImplementedError / zlib.error out of the checker."""
+    import io
+    import zipfile
+
+    from certsym.check.fields import Reject
+    from certsym.check.tensors import read_tensors
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("W.npy", b"\x93NUMPY\x01\x00\x00")
+    for data, fmt in ((buffer.getvalue(), "npz"), (b"\x01\x02\x03", "safetensors"),
+                      (b"\x10\x00\x00\x00\x00\x00\x00\x00{}", "safetensors"), (b"PK\x03\x04garbage", "npz")):
+        with pytest.raises(Reject):
+            read_tensors(data, fmt)

@@ -21,6 +21,7 @@ Cost: O(L P²) interval operations per jet evaluation (L the length of the formu
 
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 from fractions import Fraction
 
@@ -155,16 +156,29 @@ def loss_jet(sizes: list[int], x: list) -> Jet:
 
 
 def _interval(q: Fraction, rad: Fraction = Fraction(0)):
+    """An interval enclosing [q − rad, q + rad] (outward rounding: integer conversions are exact, and
+    interval division and the hull round outward)."""
     lo, hi = q - rad, q + rad
-    return iv.mpf([mpf(lo.numerator) / lo.denominator, mpf(hi.numerator) / hi.denominator]) if rad else \
-        iv.mpf(mpf(q.numerator) / q.denominator)
+    lo_i = iv.mpf(lo.numerator) / iv.mpf(lo.denominator)
+    if not rad:
+        return lo_i
+    hi_i = iv.mpf(hi.numerator) / iv.mpf(hi.denominator)
+    return iv.mpf([lo_i.a, hi_i.b])
+
+
+def parameter_count(sizes: list[int]) -> int:
+    """len(names(sizes)) without building the names: r diagonals, one off-diagonal per block of size > 1 and
+    r(r − 1) off-diagonal blocks."""
+    r = len(sizes)
+    return r + sum(1 for p in sizes if p > 1) + r * (r - 1)
 
 
 def _layout(sizes: object, where: str) -> list[int]:
-    if not isinstance(sizes, list) or not sizes or any(isinstance(s, bool) or not isinstance(s, int) or s < 1
-                                                       for s in sizes) or sum(sizes) > MAX_K:
-        raise Reject(f"{where}: block sizes must be a nonempty list of positive integers (k ≤ {MAX_K})")
-    if len(names(sizes)) > MAX_PARAMS:
+    if not isinstance(sizes, list) or not sizes or len(sizes) > MAX_PARAMS or any(
+            type(s) is not int or s < 1 for s in sizes) or sum(sizes) > MAX_K:
+        raise Reject(f"{where}: block sizes must be a nonempty list of at most {MAX_PARAMS} positive integers "
+                     f"(k ≤ {MAX_K})")
+    if parameter_count(sizes) > MAX_PARAMS:
         raise Reject(f"{where}: more than {MAX_PARAMS} parameters")
     return sizes
 
@@ -209,8 +223,12 @@ def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
 
 def refined_box(sizes: list[int], X: list, parts: list[list[int]]) -> tuple[list[int], list]:
     """The box in the layout whose block α is cut into blocks of sizes parts[α] (same rule as the producer)."""
-    if len(parts) != len(sizes) or any(sum(part) != s for part, s in zip(parts, sizes, strict=True)):
+    if not isinstance(parts, list) or len(parts) != len(sizes) or any(
+            not isinstance(part, list) or len(part) > MAX_PARAMS or any(type(x) is not int or x < 1 for x in part)
+            or sum(part) != s for part, s in zip(parts, sizes, strict=True)):
         raise Reject("a probe does not refine the family's blocks")
+    if parameter_count([x for part in parts for x in part]) > MAX_PARAMS:
+        raise Reject(f"a probe has more than {MAX_PARAMS} parameters")
     idx = {n: i for i, n in enumerate(names(sizes))}
     sep = "" if len(sizes) < 10 else ","
     owner = [a for a, part in enumerate(parts) for _ in part]
@@ -248,7 +266,7 @@ def negative_count(H: list, Q: list) -> int:
     return neg
 
 
-def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
+def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]] | None:
     """The checker's own table (not the certificate's): the isotypic blocks of M(k, k) under the isotropy
     Δ(S_p1 × … × S_pr) of the layout, and the probes (Young subgroups K, as refinements of the blocks) with
     m_ρ(K) = dim ρ^K. Representation theory of the symmetric group (branching rule), for the three layouts
@@ -283,6 +301,15 @@ def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
     return full_decomposition(sizes)
 
 
+def _strict_ints(x: object) -> bool:
+    """Every number inside is a JSON integer (not a bool, not a float that compares equal)."""
+    if isinstance(x, dict):
+        return all(_strict_ints(v) for v in x.values())
+    if isinstance(x, list | tuple):
+        return all(_strict_ints(v) for v in x)
+    return type(x) in (int, str)
+
+
 def full_decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
     """No symmetry used: one block of size k² (the full Hessian), one probe cutting every block into singletons."""
     k = sum(sizes)
@@ -299,7 +326,12 @@ def check_inertia(proof: dict, rep, keys, seq) -> None:
     probes = [keys(pr, {"parts", "fixed", "Q"}, f"proof.probes[{s}]")
               for s, pr in enumerate(seq(p["probes"], None, "proof.probes"))]
     stated = (p["irreps"], [{"parts": pr["parts"], "fixed": pr["fixed"]} for pr in probes])
-    if stated not in (decomposition(sizes), full_decomposition(sizes)):
+    if not _strict_ints(stated) or type(p["negative"]) is not int:
+        raise Reject("block sizes, dimensions, parts, fixed dimensions and the count must be JSON integers")
+    allowed = [t for t in (decomposition(sizes),) if t is not None]
+    if sum(sizes) ** 2 <= MAX_PARAMS:  # the full Hessian is only replayed for small k
+        allowed.append(full_decomposition(sizes))
+    if stated not in allowed:
         raise Reject("proof.irreps and the probes' parts and fixed dimensions must be the checker's isotypic "
                      "table for this layout, or the full Hessian")
     irreps = p["irreps"]
@@ -316,13 +348,15 @@ def check_inertia(proof: dict, rep, keys, seq) -> None:
             rep.checks["certified signs of a compressed Hessian"] += 1
     negatives = _solve(counts, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
     total = sum(v * ir["dim"] for v, ir in zip(negatives, irreps, strict=True))
-    if total != p["negative"] or isinstance(p["negative"], bool):
+    if total != p["negative"]:
         raise Reject(f"the Hessian has {total} negative eigenvalues, the certificate says {p['negative']!r}")
     rep.checks["isotypic decomposition and Sylvester's law of inertia"] += 1
 
 
 def _solve(counts: list[int], rows: list, blocks: list[int]) -> list[int]:
     """The unique vector 0 ≤ n_ρ ≤ block_ρ with Σ_ρ m_ρ(K) n_ρ = counts[K] for every probe (or reject)."""
+    if math.prod(b + 1 for b in blocks) > 10**6:
+        raise Reject("too many isotypic blocks")
     solutions = [[]]
     for b in blocks:
         solutions = [s + [v] for s in solutions for v in range(b + 1)]

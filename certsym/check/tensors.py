@@ -13,6 +13,7 @@ import math
 import struct
 import sys
 import zipfile
+import zlib
 from array import array
 from fractions import Fraction
 
@@ -72,52 +73,98 @@ def _unpack(body: bytes, code: str, big_endian: bool, count: int, name: str):
 
 
 def _npy(data: bytes, name: str) -> Tensor:
-    if data[:6] != b"\x93NUMPY":
+    """A .npy array as numpy writes it (format versions 1–3; the header is exactly descr, fortran_order, shape)."""
+    if len(data) < 12 or data[:6] != b"\x93NUMPY" or data[6] not in (1, 2, 3):
         raise Reject(f"{name}: not a .npy array")
     start, size = (10, struct.unpack("<H", data[8:10])[0]) if data[6] == 1 else (12, struct.unpack("<I", data[8:12])[0])
     try:
         header = ast.literal_eval(data[start:start + size].decode("latin1"))
-        descr, fortran, shape = header["descr"], header["fortran_order"], tuple(header["shape"])
-    except (ValueError, SyntaxError, KeyError, TypeError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         raise Reject(f"{name}: unreadable .npy header") from None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"} \
+            or type(header["fortran_order"]) is not bool or not isinstance(header["shape"], tuple) \
+            or any(type(d) is not int or d < 0 for d in header["shape"]):
+        raise Reject(f"{name}: unreadable .npy header")
+    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
     if not isinstance(descr, str) or descr[1:] not in _NPY or descr[0] not in "<>|=":
         raise Reject(f"{name}: unsupported element type {descr!r}")
     count = math.prod(shape)
     body = data[start + size:]
     width = struct.calcsize("<" + _NPY[descr[1:]])
     values = _unpack(body[:count * width], descr[1:], descr[0] == ">", count, name)
-    return Tensor(shape, values, bool(fortran) and len(shape) == 2, descr[1:])
+    return Tensor(shape, values, fortran and len(shape) == 2, descr[1:])
 
 
 _SAFE_CODES = {"F16": "f2", "F32": "f4", "F64": "f8", "I8": "i1", "I16": "i2", "I32": "i4", "I64": "i8", "U8": "u1"}
+_READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError, zipfile.LargeZipFile, RuntimeError,
+                KeyError, ValueError, TypeError, MemoryError)
 
 
-def read_tensors(data: bytes, fmt: str) -> dict[str, Tensor]:
-    """{name: Tensor} of an .npz or .safetensors file's bytes."""
-    if fmt == "npz":
-        try:
-            with zipfile.ZipFile(io.BytesIO(data)) as z:
-                return {n[:-4]: _npy(z.read(n), n) for n in z.namelist() if n.endswith(".npy")}
-        except zipfile.BadZipFile:
-            raise Reject("the given file is not an .npz archive") from None
-    if fmt == "safetensors":
-        (size,) = struct.unpack("<Q", data[:8])
-        try:
-            header = json.loads(data[8:8 + size])
-        except ValueError:
-            raise Reject("unreadable .safetensors header") from None
-        out = {}
-        for name, info in header.items():
-            if name == "__metadata__":
-                continue
-            if info.get("dtype") not in _SAFE_CODES:
-                raise Reject(f"{name}: unsupported element type {info.get('dtype')!r}")
-            begin, end = info["data_offsets"]
-            shape, code = tuple(info["shape"]), _SAFE_CODES[info["dtype"]]
-            out[name] = Tensor(shape, _unpack(data[8 + size + begin:8 + size + end], code, False, math.prod(shape),
-                                              name), False, code)
-        return out
+def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None, max_bytes: int | None = None
+                 ) -> dict[str, Tensor]:
+    """{name: Tensor} of an .npz or .safetensors file's bytes: only the ``wanted`` tensors (default all), and
+    refusing any whose stored size exceeds ``max_bytes`` before decompressing it. Malformed files are rejected
+    with the reason, never with another exception."""
+    try:
+        if fmt == "npz":
+            return _npz(data, wanted, max_bytes)
+        if fmt == "safetensors":
+            return _safetensors(data, wanted)
+    except Reject:
+        raise
+    except zipfile.BadZipFile:
+        raise Reject("the given file is not an .npz archive") from None
+    except _READ_ERRORS as exc:
+        raise Reject(f"unreadable {fmt} file ({type(exc).__name__})") from None
     raise Reject(f"the checker cannot read {fmt!r} model files (only npz and safetensors)")
+
+
+def _npz(data: bytes, wanted: set[str] | None, max_bytes: int | None) -> dict[str, Tensor]:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        members = z.namelist()
+        if len(set(members)) != len(members):
+            raise Reject("the .npz archive has two members with the same name")
+        out = {}
+        for member in members:
+            if not member.endswith(".npy") or (wanted is not None and member[:-4] not in wanted):
+                continue
+            if max_bytes is not None and z.getinfo(member).file_size > max_bytes:
+                raise Reject(f"{member}: larger than the declared shape allows")
+            out[member[:-4]] = _npy(z.read(member), member)
+        return out
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} in a .safetensors header")
+
+
+def _safetensors(data: bytes, wanted: set[str] | None) -> dict[str, Tensor]:
+    if len(data) < 8:
+        raise Reject("not a .safetensors file")
+    (size,) = struct.unpack("<Q", data[:8])
+    if size > len(data) - 8:
+        raise Reject("the .safetensors header runs past the end of the file")
+    header = json.loads(data[8:8 + size], parse_constant=_no_constant)
+    if not isinstance(header, dict):
+        raise Reject("unreadable .safetensors header")
+    buffer = len(data) - 8 - size
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        if not isinstance(info, dict) or info.get("dtype") not in _SAFE_CODES:
+            raise Reject(f"{name}: unsupported element type")
+        shape, offsets, code = info.get("shape"), info.get("data_offsets"), _SAFE_CODES[info["dtype"]]
+        if not isinstance(shape, list) or any(type(d) is not int or d < 0 for d in shape) \
+                or not isinstance(offsets, list) or len(offsets) != 2 or any(type(o) is not int for o in offsets) \
+                or not 0 <= offsets[0] <= offsets[1] <= buffer \
+                or offsets[1] - offsets[0] != math.prod(shape) * int(code[1]):
+            raise Reject(f"{name}: malformed shape or data offsets")
+        if wanted is None or name in wanted:
+            begin, end = offsets
+            out[name] = Tensor(tuple(shape), _unpack(data[8 + size + begin:8 + size + end], code, False,
+                                                     math.prod(shape), name), False, code)
+    return out
 
 
 def model_tensors(data: bytes, model: object, shape: tuple) -> list[Tensor]:
@@ -125,8 +172,12 @@ def model_tensors(data: bytes, model: object, shape: tuple) -> list[Tensor]:
     well_formed = isinstance(model, dict) and set(model) == {"format", "tensors"}
     if not well_formed or not isinstance(model["tensors"], list) or len(model["tensors"]) != 4:
         raise Reject("model must be {format, tensors: [W1, b1, W2, b2]}")
-    tensors = read_tensors(data, model["format"])
     m, n, k = shape
+    names = model["tensors"]
+    if not all(isinstance(t, str) for t in names):
+        raise Reject("model.tensors must be four names")
+    largest = max(n * m, n, k * n, k)
+    tensors = read_tensors(data, model["format"], set(names), 8 * largest + (1 << 16))
     out = []
     for name, want in zip(model["tensors"], ((n, m), (n,), (k, n), (k,)), strict=True):
         if not isinstance(name, str) or name not in tensors or tensors[name].shape != want:
