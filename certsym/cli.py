@@ -454,7 +454,11 @@ def cmd_landscape_critical(args: argparse.Namespace) -> int:
     if args.cert and box.certified:
         write_json_atomic(args.cert, critical_point_certificate(c))
     if args.inertia_cert and c.certified:
-        write_json_atomic(args.inertia_cert, hessian_inertia_certificate(c, certificate_inertia(c)))
+        replayable = certificate_inertia(c)  # the decomposition the checker replays (isotypic where it applies)
+        if replayable.negative is None:
+            raise InputError("the Hessian's signs are certified here but not by the decomposition a certificate "
+                             "states; no hessian_inertia certificate written")
+        write_json_atomic(args.inertia_cert, hessian_inertia_certificate(c, replayable))
     neg = c.inertia.negative
     out = {"family": args.family, "k": args.k, "certified": c.certified,
            "loss": box.loss.mid().str(20, radius=False) if box.loss is not None else None,

@@ -27,7 +27,9 @@ def _certified(ctx: Context, name: str, k: int, want_minimum: bool | None, write
     c = critical(name, k)
     neg = c.inertia.negative
     agrees = c.certified and (want_minimum is None or (neg == 0) is want_minimum)
-    cert = hessian_inertia_certificate(c, certificate_inertia(c)) if c.certified and write else None
+    replayable = certificate_inertia(c) if c.certified and write else None
+    agrees = agrees and (replayable is None or replayable.negative == neg)
+    cert = hessian_inertia_certificate(c, replayable) if replayable and replayable.negative is not None else None
     ctx.record(STATEMENT, SLUG, f"{name}_k{k}", agrees, cert)
     ctx.landscape.setdefault(name, []).append((k, float(c.box.loss.mid()), neg))
     return c
