@@ -51,14 +51,17 @@ class DyadicNetwork:
 
     @property
     def m(self) -> int:
+        """Input dimension."""
         return self.A.shape[1]
 
     @property
     def n(self) -> int:
+        """Hidden units."""
         return self.A.shape[0]
 
     @property
     def k(self) -> int:
+        """Output dimension."""
         return self.M.shape[0]
 
     @classmethod

@@ -46,6 +46,8 @@ def loss(W: np.ndarray) -> float:
 
 @dataclass
 class Run:
+    """One descent: the final loss, the steps taken, whether max |∇F| fell below tol, and where it ended."""
+
     loss: float
     steps: int
     converged: bool
@@ -54,15 +56,19 @@ class Run:
 
 @dataclass
 class Experiment:
+    """All runs at one k."""
+
     k: int
     runs: list[Run] = field(default_factory=list)
 
     @property
     def counts(self) -> Counter:
+        """How many runs ended at each place."""
         return Counter(r.lands_in for r in self.runs)
 
     @property
     def spurious_fraction(self) -> float:
+        """The fraction of runs that did not end at the global minimum."""
         spurious = [r for r in self.runs if r.lands_in != "global minimum"]
         return len(spurious) / len(self.runs) if self.runs else 0.0
 

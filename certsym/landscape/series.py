@@ -25,6 +25,8 @@ KS = tuple(int(10 ** (4 + 0.5 * i)) for i in range(17))
 
 @dataclass
 class Coefficient:
+    """The coefficient of t^power in one parameter's series."""
+
     power: int            # the coefficient of t^power
     value: mpm.mpf
     uncertainty: mpm.mpf  # |fit(J) − fit(J + 1)|
@@ -33,6 +35,8 @@ class Coefficient:
 
 @dataclass
 class ParameterSeries:
+    """One parameter's (or k·F's) leading coefficients and the fit residual."""
+
     name: str
     coefficients: list[Coefficient]
     residual: mpm.mpf     # max |fit − value| over the sample, degree J
