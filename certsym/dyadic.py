@@ -116,8 +116,9 @@ class _Rows:
             rows = A[idx[s:s + _CHUNK]]
             lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
             lam[s:s + _CHUNK] = lead
-            normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
-            offset = b[idx[s:s + _CHUNK]] / lead + A.dtype.type(0)
+            with np.errstate(over="ignore", under="ignore"):  # ±inf and 0 are correctly rounded quotients too
+                normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
+                offset = b[idx[s:s + _CHUNK]] / lead + A.dtype.type(0)
             plane[s:s + _CHUNK] = (normal.view(bits).astype(np.uint64) @ weights[:-1]
                                    + offset.view(bits).astype(np.uint64) * weights[-1])
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
@@ -401,23 +402,31 @@ def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[li
             out.append(values)
         return out
 
-    for _ in range(m + 1):
-        x0 = point()
-        values = ells(x0)
-        bad = next(((s, i) for s in range(2) for i, v in enumerate(values[s]) if v == 0), None)
-        if bad is None:
+    x0 = point()
+    values = ells(x0)
+    # While some neuron's hyperplane passes through x0, move x0 within H along a coordinate q that separates that
+    # neuron from H (a_q u_p ≠ a_p u_q), to an integer value that also keeps every other neuron off x0: along
+    # this move each ℓ_i is affine in the value, so each neuron forbids at most one value. The set of neurons
+    # through x0 shrinks at every step.
+    while True:
+        bad = [(s, i) for s in range(2) for i, v in enumerate(values[s]) if v == 0]
+        if not bad:
             break
-        s, i = bad  # its row is not parallel to H's, so some coordinate q separates them in the (p, q) plane
+        s, i = bad[0]
         A = nets[s].A[off[s][i]]
-        q = next(q for q in range(m) if q != p and q not in coords
-                 and exact_float(A[q]) * u_p != exact_float(A[p]) * exact_float(h[q]))
-        for value in range(1, sum(len(o) for o in off) + 2):  # all but finitely many values put it off x0
-            coords[q] = fmpq(value)
-            x = point()
-            if exact_float(nets[s].b[off[s][i]]) + sum((exact_float(A[c]) * y for c, y in x.items()), fmpq(0)) != 0:
-                break
-    else:  # pragma: no cover - each step puts a new neuron off x0 for good
-        raise AssertionError("could not place a point on one hyperplane only")
+        q = next(q for q in range(m) if q != p and exact_float(A[q]) * u_p != exact_float(A[p]) * exact_float(h[q]))
+        shift = exact_float(h[q]) / u_p  # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H
+        slopes = [[a_q - a_p * shift for a_q, a_p in zip(column(t, q), column(t, p), strict=True)] for t in range(2)]
+        old = coords.get(q, fmpq(0))
+        forbidden = set()
+        for t in range(2):
+            for j, (v, d) in enumerate(zip(values[t], slopes[t], strict=True)):
+                if d != 0 and (v != 0 or (t, j) == (s, i)):  # good ones stay good; this one leaves x0
+                    forbidden.add(old - v / d)
+        value = next(fmpq(c) for c in range(1, len(forbidden) + 2) if fmpq(c) not in forbidden)
+        coords[q] = value
+        x0 = point()
+        values = [[v + d * (value - old) for v, d in zip(values[t], slopes[t], strict=True)] for t in range(2)]
     bound = None
     for s in range(2):
         for v, a in zip(values[s], column(s, p), strict=True):

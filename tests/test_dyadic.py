@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from certsym.certificate import _equivalence_proof
@@ -139,6 +139,7 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 4), st.integers(1, 6), st.integers(1, 3), st.booleans(),
        st.sampled_from(["nudge", "constant", "linear"]))
+@example(103710, 2, 5, 1, False, "nudge")  # moving x0 along one coordinate used to put another hyperplane on it
 def test_fast_witness_is_a_point_where_the_networks_differ(seed: int, m: int, n: int, k: int, bias_free: bool,
                                                            how: str) -> None:
     from certsym.dyadic import witness
