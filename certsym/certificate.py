@@ -20,7 +20,7 @@ from certsym.equivalence import Verdict
 from certsym.identifiability import Identifiability
 from certsym.io.params import network_to_json
 from certsym.network import Network
-from certsym.numbers import QQ, Field, NumberField, Scalar
+from certsym.numbers import QQ, Field, NumberField, Scalar, rational_from_arb
 from certsym.reduction import Reduction, Step
 from certsym.stabilizer import Stabilizer
 
@@ -251,16 +251,7 @@ def _box_json(c) -> dict:
     return {"family": c.family.name, "sizes": list(box.layout.sizes), "names": list(box.layout.names),
             "center": [str(x) for x in box.center], "radius": str(box.radius),
             "preconditioner": [[str(x) for x in row] for row in box.preconditioner],
-            "loss": [_dyadic(lo, floor=True), _dyadic(hi, floor=False)], "statement": "Krawczyk"}
-
-
-def _dyadic(x, floor: bool) -> str:
-    """An exact rational bound from an arb endpoint (arb endpoints are exact binary numbers)."""
-    from flint import fmpq
-
-    man, exp = x.mid().man_exp()
-    q = fmpq(int(man)) * fmpq(2) ** int(exp) if exp >= 0 else fmpq(int(man), 2 ** int(-exp))
-    return str(q)
+            "loss": [str(rational_from_arb(lo)), str(rational_from_arb(hi))], "statement": "Krawczyk"}
 
 
 def critical_point_certificate(c) -> dict:

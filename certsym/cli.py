@@ -445,8 +445,9 @@ def cmd_landscape_families(args: argparse.Namespace) -> int:
 
 
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
-    from certsym.certificate import _dyadic, critical_point_certificate, hessian_inertia_certificate
+    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
     from certsym.landscape.certify import certificate_inertia, critical
+    from certsym.numbers import rational_from_arb
 
     _family(args.family)
     c = critical(args.family, _landscape_k(args.k))
@@ -462,7 +463,7 @@ def cmd_landscape_critical(args: argparse.Namespace) -> int:
     neg = c.inertia.negative
     out = {"family": args.family, "k": args.k, "certified": c.certified,
            "loss": box.loss.mid().str(20, radius=False) if box.loss is not None else None,
-           "loss_enclosure": [_dyadic(box.loss.lower(), True), _dyadic(box.loss.upper(), False)]
+           "loss_enclosure": [str(rational_from_arb(box.loss.lower())), str(rational_from_arb(box.loss.upper()))]
            if box.loss is not None else None,
            "point": {n: float(x) for n, x in zip(box.layout.names, box.center, strict=True)},
            "box_radius": str(box.radius), "hessian_negative_eigenvalues": neg,
@@ -671,7 +672,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "check", "replay certificates with the independent checker", cmd_check, params=None,
                  json_flag=False)
     p.add_argument("certificates", nargs="+", metavar="CERT")
-    p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files")
+    p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files "
+                                                                 "(required when it references model files by SHA-256)")
     p.add_argument("--quiet", action="store_true", help="one line per certificate")
     land = sub.add_parser("landscape", help="the teacher-student loss: certified symmetric critical points",
                           description="the teacher-student loss of the second paper (MATH.md, Part II)")

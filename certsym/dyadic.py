@@ -29,15 +29,11 @@ from flint import fmpq
 from certsym.equivalence import Match, Merge, Pair
 from certsym.network import Network
 from certsym.numbers import QQ
+from certsym.numbers import rational_from_float as exact_float
 from certsym.reduction import BIAS_SHIFT, MERGE, ZEROING, Step
 
 _HASH = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
 _CHUNK = 4096  # rows per vectorized block: bounds the temporaries to a few tens of MB
-
-
-def exact_float(x: float) -> fmpq:
-    """The dyadic rational a binary float is."""
-    return fmpq(*float(x).as_integer_ratio())
 
 
 @dataclass(frozen=True)

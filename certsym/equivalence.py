@@ -27,7 +27,7 @@ from flint import fmpq
 from certsym.canonical import Canonical, canonical_form
 from certsym.errors import InputError
 from certsym.network import Network, Vector
-from certsym.numbers import Scalar
+from certsym.numbers import Scalar, rational_from_arb
 from certsym.reduction import Reduction, hyperplane_key, reduce
 
 
@@ -232,7 +232,4 @@ def rationalize(F, points: list[list], accept) -> list[list[fmpq]]:
 
 
 def _approx_rational(F, t, prec: int) -> fmpq:
-    ball = F.approx(t, prec)
-    mid = ball.mid()
-    man, exp = mid.man_exp()
-    return fmpq(int(man)) * fmpq(2) ** int(exp) if exp >= 0 else fmpq(int(man), 2 ** int(-exp))
+    return rational_from_arb(F.approx(t, prec))

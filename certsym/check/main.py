@@ -18,7 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     """Replay each certificate; 0 when all are valid, 1 when one is not, 2 when one cannot be read."""
     ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly.")
     ap.add_argument("certificates", nargs="+", metavar="CERT")
-    ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries")
+    ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries "
+                                                         "(required when the certificate references them)")
     ap.add_argument("--quiet", action="store_true", help="print one line per certificate")
     try:
         args = ap.parse_args(argv)

@@ -1,10 +1,11 @@
 """Gradient descent on the exact population loss (Safran & Shamir's experiment, MATH.md Part II).
 
-Random starts W_ij ~ N(0, 1/k), plain gradient descent with the closed-form gradient of ``kernel`` (vectorized
-here: O(k³) per step), stopped when max |∇F| < tol or after ``max_steps``. Each end point is classified: a
-global minimum (F ≈ 0, a permutation matrix), a member of a named family (same loss as the family's critical
-point at this k and the same multiset of entries, a Γ-invariant), or "other". Floating point throughout: this is
-an experiment, its verdicts are not certified (the families it lands in are, by ``certify``).
+Random starts W_ij ~ N(0, 1/k), plain gradient descent with the closed-form gradient of ``kernel``
+(``fast_gradient``: O(k³) per step, vectorized), stopped when max |∇F| < tol or after ``max_steps``.
+Each end point is classified: a global minimum (F ≈ 0, a permutation matrix), a member of a named family
+(same loss as the family's critical point at this k and the same multiset of entries, a Γ-invariant), or
+"other". Floating point throughout: this is an experiment, its verdicts are not certified (the families it
+lands in are, by ``certify``).
 Deterministic given the seed.
 """
 
@@ -15,33 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from certsym.landscape import restricted
+from certsym.landscape import kernel, restricted
 from certsym.landscape.families import FAMILIES, newton
-
-TWO_PI = 2 * np.pi
-
-
-def gradient(W: np.ndarray) -> np.ndarray:
-    """∇F(W) for the teacher I_k (kernel.gradient, vectorized)."""
-    n = np.linalg.norm(W, axis=1)
-    unit = W / n[:, None]
-    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
-    teacher = np.arccos(np.clip(unit, -1.0, 1.0))  # angle(w_i, e_j): cos = W_ij / ‖w_i‖
-    G = ((np.sin(theta) * n[None, :]).sum(axis=1) - np.sin(teacher).sum(axis=1))[:, None] * unit
-    G += (np.pi - theta) @ W - (np.pi - teacher)
-    return G / TWO_PI
-
-
-def loss(W: np.ndarray) -> float:
-    """F(W) (vectorized kernel.loss)."""
-    k = W.shape[0]
-    n = np.linalg.norm(W, axis=1)
-    unit = W / n[:, None]
-    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
-    teacher = np.arccos(np.clip(unit, -1.0, 1.0))
-    ww = (np.outer(n, n) * (np.sin(theta) + (np.pi - theta) * np.cos(theta))).sum() / TWO_PI
-    wv = (n[:, None] * (np.sin(teacher) + (np.pi - teacher) * np.cos(teacher))).sum() / TWO_PI
-    return float(0.5 * ww - wv + k / 4 + k * (k - 1) / (4 * np.pi))
 
 
 @dataclass
@@ -138,12 +114,12 @@ def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: flo
         W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(k, k))
         converged, steps = False, 0
         while steps < max_steps:
-            G = gradient(W)
+            G = kernel.fast_gradient(W)
             if np.abs(G).max() < tol:
                 converged = True
                 break
             W = W - step * G
             steps += 1
-        value = loss(W)
+        value = kernel.fast_loss(W)
         out.runs.append(Run(value, steps, converged, classify(W, value, families)))
     return out

@@ -93,3 +93,26 @@ def hessian(W: np.ndarray, V: np.ndarray | None = None) -> np.ndarray:
             if j != i:
                 H[i * d:(i + 1) * d, j * d:(j + 1) * d] = hess_wv(w, u)
     return H
+
+
+def fast_gradient(W: np.ndarray) -> np.ndarray:
+    """``gradient`` for the teacher I_k, vectorized over all pairs: O(k³) numpy operations."""
+    n = np.linalg.norm(W, axis=1)
+    unit = W / n[:, None]
+    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
+    teacher = np.arccos(np.clip(unit, -1.0, 1.0))  # angle(w_i, e_j): cos = W_ij / ‖w_i‖
+    G = ((np.sin(theta) * n[None, :]).sum(axis=1) - np.sin(teacher).sum(axis=1))[:, None] * unit
+    G += (np.pi - theta) @ W - (np.pi - teacher)
+    return G / TWO_PI
+
+
+def fast_loss(W: np.ndarray) -> float:
+    """``loss`` for the teacher I_k, vectorized over all pairs."""
+    k = W.shape[0]
+    n = np.linalg.norm(W, axis=1)
+    unit = W / n[:, None]
+    theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
+    teacher = np.arccos(np.clip(unit, -1.0, 1.0))
+    ww = (np.outer(n, n) * (np.sin(theta) + (np.pi - theta) * np.cos(theta))).sum() / TWO_PI
+    wv = (n[:, None] * (np.sin(teacher) + (np.pi - teacher) * np.cos(teacher))).sum() / TWO_PI
+    return float(0.5 * ww - wv + k / 4 + k * (k - 1) / (4 * np.pi))

@@ -23,6 +23,7 @@ from certsym.numbers.rational import (
     QQ,
     RationalField,
     parse_rational,
+    rational_from_arb,
     rational_from_float,
 )
 
@@ -38,6 +39,7 @@ __all__ = [
     "parse_expression",
     "parse_number",
     "parse_number_atoms",
+    "rational_from_arb",
     "parse_rational",
     "rational_from_float",
     "to_field",

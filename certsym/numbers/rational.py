@@ -73,6 +73,12 @@ def rational_from_float(x: float) -> fmpq:
     return fmpq(num, den)
 
 
+def rational_from_arb(x) -> fmpq:
+    """The exact dyadic rational of an arb ball's midpoint (or of an exact endpoint from ``lower``/``upper``)."""
+    man, exp = x.mid().man_exp()
+    return fmpq(int(man)) * fmpq(2) ** int(exp) if exp >= 0 else fmpq(int(man), 2 ** int(-exp))
+
+
 class RationalField(Field):
     """Q, with elements ``fmpq``. Every operation is exact; the sign is a comparison."""
 
