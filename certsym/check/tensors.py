@@ -25,11 +25,15 @@ _NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": 
 
 _ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H", "u4": "I",
           "u8": "Q"}
-NARROW = {"f2", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
+NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
 
 
 class Tensor:
-    """A tensor's entries as Python numbers (floats or ints), row access in either storage order."""
+    """A tensor's entries as Python numbers (floats or ints), row access in either storage order.
+
+    ``shape`` is a tuple of ints; ``values`` the prod(shape) entries in storage order (C order, or
+    Fortran order for a 2-D tensor with ``fortran``); ``code`` the element type: f2, bf16, f4, f8 (floats,
+    decoded to Python floats), i1, i2, i4, i8, u1 (ints)."""
 
     def __init__(self, shape: tuple, values, fortran: bool, code: str):
         self.shape, self.values, self.fortran, self.code = shape, values, fortran, code
