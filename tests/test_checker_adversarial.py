@@ -17,6 +17,7 @@ import pytest
 
 from certsym.check import check_certificate
 from certsym.io import load_networks
+from certsym.errors import InputError
 
 QQ = {"type": "QQ"}
 SQRT2 = {"type": "number_field", "minpoly": ["-2", "0", "1"], "interval": ["1", "2"], "generator": "sqrt(2)"}
@@ -358,14 +359,14 @@ def test_binding_regressions() -> None:
         assert not check_certificate(dict(doc, inputs=[rec(SIGMA, data)]), [data]).valid, bad
     nan = b'{"M": [[NaN]], "A": [["1"]], "b": ["0"], "c": ["0"]}'
     assert not check_certificate(dict(doc, inputs=[rec(SIGMA, nan)]), [nan]).valid
-    # duplicate keys: the checker reads the LAST value, as the main parser does
+    # duplicate keys have two meanings: the producer refuses the file and the checker refuses to bind it
     dup = b'{"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"], "c": ["7"]}'
-    (net,) = main_reads(dup)
-    assert str(net.c[0]) == "7"
+    with pytest.raises(InputError, match="occurs twice"):
+        main_reads(dup)
     seven = params([["1"]], [["1"]], ["0"], ["7"])
-    assert not check_certificate(dict(doc, inputs=[rec(SIGMA, dup)]), [dup]).valid
-    assert check_certificate(cert("minimal_form", [rec(seven, dup)], {"steps": [], "minimal": seven}), [dup]).valid
-    # numerals are exact: 0.1 is 1/10, not the float
+    for claimed in (SIGMA, seven):
+        report = check_certificate(cert("minimal_form", [rec(claimed, dup)], {"steps": [], "minimal": claimed}), [dup])
+        assert not report.valid and "occurs twice" in report.reason
     tenth = jbytes({"M": [[0.1]], "A": [["1"]], "b": ["0"], "c": ["0"]})
     p = params([["1/10"]], [["1"]], ["0"], ["0"])
     assert check_certificate(cert("minimal_form", [rec(p, tenth)], {"steps": [], "minimal": p}), [tenth]).valid

@@ -20,8 +20,20 @@ import re
 import warnings
 from fractions import Fraction
 
-from certsym.check.fields import MAX_NUMBER_CHARS, Reject, _divmod, _gcd, _mul, _sub, _trim, integer, primitive
-from certsym.check.tensors import model_entries
+from certsym.check.fields import (
+    MAX_DEGREE,
+    MAX_NUMBER_CHARS,
+    Reject,
+    _divmod,
+    _gcd,
+    _mul,
+    _sub,
+    _trim,
+    integer,
+    poly_bound,
+    primitive,
+)
+from certsym.check.tensors import InputFile, model_entries, unique_object
 
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
@@ -90,6 +102,8 @@ class Reader:
             if isinstance(node.op, ast.Sub):
                 return _sub(a, b) if poly else a - b
             if isinstance(node.op, ast.Mult):
+                if poly and len(a) + len(b) - 2 > MAX_DEGREE:
+                    raise Reject(f"a polynomial of degree above {MAX_DEGREE}")
                 return _mul(a, b) if poly else a * b
             if isinstance(node.op, ast.Div):
                 if poly:
@@ -122,7 +136,7 @@ class Reader:
         F = self.F
         name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
         if name in ("CRootOf", "rootof", "RootOf") and len(node.args) == 2:
-            p = _trim(self._eval(node.args[0], source, poly=True))
+            p = poly_bound(_trim(self._eval(node.args[0], source, poly=True)), where)
             i = _rational_of(self._eval(node.args[1], source))
             deriv = _trim([k * c for k, c in enumerate(p)][1:])
             if len(p) < 2 or len(_gcd(p, deriv)) > 1 or _horner(p, y, F) != 0:
@@ -185,7 +199,7 @@ def _size_guard(x, e: int) -> None:
     ask for a tower like ((10**1000)**1000)**1000)."""
     coeffs = x if isinstance(x, list) else [x] if isinstance(x, Fraction) else list(x.c)
     bits = max((c.numerator.bit_length() + c.denominator.bit_length() for c in coeffs), default=1)
-    if bits * e > MAX_POWER_BITS or (isinstance(x, list) and (len(x) - 1) * e > 200):
+    if bits * e > MAX_POWER_BITS or (isinstance(x, list) and (len(x) - 1) * e > MAX_DEGREE):
         raise Reject("an expression is too large for the checker")
 
 
@@ -216,23 +230,27 @@ def _grid(x: object, rows: int, cols: int) -> bool:
     return isinstance(x, list) and len(x) == rows and all(isinstance(y, list) and len(y) == cols for y in x)
 
 
-def bind(record: dict, data: bytes, shape: tuple, expected: list, reader: Reader, where: str) -> None:
+def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Reader, where: str) -> str:
     """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
-    entries equal ``expected`` (A row by row, then b, M row by row, c)."""
-    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+    entries equal ``expected`` (A row by row, then b, M row by row, c). Returns what was bound, in one line."""
+    digest = hashlib.sha256(file.data).hexdigest()
+    if digest != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     if "model" in record:
         try:
-            entries = model_entries(data, record["model"], shape)
+            entries, bound = model_entries(file, record["model"], shape)
         except Reject as exc:
-            raise Reject(f"{where}: {exc}") from None
+            raise type(exc)(f"{where}: {exc}") from None
         if entries != expected:
             raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
-        return
+        return bound
     try:
-        doc = json.loads(data.decode("utf-8"), parse_float=str, parse_int=_JsonInt)
+        doc = json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,
+                         object_pairs_hook=unique_object)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Reject(f"{where}: the given file is not JSON") from None
+    except Reject as exc:
+        raise Reject(f"{where}: {exc}") from None
     if not isinstance(doc, dict) or not {"M", "A", "b", "c"} <= set(doc) <= {"M", "A", "b", "c", "shape"}:
         raise Reject(f"{where}: the given file is not a parameter file")
     m, n, k = shape
@@ -252,3 +270,4 @@ def bind(record: dict, data: bytes, shape: tuple, expected: list, reader: Reader
     for x, y in zip(entries, expected, strict=True):
         if reader.value(x) != y:
             raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
+    return f"parameter file, every entry: m = {m}, n = {n}, k = {k}"

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym.check import landscape
 from certsym.check.binding import Reader, bind
-from certsym.check.fields import QQ, Reject, make_field
-from certsym.check.tensors import NARROW, model_tensors
+from certsym.check.fields import QQ, CannotCheck, Reject, make_field
+from certsym.check.tensors import NARROW, InputFile, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -44,11 +43,18 @@ PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact e
 
 @dataclass
 class Report:
+    """The outcome of one replay: ``valid``, or the ``reason`` it is not; ``cannot_check`` when an input the
+    certificate needs was not available (neither valid nor invalid). ``checks`` counts the statements
+    verified, ``bound`` says what each input was bound to, ``facts`` what a landscape certificate proved."""
+
     valid: bool = False
     kind: str = "?"
     reason: str = ""
+    cannot_check: bool = False
     checks: Counter = field(default_factory=Counter)
     notes: list = field(default_factory=list)
+    bound: list = field(default_factory=list)
+    facts: list = field(default_factory=list)
 
 
 def keys(obj: object, required: set, where: str) -> dict:
@@ -183,18 +189,19 @@ def row_is_zero(rows, i: int) -> bool:
     return not any(raw) if raw is not None else is_zero(rows[i])
 
 
-def model_net(F, record: dict, data: bytes, where: str) -> Net:
+def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
-    if hashlib.sha256(data).hexdigest() != record["sha256"]:
+    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     shape = keys(record["shape"], {"m", "n", "k"}, f"{where}.shape")
     m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
     if m < 1 or k < 1:
         raise Reject(f"{where}: m and k must be positive")
     try:
-        W1, b1, W2, b2 = model_tensors(data, record["model"], (m, n, k))
+        (W1, b1, W2, b2), bound = model_tensors(file, record["model"], (m, n, k))
     except Reject as exc:
-        raise Reject(f"{where}: {exc}") from None
+        raise type(exc)(f"{where}: {exc}") from None
+    rep.bound.append(f"{where} {record['name']} (sha256 {record['sha256'][:16]}…, read from the file): {bound}")
     M, c = W2.exact(), b2.exact()  # exact() rejects NaN and infinities
     b1.exact()
     if not all(map(math.isfinite, W1.values)):
@@ -238,9 +245,18 @@ def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
         raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
 
 
+def _remove_once(removed: set, i: int, where: str) -> None:
+    """Each step removes a neuron that is still there: at most n steps, each O(m + k) (a certificate could
+    otherwise repeat cheap steps on zero rows without end)."""
+    if i in removed:
+        raise Reject(f"{where}: neuron {i} was already removed")
+    removed.add(i)
+
+
 def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
-    """Moves 1-3 of MATH.md, each with its side condition."""
+    """Moves 1-3 of MATH.md, each with its side condition; each neuron is removed at most once."""
     F = net.F
+    removed: set = set()
     for s, st in enumerate(seq(steps, None, where)):
         w = f"{where}[{s}]"
         kind = st.get("step") if isinstance(st, dict) else None
@@ -265,6 +281,7 @@ def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
             raise Reject(f"{w}: unknown step {kind!r}")
         if st["statement"] != statement:
             raise Reject(f"{w}: step must cite {statement!r}")
+        _remove_once(removed, j if kind == "merge" else i, w)
         kill(net, j if kind == "merge" else i)
         rep.checks[statement] += 1
 
@@ -302,12 +319,14 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         kill(D, i)
         kill(D, n1 + j)
         rep.checks[HN] += 1
+    merged = {i for i in used1} | {n1 + j for j in used2}
     for s, mg in enumerate(seq(p["merges"], None, "proof.merges")):
         w = f"proof.merges[{s}]"
         keys(mg, {"into", "from", "lambda", "statement"}, w)
         i, j, lam = index(mg["into"], D.n, w), index(mg["from"], D.n, w), F.number(mg["lambda"])
         if mg["statement"] != MERGE:
             raise Reject(f"{w}: must cite {MERGE!r}")
+        _remove_once(merged, j, w)
         proportional(D, i, j, lam, 1, w)
         D.v[i] = [x + lam * y for x, y in zip(D.v[i], D.v[j], strict=True)]
         kill(D, j)
@@ -514,8 +533,35 @@ def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
     _check_group(F, nets[0], p["rows"], True, rep, "proof.rows")
 
 
+_PRIME = (1 << 61) - 1
+MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers
+
+
 def _det_nonzero(F, M: list) -> bool:
-    """Is the square matrix M nonsingular? (Gaussian elimination, certified nonzero pivots)."""
+    """Is the square matrix M nonsingular? Over QQ first modulo the prime 2^61 − 1 (a nonzero determinant there
+    proves a nonzero determinant; rows are scaled to integers first), else by exact Gaussian elimination with
+    certified nonzero pivots, for at most MAX_EXACT_PIVOTS rows. Cost O(p^3)."""
+    if isinstance(F, QQ) and M:
+        rows = []
+        for row in M:
+            den = math.lcm(*(x.denominator for x in row))
+            rows.append([x.numerator * (den // x.denominator) % _PRIME for x in row])
+        for col in range(len(rows)):
+            piv = next((i for i in range(col, len(rows)) if rows[i][col]), None)
+            if piv is None:
+                break
+            rows[col], rows[piv] = rows[piv], rows[col]
+            inv = pow(rows[col][col], -1, _PRIME)
+            top = rows[col]
+            for i in range(col + 1, len(rows)):
+                f = rows[i][col] * inv % _PRIME
+                if f:
+                    rows[i] = [(x - f * y) % _PRIME for x, y in zip(rows[i], top, strict=True)]
+        else:
+            return True
+    if len(M) > MAX_EXACT_PIVOTS:
+        raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact "
+                     "elimination")
     M = [list(row) for row in M]
     for col in range(len(M)):
         piv = next((i for i in range(col, len(M)) if F.sign(M[i][col]) != 0), None)
@@ -530,6 +576,9 @@ def _det_nonzero(F, M: list) -> bool:
 
 
 MAX_FREE = 24
+MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
+MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
+MAX_PIVOTS = 400        # the minor's elimination costs p^3
 
 
 def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
@@ -551,21 +600,30 @@ def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
     _distinct_sorted(F, keyed, "two rows are linearly dependent")
     rep.checks["Theorem 1: rows pairwise linearly independent"] += 1
     z = keys(p["zero_factor"], {"rows", "pivots", "free", "R"}, "proof.zero_factor")
-    W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)]
     piv = [index(i, n, "proof.zero_factor.pivots") for i in seq(z["pivots"], None, "pivots")]
     free = [index(i, n, "proof.zero_factor.free") for i in seq(z["free"], None, "free")]
     rows = [index(r, k * m, "proof.zero_factor.rows") for r in seq(z["rows"], len(piv), "rows")]
     if sorted(piv + free) != list(range(n)) or len(set(rows)) != len(rows) or len(free) > MAX_FREE:
         raise Reject("pivots and free columns must partition the neurons (at most 24 free); rows distinct")
+    if k * m * n > MAX_PRODUCTS or len(piv) > MAX_PIVOTS or (1 << len(free)) * max(len(piv), 1) > MAX_KERNEL_WORK:
+        raise Reject(f"beyond the checker's bounds for Theorem 1 (k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_PIVOTS} "
+                     f"pivots, 2^free · pivots ≤ {MAX_KERNEL_WORK})")
+    W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)] if n else []
     if not _det_nonzero(F, [[W[r][c] for c in piv] for r in rows]):
         raise Reject("the stated minor is singular")
     R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
-    for r in range(k * m):  # the free columns are the stated combinations of the pivot columns
+    for r in range(len(W)):  # the free columns are the stated combinations of the pivot columns
         for b, f in enumerate(free):
             if W[r][f] != sum((W[r][c] * R[s][b] for s, c in enumerate(piv)), F.zero):
                 raise Reject("the kernel description R does not match v_i a_i^T")
-    for mask in range(1, 1 << len(free)):  # every kernel vector with 0/1 free part is not a 0/1 vector
-        xs = [-sum((R[s][b] for b in range(len(free)) if mask >> b & 1), F.zero) for s in range(len(piv))]
+    # every kernel vector with 0/1 free part is not a 0/1 vector: x_pivots = −R x_free, visited in Gray-code
+    # order so that each candidate costs one column update
+    xs = [F.zero] * len(piv)
+    for step in range(1, 1 << len(free)):
+        b = (step & -step).bit_length() - 1
+        gray = step ^ (step >> 1)
+        sign = 1 if gray >> b & 1 else -1
+        xs = [x - R[s][b] if sign > 0 else x + R[s][b] for s, x in enumerate(xs)]
         if not any(F.sign(x) != 0 and F.sign(x - 1) != 0 for x in xs):
             raise Reject("a zero factor exists: the search record is wrong")
     rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
@@ -606,8 +664,15 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer),
          "affine": (1, check_affine), "not_affine": (1, check_not_affine),
          "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable),
-         "critical_point": (0, lambda F, nets, proof, rep: landscape.check_box(proof, rep, keys, seq)),
-         "hessian_inertia": (0, lambda F, nets, proof, rep: landscape.check_inertia(proof, rep, keys, seq))}
+         "critical_point": (0, lambda F, nets, proof, rep: _landscape().check_box(proof, rep, keys, seq)),
+         "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq))}
+
+
+def _landscape():
+    """The landscape replay, imported only for its kinds (it needs mpmath)."""
+    from certsym.check import landscape
+
+    return landscape
 
 
 def _record(r: object, i: int) -> dict:
@@ -623,50 +688,67 @@ def _record(r: object, i: int) -> dict:
     return rec
 
 
-def check_certificate(doc: object, files: list[bytes] | None = None) -> Report:
-    """Replay one certificate; ``files`` are the input files' bytes when they are to be bound."""
+def check_certificate(doc: object, files: list | None = None) -> Report:
+    """Replay one certificate; ``files`` are the input files (``InputFile``, or their bytes) when they are to be
+    bound. Any failure inside the replay is a rejection of this certificate, never an exception."""
     rep = Report()
     try:
-        d = keys(doc, {"format", "version", "kind", "claim", "field", "inputs", "proof"}, "certificate")
-        if d["format"] != FORMAT or type(d["version"]) is not int or d["version"] != VERSION:
-            raise Reject(f"unsupported format/version {d['format']!r} {d['version']!r} (need {VERSION})")
-        if d["kind"] not in KINDS:
-            raise Reject(f"unknown kind {d['kind']!r}")
-        rep.kind = d["kind"]
-        if d["claim"] != CLAIMS[rep.kind]:
-            raise Reject("the claim does not match the kind")
-        F = make_field(d["field"])
-        count, verify = KINDS[rep.kind]
-        inputs = seq(d["inputs"], count, "inputs")
-        records = [_record(r, i) for i, r in enumerate(inputs)]
-        if files is not None and len(files) != count:
-            raise Reject(f"{len(files)} input files given, the certificate has {count}")
-        referenced = ["parameters" not in r for r in records]
-        if any(referenced):
-            if rep.kind not in ("equivalent", "not_equivalent") or not isinstance(F, QQ) or files is None:
-                raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' and 'not_equivalent' "
-                             "certificates over QQ, with the files given (--inputs)")
-            if any(r["atoms"] != [] for r in records):
-                raise Reject("a referenced model file has no atoms")
-        nets = [model_net(F, r, files[i], f"inputs[{i}]") if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
-                for i, r in enumerate(records)]
-        readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
-        if files is not None:
-            for i, (rec, data, t) in enumerate(zip(records, files, nets, strict=True)):
-                if referenced[i]:
-                    continue
-                expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
-                expected += [v[j] for j in range(t.k) for v in t.v] + t.c
-                bind(rec, data, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
-            for label, number in (("input files bound by SHA-256 and entries", count - sum(referenced)),
-                                  ("referenced model files read (SHA-256 checked)", sum(referenced))):
-                if number:
-                    rep.checks[label] += number
-        verify(F, nets, d["proof"], rep)
+        _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f) for f in files], rep)
         rep.valid = True
+    except CannotCheck as exc:
+        rep.reason, rep.cannot_check = str(exc), True
     except Reject as exc:
         rep.reason = str(exc)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError, ZeroDivisionError,
-            OverflowError, MemoryError) as exc:
+    except RecursionError:
+        rep.reason = "malformed certificate (nested too deeply)"
+    except MemoryError:
+        rep.reason = "the certificate needs more memory than the checker allows"
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, this certificate is not accepted
         rep.reason = f"malformed certificate ({type(exc).__name__})"
+    if not rep.valid:
+        rep.bound.clear()
+        rep.facts.clear()
     return rep
+
+
+def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
+    d = keys(doc, {"format", "version", "kind", "claim", "field", "inputs", "proof"}, "certificate")
+    if d["format"] != FORMAT or type(d["version"]) is not int or d["version"] != VERSION:
+        raise Reject(f"unsupported format/version {d['format']!r} {d['version']!r} (need {VERSION})")
+    if d["kind"] not in KINDS:
+        raise Reject(f"unknown kind {d['kind']!r}")
+    rep.kind = d["kind"]
+    if d["claim"] != CLAIMS[rep.kind]:
+        raise Reject("the claim does not match the kind")
+    F = make_field(d["field"])
+    count, verify = KINDS[rep.kind]
+    inputs = seq(d["inputs"], count, "inputs")
+    records = [_record(r, i) for i, r in enumerate(inputs)]
+    if files is not None and len(files) != count:
+        raise Reject(f"{len(files)} input files given, the certificate has {count}")
+    referenced = ["parameters" not in r for r in records]
+    if any(referenced):
+        if rep.kind not in ("equivalent", "not_equivalent") or not isinstance(F, QQ):
+            raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' and 'not_equivalent' "
+                         "certificates over QQ")
+        if files is None:
+            raise CannotCheck("the certificate references its input files by SHA-256 without embedding them: give "
+                              "them with --inputs")
+        if any(r["atoms"] != [] for r in records):
+            raise Reject("a referenced model file has no atoms")
+    nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
+            for i, r in enumerate(records)]
+    readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
+    if files is not None:
+        for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):
+            if referenced[i]:
+                continue
+            expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
+            expected += [v[j] for j in range(t.k) for v in t.v] + t.c
+            bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
+            rep.bound.insert(i, f"inputs[{i}] {rec['name']} (sha256 {rec['sha256'][:16]}…, equal to the embedded "
+                                f"parameters): {bound}")
+    elif count:
+        rep.bound.append("inputs not bound to files (embedded parameters only): the names and SHA-256 in the "
+                         "certificate were not compared with any file")
+    verify(F, nets, d["proof"], rep)

@@ -16,12 +16,18 @@ import re
 from fractions import Fraction
 
 MAX_NUMBER_CHARS = 100_000
-SIGN_ROUNDS = 256  # × 16 bisections: signs of numbers within 2^-4096 of zero are refused, not hung on
+MAX_DEGREE = 64          # of a field's polynomial, or of a CRootOf polynomial after expansion
+MAX_POLY_BITS = 1 << 14  # total bits of that polynomial's coefficients (the Sturm chain costs ~ degree² × bits²)
+SIGN_ROUNDS = 64  # × 16 bisections: signs of numbers within 2^-1024 of zero are refused, not hung on
 _RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
 
 
 class Reject(Exception):
     """The certificate is not accepted; the message says why."""
+
+
+class CannotCheck(Reject):
+    """The certificate cannot be checked here (an input it needs is not available): neither valid nor invalid."""
 
 
 def integer(digits: str) -> int:
@@ -85,6 +91,16 @@ def primitive(p: list) -> list:
     for c in ints:
         g = math.gcd(g, c)
     return [Fraction(c, g) for c in ints]
+
+
+def poly_bound(p: list, what: str) -> list:
+    """p itself, if its degree and coefficient sizes are within the checker's bounds (checked before any
+    gcd or Sturm chain is computed)."""
+    bits = sum(c.numerator.bit_length() + c.denominator.bit_length() for c in p)
+    if len(p) - 1 > MAX_DEGREE or bits > MAX_POLY_BITS:
+        raise Reject(f"{what}: degree {len(p) - 1} with {bits} coefficient bits is beyond the checker's bounds "
+                     f"(degree ≤ {MAX_DEGREE}, {MAX_POLY_BITS} bits)")
+    return p
 
 
 def _gcd(p: list, q: list) -> list:
@@ -166,9 +182,11 @@ class NumberField:
     def __init__(self, minpoly: object, interval: object):
         if not isinstance(minpoly, list) or not isinstance(interval, list) or len(interval) != 2:
             raise Reject("field: minpoly must be a list and interval a pair")
-        p = _trim([rational(c) for c in minpoly])
-        if len(p) < 2 or len(p) > 257:
-            raise Reject("field: the polynomial must have degree 1..256")
+        if len(minpoly) > MAX_DEGREE + 1:
+            raise Reject(f"field: the polynomial must have degree 1..{MAX_DEGREE}")
+        p = poly_bound(_trim([rational(c) for c in minpoly]), "field")
+        if len(p) < 2:
+            raise Reject(f"field: the polynomial must have degree 1..{MAX_DEGREE}")
         self.p = [c / p[-1] for c in p]
         self.lo, self.hi = rational(interval[0]), rational(interval[1])
         if not self.lo < self.hi or _value(self.p, self.lo) == 0 or _value(self.p, self.hi) == 0:

@@ -1,4 +1,6 @@
-"""Command line of the checker. Exit codes: 0 all valid, 1 some invalid, 2 unreadable or usage."""
+"""Command line of the checker. Exit codes: 0 all valid, 1 some invalid, 2 some could not be checked (unreadable,
+an input not given or not readable) or usage. Each certificate is replayed on its own: a failure in one never
+stops the others."""
 
 from __future__ import annotations
 
@@ -7,6 +9,8 @@ import json
 import sys
 
 from certsym.check.checker import CLAIMS, check_certificate
+from certsym.check.fields import Reject
+from certsym.check.tensors import InputFile, unique_object
 
 
 def _read(path: str) -> bytes:
@@ -14,9 +18,15 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
+def _document(path: str) -> object:
+    """The certificate's JSON; a repeated key is refused (the last value would win silently)."""
+    return json.loads(_read(path).decode("utf-8"), object_pairs_hook=unique_object)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Replay each certificate; 0 when all are valid, 1 when one is not, 2 when one cannot be read."""
-    ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly.")
+    """Replay each certificate; 0 when all are valid, 1 when one is not, 2 when one cannot be checked."""
+    ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly, with the "
+                                 "independent checker (standard library only; mpmath for landscape certificates).")
     ap.add_argument("certificates", nargs="+", metavar="CERT")
     ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries "
                                                          "(required when the certificate references them)")
@@ -26,14 +36,18 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:
         return 2 if exc.code else 0
     try:
-        files = [_read(p) for p in args.inputs] if args.inputs else None
+        files = [InputFile(_read(p), p) for p in args.inputs] if args.inputs else None
     except OSError as exc:
         print(f"certsym check: error: cannot read input file: {exc.strerror}: {exc.filename}", file=sys.stderr)
         return 2
     status = 0
     for path in args.certificates:
         try:
-            doc = json.loads(_read(path).decode("utf-8"))
+            doc = _document(path)
+        except Reject as exc:  # well-formed JSON with two meanings
+            print(f"{path}: INVALID (?): {exc}")
+            status = max(status, 1)
+            continue
         except (OSError, ValueError, RecursionError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not a JSON document"
             print(f"certsym check: error: {path}: {reason}", file=sys.stderr)
@@ -43,10 +57,15 @@ def main(argv: list[str] | None = None) -> int:
         if rep.valid:
             print(f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}")
             if not args.quiet:
+                for line in rep.bound + rep.facts:
+                    print(f"  {line}")
                 for statement, count in rep.checks.items():
                     print(f"  verified {count} x {statement}")
                 for note in rep.notes:
                     print(f"  {note}")
+        elif rep.cannot_check:
+            print(f"{path}: CANNOT CHECK ({rep.kind}): {rep.reason}")
+            status = 2
         else:
             print(f"{path}: INVALID ({rep.kind}): {rep.reason}")
             status = max(status, 1)

@@ -1,30 +1,33 @@
-"""Reading .npz and .safetensors weights with the standard library, exactly (floats are dyadic).
+"""Model files read with the standard library, exactly (floats are dyadic), by docs/FORMATS.md.
 
-Used to bind a certificate to the model file it was made from. Supported element types: float16/32/64 and
-signed integers, little or big endian; nothing is unpickled (object arrays are refused).
+Used to bind a certificate to the files it was made from: .npz and .safetensors here, torch archives in
+``torchzip`` and ONNX in ``onnx``; ``model_tensors`` applies the selection rule (default, keys, graph) that
+the certificate records. Element types: float16, bfloat16, float32, float64, int8..int64 and uint8, little
+or big endian; nothing is unpickled. Every size is compared with its header before the bytes are read.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
 import io
 import json
 import math
+import os
 import struct
 import sys
 import zipfile
 import zlib
 from array import array
 from fractions import Fraction
+from lzma import LZMAError
 
-from certsym.check.fields import Reject
+from certsym.check.fields import CannotCheck, Reject
 
-_NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H",
-        "u4": "I", "u8": "Q"}
+_NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 
 
-_ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H", "u4": "I",
-          "u8": "Q"}
+_ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
 
 
@@ -62,10 +65,44 @@ class Tensor:
         return out
 
 
+class InputFile:
+    """A file given to the checker: its bytes, and the files beside it (the external data of an ONNX model),
+    read only when a certificate names them by a relative location."""
+
+    def __init__(self, data: bytes, path: str | None = None):
+        self.data, self.path, self._siblings = data, path, {}
+
+    def sibling(self, location: str) -> bytes:
+        """The bytes of the file at ``location``, relative to this file's folder, inside it."""
+        parts = location.replace("\\", "/").split("/")
+        if not location or location.startswith("/") or ".." in parts or ":" in location:
+            raise Reject(f"external data location {location[:60]!r} is not a plain relative path")
+        if self.path is None:
+            raise CannotCheck(f"the model's external data {location[:60]!r} is not available (give the model file "
+                              "with --inputs, with its data file beside it)")
+        if location not in self._siblings:
+            try:
+                with open(os.path.join(os.path.dirname(self.path), *parts), "rb") as fh:
+                    self._siblings[location] = fh.read()
+            except OSError as exc:
+                raise CannotCheck(f"cannot read the external data file {location[:60]!r} ({exc.strerror})") from None
+        return self._siblings[location]
+
+
 def _unpack(body: bytes, code: str, big_endian: bool, count: int, name: str):
-    size = int(code[1])
+    """The ``count`` entries of type ``code`` in ``body`` as Python numbers (an ``array`` where one fits)."""
+    size = _WIDTH[code]
     if len(body) != count * size:
         raise Reject(f"{name}: truncated array")
+    if code == "bf16":  # the upper half of a float32
+        half = array("H")
+        half.frombytes(body)
+        if big_endian != (sys.byteorder == "big"):
+            half.byteswap()
+        wide = array("I", (h << 16 for h in half))
+        values = array("f")
+        values.frombytes(wide.tobytes())
+        return values
     if code in _ARRAY and array(_ARRAY[code]).itemsize == size:
         values = array(_ARRAY[code])
         values.frombytes(body)
@@ -76,42 +113,22 @@ def _unpack(body: bytes, code: str, big_endian: bool, count: int, name: str):
     return [x for (x,) in struct.iter_unpack(fmt, body)]
 
 
-def _npy(data: bytes, name: str) -> Tensor:
-    """A .npy array as numpy writes it (format versions 1–3; the header is exactly descr, fortran_order, shape)."""
-    if len(data) < 12 or data[:6] != b"\x93NUMPY" or data[6] not in (1, 2, 3):
-        raise Reject(f"{name}: not a .npy array")
-    start, size = (10, struct.unpack("<H", data[8:10])[0]) if data[6] == 1 else (12, struct.unpack("<I", data[8:12])[0])
-    try:
-        header = ast.literal_eval(data[start:start + size].decode("latin1"))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise Reject(f"{name}: unreadable .npy header") from None
-    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"} \
-            or type(header["fortran_order"]) is not bool or not isinstance(header["shape"], tuple) \
-            or any(type(d) is not int or d < 0 for d in header["shape"]):
-        raise Reject(f"{name}: unreadable .npy header")
-    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
-    if not isinstance(descr, str) or descr[1:] not in _NPY or descr[0] not in "<>|=":
-        raise Reject(f"{name}: unsupported element type {descr!r}")
-    count = math.prod(shape)
-    body = data[start + size:]
-    width = struct.calcsize("<" + _NPY[descr[1:]])
-    values = _unpack(body[:count * width], descr[1:], descr[0] == ">", count, name)
-    return Tensor(shape, values, fortran and len(shape) == 2, descr[1:])
-
-
-_SAFE_CODES = {"F16": "f2", "F32": "f4", "F64": "f8", "I8": "i1", "I16": "i2", "I32": "i4", "I64": "i8", "U8": "u1"}
+_SAFE_CODES = {"F16": "f2", "BF16": "bf16", "F32": "f4", "F64": "f8", "I8": "i1", "I16": "i2", "I32": "i4",
+               "I64": "i8", "U8": "u1"}
+_WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
 _READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError, zipfile.LargeZipFile, RuntimeError,
-                KeyError, ValueError, TypeError, MemoryError)
+                KeyError, ValueError, TypeError, MemoryError, LZMAError)
+NPY_HEADER_MAX = 1 << 16
 
 
-def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None, max_bytes: int | None = None
-                 ) -> dict[str, Tensor]:
-    """{name: Tensor} of an .npz or .safetensors file's bytes: only the ``wanted`` tensors (default all), and
-    refusing any whose stored size exceeds ``max_bytes`` before decompressing it. Malformed files are rejected
-    with the reason, never with another exception."""
+def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple[dict[str, Tensor], list[str]]:
+    """({name: Tensor} for the ``wanted`` names (default all), every tensor name of the file) of an .npz or
+    .safetensors file's bytes, by docs/FORMATS.md. Malformed or ambiguous files are rejected with the reason,
+    never with another exception. Cost: linear in the bytes of the tensors read, which are bounded by their
+    own headers before any decompression."""
     try:
         if fmt == "npz":
-            return _npz(data, wanted, max_bytes)
+            return _npz(data, wanted)
         if fmt == "safetensors":
             return _safetensors(data, wanted)
     except Reject:
@@ -120,76 +137,185 @@ def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None, max_byte
         raise Reject("the given file is not an .npz archive") from None
     except _READ_ERRORS as exc:
         raise Reject(f"unreadable {fmt} file ({type(exc).__name__})") from None
-    raise Reject(f"the checker cannot read {fmt!r} model files (only npz and safetensors)")
+    raise Reject(f"unknown tensor-file format {fmt!r}")
 
 
-def _npz(data: bytes, wanted: set[str] | None, max_bytes: int | None) -> dict[str, Tensor]:
+def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         members = z.namelist()
         if len(set(members)) != len(members):
             raise Reject("the .npz archive has two members with the same name")
+        bad = [name for name in members if not name.endswith(".npy")]
+        if bad:
+            raise Reject(f"the .npz member {bad[0][:60]!r} does not end in .npy (numpy would read it under the "
+                         "name of another tensor)")
+        names = [name[:-4] for name in members]
         out = {}
-        for member in members:
-            if not member.endswith(".npy") or (wanted is not None and member[:-4] not in wanted):
-                continue
-            if max_bytes is not None and z.getinfo(member).file_size > max_bytes:
-                raise Reject(f"{member}: larger than the declared shape allows")
-            out[member[:-4]] = _npy(z.read(member), member)
-        return out
+        for member, name in zip(members, names, strict=True):
+            if wanted is None or name in wanted:
+                out[name] = _npy_member(z, member)
+        return out, names
+
+
+def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
+    """A .npy member read in two steps: the header (at most 64 KiB), then exactly the bytes its shape
+    declares, after comparing them with the size the zip directory states."""
+    info = z.getinfo(member)
+    with z.open(info) as fh:
+        head = fh.read(12)
+        if len(head) < 10 or head[:6] != b"\x93NUMPY" or head[6] not in (1, 2, 3):
+            raise Reject(f"{member}: not a .npy array")
+        if head[6] == 1:
+            start, size = 10, struct.unpack("<H", head[8:10])[0]
+        else:
+            start, size = 12, struct.unpack("<I", head[8:12])[0]
+        if size > NPY_HEADER_MAX:
+            raise Reject(f"{member}: .npy header too long")
+        head += fh.read(start + size - len(head))
+        shape, fortran, code, big = _npy_header(head[start:start + size], member)
+        count = math.prod(shape)
+        body_size = count * _WIDTH[code]
+        if info.file_size != start + size + body_size:
+            raise Reject(f"{member}: the member holds {info.file_size - start - size} data bytes, its shape "
+                         f"{shape} needs {body_size}")
+        body = fh.read(body_size)
+    values = _unpack(body, code, big, count, member)
+    return Tensor(shape, values, fortran and len(shape) == 2, code)
+
+
+def _npy_header(raw: bytes, name: str) -> tuple[tuple, bool, str, bool]:
+    try:
+        header = ast.literal_eval(raw.decode("latin1"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        raise Reject(f"{name}: unreadable .npy header") from None
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"} \
+            or type(header["fortran_order"]) is not bool or not isinstance(header["shape"], tuple) \
+            or any(type(d) is not int or d < 0 for d in header["shape"]):
+        raise Reject(f"{name}: unreadable .npy header")
+    descr = header["descr"]
+    if not isinstance(descr, str) or descr[1:] not in _NPY_CODES or descr[0] not in "<>|=" \
+            or (descr[0] == "|") != (descr[1:] in ("i1", "u1")):
+        raise Reject(f"{name}: unsupported element type {str(descr)[:20]!r}")
+    big = descr[0] == ">" or (descr[0] == "=" and sys.byteorder == "big")
+    return header["shape"], header["fortran_order"], descr[1:], big
+
+
+_NPY_CODES = {"f2", "f4", "f8", "i1", "i2", "i4", "i8", "u1"}
 
 
 def _no_constant(name: str):
     raise ValueError(f"{name} in a .safetensors header")
 
 
-def _safetensors(data: bytes, wanted: set[str] | None) -> dict[str, Tensor]:
+def unique_object(pairs: list) -> dict:
+    """A JSON object whose keys are all distinct (``object_pairs_hook``): a repeated key is ambiguous."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen = set()
+        twice = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise Reject(f"the JSON key {str(twice)[:40]!r} occurs twice")
+    return out
+
+
+def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
     if len(data) < 8:
         raise Reject("not a .safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
     if size > len(data) - 8:
         raise Reject("the .safetensors header runs past the end of the file")
-    header = json.loads(data[8:8 + size], parse_constant=_no_constant)
+    header = json.loads(data[8:8 + size].decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=unique_object)
     if not isinstance(header, dict):
         raise Reject("unreadable .safetensors header")
+    meta = header.pop("__metadata__", {})
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise Reject("__metadata__ must be an object of strings")
     buffer = len(data) - 8 - size
-    out = {}
+    spans, out = [], {}
     for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(info, dict) or info.get("dtype") not in _SAFE_CODES:
-            raise Reject(f"{name}: unsupported element type")
-        shape, offsets, code = info.get("shape"), info.get("data_offsets"), _SAFE_CODES[info["dtype"]]
+        if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"} \
+                or info["dtype"] not in _SAFE_CODES:
+            raise Reject(f"{name[:60]}: unsupported entry (need exactly dtype, shape, data_offsets; a supported dtype)")
+        shape, offsets, code = info["shape"], info["data_offsets"], _SAFE_CODES[info["dtype"]]
         if not isinstance(shape, list) or any(type(d) is not int or d < 0 for d in shape) \
                 or not isinstance(offsets, list) or len(offsets) != 2 or any(type(o) is not int for o in offsets) \
                 or not 0 <= offsets[0] <= offsets[1] <= buffer \
-                or offsets[1] - offsets[0] != math.prod(shape) * int(code[1]):
-            raise Reject(f"{name}: malformed shape or data offsets")
+                or offsets[1] - offsets[0] != math.prod(shape) * _WIDTH[code]:
+            raise Reject(f"{name[:60]}: malformed shape or data offsets")
+        spans.append(tuple(offsets))
         if wanted is None or name in wanted:
             begin, end = offsets
             out[name] = Tensor(tuple(shape), _unpack(data[8 + size + begin:8 + size + end], code, False,
                                                      math.prod(shape), name), False, code)
-    return out
+    position = 0
+    for begin, end in sorted(spans):
+        if begin != position:
+            raise Reject("the .safetensors tensors overlap or leave a gap in the buffer")
+        position = end
+    if position != buffer:
+        raise Reject("the .safetensors buffer has bytes that belong to no tensor")
+    return out, list(header)
 
 
-def model_tensors(data: bytes, model: object, shape: tuple) -> list[Tensor]:
-    """The tensors W1, b1, W2, b2 a certificate's "model" entry names, checked against shape (m, n, k)."""
-    well_formed = isinstance(model, dict) and set(model) == {"format", "tensors"}
-    if not well_formed or not isinstance(model["tensors"], list) or len(model["tensors"]) != 4:
-        raise Reject("model must be {format, tensors: [W1, b1, W2, b2]}")
-    m, n, k = shape
+DEFAULT_NAMES = (("0.weight", "0.bias", "2.weight", "2.bias"), ("A", "b", "M", "c"))
+RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
+         "onnx": ("graph",)}
+
+
+def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]:
+    """The tensors W1, b1, W2, b2 of an input file, chosen by the certificate's "model" record under
+    docs/FORMATS.md's selection rule, checked against shape (m, n, k); and a line saying what was bound.
+    ``file`` has ``data`` (bytes) and ``sibling(location)`` (bytes of a file next to it, for ONNX external data)."""
+    where_keys = {"format", "rule", "tensors"} | ({"external"} if isinstance(model, dict) and "external" in model
+                                                    else set())
+    if not isinstance(model, dict) or set(model) != where_keys or model["format"] not in RULES \
+            or model["rule"] not in RULES[model["format"]]:
+        raise Reject("model must be {format: npz|safetensors|torch|onnx, rule: default|keys (graph for onnx), "
+                     "tensors: [W1, b1, W2, b2]} (external for onnx)")
     names = model["tensors"]
-    if not all(isinstance(t, str) for t in names):
-        raise Reject("model.tensors must be four names")
-    largest = max(n * m, n, k * n, k)
-    tensors = read_tensors(data, model["format"], set(names), 8 * largest + (1 << 16))
+    if not isinstance(names, list) or len(names) != 4 or not all(isinstance(t, str) for t in names) \
+            or len(set(names)) != 4:
+        raise Reject("model.tensors must be four distinct names")
+    fmt, rule = model["format"], model["rule"]
+    external = model.get("external")
+    if (fmt == "onnx") != (external is not None):
+        raise Reject("model.external belongs to ONNX records (and they need it)")
+    if fmt == "onnx":
+        from certsym.check.onnx import read_onnx
+
+        tensors, found, locations = read_onnx(file.data, file.sibling)
+        hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in locations]
+        if found != names or external != hashes:
+            raise Reject("the graph's initializers or external data files are not the ones the certificate names")
+        named = dict(zip(names, tensors, strict=True))
+    else:
+        if fmt == "torch":
+            from certsym.check.torchzip import state_dict
+
+            named = state_dict(file.data)
+            present = list(named)
+        else:
+            named, present = read_tensors(file.data, fmt, set(names) if rule == "keys" else None)
+        if rule == "default":
+            choice = next((d for d in DEFAULT_NAMES if set(present) == set(d)), None)
+            if choice is None:
+                raise Reject(f"the file's tensors {sorted(present)[:8]} are not exactly one default set "
+                             "(0.weight, 0.bias, 2.weight, 2.bias or A, b, M, c): the rule 'default' picks nothing")
+            if list(choice) != names:
+                raise Reject(f"the rule 'default' picks {list(choice)}, the certificate names {names}")
+    m, n, k = shape
     out = []
-    for name, want in zip(model["tensors"], ((n, m), (n,), (k, n), (k,)), strict=True):
-        if not isinstance(name, str) or name not in tensors or tensors[name].shape != want:
+    for name, want in zip(names, ((n, m), (n,), (k, n), (k,)), strict=True):
+        if name not in named or named[name].shape != want:
             raise Reject(f"tensor {name!r} is missing or does not have the shape {want}")
-        out.append(tensors[name])
-    return out
+        out.append(named[name])
+    shapes = ", ".join(f"{name} {'x'.join(map(str, t.shape))}" for name, t in zip(names, out, strict=True))
+    bound = f"{fmt} {rule}: {shapes}" + "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}"
+                                                 for e in external or [])
+    return out, bound
 
 
-def model_entries(data: bytes, model: object, shape: tuple) -> list:
-    """The entries A (row by row), b, M (row by row), c of a model file, checked against shape (m, n, k)."""
-    return [x for t in model_tensors(data, model, shape) for x in t.exact()]
+def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
+    """The entries A (row by row), b, M (row by row), c of a model file, checked against shape (m, n, k), and
+    the line saying what was bound."""
+    tensors, bound = model_tensors(file, model, shape)
+    return [x for t in tensors for x in t.exact()], bound

@@ -68,8 +68,17 @@ def parse_json(text: str, source: str, max_digits: int = DEFAULT_MAX_DIGITS) -> 
     def constant(name: str):
         raise InputError(f"{source}: {name} is not a real number")
 
+    def unique(pairs: list) -> dict:  # a repeated key has two meanings; JSON would keep the last silently
+        out = dict(pairs)
+        if len(out) != len(pairs):
+            seen: set = set()
+            twice = next(key for key, _ in pairs if key in seen or seen.add(key))
+            raise InputError(f"{source}: the key {twice!r} occurs twice")
+        return out
+
     try:
-        return json.loads(text, parse_int=numeral, parse_float=numeral, parse_constant=constant)
+        return json.loads(text, parse_int=numeral, parse_float=numeral, parse_constant=constant,
+                          object_pairs_hook=unique)
     except json.JSONDecodeError as exc:
         raise InputError(f"{source}: malformed JSON: {exc.msg} at line {exc.lineno} column "
                          f"{exc.colno}") from None

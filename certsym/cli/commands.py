@@ -1,4 +1,5 @@
-"""The ``certsym`` command: the only place that prints or exits.
+"""The ``certsym`` commands (all but ``check``, which ``certsym.cli`` hands to the checker): the only place
+that prints or exits.
 
 Exit codes, for every command: 0 success or positive verdict, 1 negative verdict, 2 bad input or
 usage. Bad input prints one line ``certsym: error: ...`` on stderr and no traceback.
@@ -406,13 +407,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return EXIT_INPUT if errors else EXIT_OK
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from certsym.check import main as check_main
-
-    argv = list(args.certificates) + (["--inputs", *args.inputs] if args.inputs else [])
-    return check_main(argv + (["--quiet"] if args.quiet else []))
-
-
 MAX_LANDSCAPE_K = 10**6
 MAX_POINT_K = 2000
 
@@ -669,12 +663,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask cluster (scheduler address)")
     p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against its class "
                    "representative")
-    p = _command(sub, "check", "replay certificates with the independent checker", cmd_check, params=None,
-                 json_flag=False)
-    p.add_argument("certificates", nargs="+", metavar="CERT")
-    p.add_argument("--inputs", nargs="+", metavar="P", help="bind the certificate to these input files "
-                                                                 "(required when it references model files by SHA-256)")
-    p.add_argument("--quiet", action="store_true", help="one line per certificate")
+    # listed for --help only: certsym.cli hands "check" to the checker before this parser is built
+    sub.add_parser("check", help="replay certificates with the independent checker (see 'certsym check --help')",
+                   add_help=False)
     land = sub.add_parser("landscape", help="the teacher-student loss: certified symmetric critical points",
                           description="the teacher-student loss of the second paper (MATH.md, Part II)")
     lsub = land.add_subparsers(dest="landscape_command", metavar="COMMAND", parser_class=_Parser, required=True)
@@ -740,9 +731,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INPUT
 
 
-def run() -> None:  # pragma: no cover
-    sys.exit(main())
-
-
-if __name__ == "__main__":  # pragma: no cover
-    run()
