@@ -183,6 +183,30 @@ def _layout(sizes: object, where: str) -> list[int]:
     return sizes
 
 
+def family_of(sizes: list[int], X: list) -> str:
+    """The family a certified box belongs to, by the checker's own definition (MATH.md, Part II): a block is
+    good when its diagonal d_α > 0 on the whole box and negative when d_α < 0 there.
+    (k) negative: negative-diagonal. (k − M, M), the first block good and the second negative: one-misfit
+    (M = 1), two-misfit (M = 2), misfit-M otherwise. (k − 1, 1), the first negative and the second good:
+    good-plus-negative. Any other layout or sign pattern: "Δ(S_p1 × … × S_pr)" with its block sizes."""
+    order = names(sizes)
+    signs = []
+    for a in range(1, len(sizes) + 1):
+        d = X[order.index(f"d{a}")]
+        signs.append(1 if d.a > 0 else -1 if d.b < 0 else 0)
+    if len(sizes) == 1 and signs == [-1]:
+        return "negative-diagonal"
+    if len(sizes) == 2 and signs == [1, -1]:
+        return {1: "one-misfit", 2: "two-misfit"}.get(sizes[1], f"misfit-{sizes[1]}")
+    if len(sizes) == 2 and signs == [-1, 1] and sizes[1] == 1:
+        return "good-plus-negative"
+    return "Δ(" + " × ".join(f"S_{p}" for p in sizes) + ")"
+
+
+def _decimal(q: Fraction, digits: int = 12) -> str:
+    return f"{float(q):.{digits}g}"
+
+
 def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
     """Krawczyk and the loss enclosure for a critical_point proof; returns (sizes, box intervals, radius)."""
     b = keys(box, {"family", "sizes", "names", "center", "radius", "preconditioner", "loss", "statement"}, "proof")
@@ -216,6 +240,13 @@ def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
         lo, hi = (rational(v) for v in seq(b["loss"], 2, "proof.loss"))
         if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
             raise Reject("the claimed loss interval does not contain the certified enclosure")
+        family = family_of(sizes, X)
+    if b["family"] != family:
+        raise Reject(f"proof.family is {b['family'][:40]!r}, but the certified point belongs to {family!r} (block "
+                     f"sizes {sizes} and the signs of the diagonals on the box)")
+    rep.facts.append(f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}] "
+                     f"(exactly [{lo}, {hi}])" if max(len(str(lo)), len(str(hi))) < 200 else
+                     f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}]")
     rep.checks["Krawczyk: a unique critical point in the box"] += 1
     rep.checks["loss enclosure"] += 1
     return sizes, X, r
@@ -350,6 +381,10 @@ def check_inertia(proof: dict, rep, keys, seq) -> None:
     total = sum(v * ir["dim"] for v, ir in zip(negatives, irreps, strict=True))
     if total != p["negative"]:
         raise Reject(f"the Hessian has {total} negative eigenvalues, the certificate says {p['negative']!r}")
+    k = sum(sizes)
+    kind = "a local minimum" if total == 0 else f"a saddle of index {total}"
+    rep.facts.append(f"Hessian: {total} negative and {k * k - total} positive eigenvalues of {k * k}, none zero: "
+                     f"{kind}")
     rep.checks["isotypic decomposition and Sylvester's law of inertia"] += 1
 
 

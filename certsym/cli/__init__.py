@@ -35,7 +35,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if at is not None and args[at] == "check":
         from certsym.check.main import main as check_main
 
-        return check_main(args[at + 1:])
+        try:
+            return check_main(args[at + 1:])
+        except BrokenPipeError:  # the reader of our output went away (certsym check ... | head)
+            return 0
     from certsym.cli.commands import main as commands_main
 
     return commands_main(args)
