@@ -120,6 +120,31 @@ def _sign(x: Fraction) -> int:
     return (x > 0) - (x < 0)
 
 
+def _sign_at(p: list[int], x: Fraction) -> int:
+    """The sign of the integer polynomial p at x = a/b, from b^d p(a/b) in integers (no gcds: the bisection's
+    cost stays a few big-integer products per degree)."""
+    a, b = x.numerator, x.denominator
+    acc, power = p[-1], 1
+    for c in reversed(p[:-1]):
+        power *= b
+        acc = acc * a + c * power
+    return _sign(acc)
+
+
+def _interval_sign(p: list[int], lo: Fraction, hi: Fraction) -> int:
+    """The sign of the integer polynomial p on all of [lo, hi] by interval Horner in integers (scaled by D^d for
+    the common denominator D of lo and hi), or 0 when the enclosure contains 0."""
+    D = math.lcm(lo.denominator, hi.denominator)
+    t_lo, t_hi = lo.numerator * (D // lo.denominator), hi.numerator * (D // hi.denominator)
+    low = high = p[-1]
+    power = 1
+    for c in reversed(p[:-1]):
+        power *= D
+        prods = (low * t_lo, low * t_hi, high * t_lo, high * t_hi)
+        low, high = min(prods) + c * power, max(prods) + c * power
+    return 1 if low > 0 else -1 if high < 0 else 0
+
+
 class QQ:
     """The rational field; numbers are "p/q" strings."""
 
@@ -205,6 +230,8 @@ class NumberField:
         if changes(self.lo) - changes(self.hi) != 1:
             raise Reject("field: the interval does not isolate exactly one root")
         self.s_lo = _sign(_value(self.p, self.lo))
+        den = math.lcm(*(c.denominator for c in self.p))
+        self.ints = [c.numerator * (den // c.denominator) for c in self.p]
         self.zero, self.one = Elt(self, []), Elt(self, [Fraction(1)])
 
     def number(self, s: object) -> Elt:
@@ -220,16 +247,15 @@ class NumberField:
             return _sign(x.c[0]) if x.c else 0
         if len(_gcd(self.p, list(x.c))) > 1:
             raise Reject("field: the declared polynomial is reducible; a sign cannot be certified")
+        den = math.lcm(*(c.denominator for c in x.c))
+        ints = [c.numerator * (den // c.denominator) for c in x.c]  # den · e: same sign, integer coefficients
         for _ in range(SIGN_ROUNDS):
-            lo_v = hi_v = Fraction(0)
-            for c in reversed(x.c):  # interval Horner over [lo, hi]
-                prods = (lo_v * self.lo, lo_v * self.hi, hi_v * self.lo, hi_v * self.hi)
-                lo_v, hi_v = min(prods) + c, max(prods) + c
-            if lo_v > 0 or hi_v < 0:
-                return 1 if lo_v > 0 else -1
+            sign = _interval_sign(ints, self.lo, self.hi)
+            if sign:
+                return sign
             for _ in range(16):
                 mid = (self.lo + self.hi) / 2
-                if _sign(_value(self.p, mid)) == self.s_lo:
+                if _sign_at(self.ints, mid) == self.s_lo:
                     self.lo = mid
                 else:
                     self.hi = mid

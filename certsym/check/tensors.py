@@ -150,11 +150,17 @@ def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[
             raise Reject(f"the .npz member {bad[0][:60]!r} does not end in .npy (numpy would read it under the "
                          "name of another tensor)")
         names = [name[:-4] for name in members]
-        out = {}
-        for member, name in zip(members, names, strict=True):
-            if wanted is None or name in wanted:
-                out[name] = _npy_member(z, member)
-        return out, names
+        chosen = [member for member, name in zip(members, names, strict=True) if wanted is None or name in wanted]
+        inflated = sum(z.getinfo(member).file_size for member in chosen)
+        if inflated > inflate_bound(len(data)):
+            raise Reject(f"the .npz members would inflate to {inflated} bytes from {len(data)}: beyond the bound "
+                         f"2^28 + 64 x the file size")
+        return {member[:-4]: _npy_member(z, member) for member in chosen}, names
+
+
+def inflate_bound(size: int) -> int:
+    """The most bytes the members read from an archive of ``size`` bytes may decompress to (docs/FORMATS.md)."""
+    return (1 << 28) + 64 * size
 
 
 def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:

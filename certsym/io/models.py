@@ -81,10 +81,14 @@ def _npz(path: Path, wanted: set[str] | None) -> tuple[dict, list[str]]:
             raise InputError(f"{path}: the member {odd!r} does not end in .npy (numpy would read it under the name "
                              "of another tensor); certsym refuses the archive")
         names = [name[:-4] for name in members]
+        chosen = [(member, name) for member, name in zip(members, names, strict=True)
+                  if wanted is None or name in wanted]
+        inflated = sum(z.getinfo(member).file_size for member, _ in chosen)
+        if inflated > (1 << 28) + 64 * path.stat().st_size:
+            raise InputError(f"{path}: the members would inflate to {inflated} bytes from {path.stat().st_size}: "
+                             "beyond the bound 2^28 + 64 x the file size (a zip bomb?)")
         out = {}
-        for member, name in zip(members, names, strict=True):
-            if wanted is not None and name not in wanted:
-                continue
+        for member, name in chosen:
             info = z.getinfo(member)
             with z.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
