@@ -1,0 +1,513 @@
+"""torch.save zip archives read with the standard library, by docs/FORMATS.md ("torch"); nothing is executed.
+
+The archive: a zip file starting with a local file header (torch's own test for the zip format; the legacy
+pre-1.6 format, a bare pickle stream, is refused). Every member lies in one top-level folder P and is one of
+``P/data.pkl`` (required), ``P/data/<key>``, ``P/version``, ``P/.data/version``, ``P/byteorder`` (``little``
+or ``big``, absent = little), ``P/.data/serialization_id``, ``P/.format_version``, ``P/.storage_alignment``.
+Member names are unique, members do not overlap, and each is stored or deflated (what torch's reader reads).
+
+``data.pkl`` is not unpickled: a small interpreter walks its opcodes (``pickletools.genops`` parses them) and
+builds only plain values. Its opcodes are a subset of the ones torch's own weights-only unpickler accepts
+(protocol 2 and 3 opcodes, no NEWOBJ, INST, OBJ, EXT, sets, bytes or frames). The only globals are markers
+that this module interprets itself: ``collections.OrderedDict`` (called with no arguments: a dict),
+``torch._utils._rebuild_tensor_v2`` (a ``Tensor``) and the storage classes ``torch.<T>Storage``; nothing is
+imported, looked up or called by name. A persistent id ``('storage', <storage class>, key, location,
+numel)`` is the member ``P/data/<key>`` of exactly numel × itemsize bytes in the declared byte order.
+``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, backward_hooks[, metadata])`` gathers
+``storage[offset + Σ idx_i·stride_i]`` over ``size`` in C order (non-negative strides, largest index inside
+the storage; ``backward_hooks`` an empty OrderedDict, ``metadata`` empty or None). An OrderedDict's BUILD
+state ``{'_metadata': ...}`` is read and dropped. Dict keys are strings, ints (|k| < 2^61 - 1), bools or
+None, and a key set twice is refused. The result is a tree (no cycles) of depth at most ``MAX_DEPTH``.
+
+Cost: linear in the input. Members are read in one pass each after their sizes in the zip directory are
+compared with what the pickle declares; decompressed bytes in total are at most 2^28 + 64 × the file size
+(as for npz; stored members, which torch writes, are part of the file), elements gathered into tensors at
+most 2^20 + 4 × the storage bytes read (views that share or expand a storage), and the pickle interpreter
+does O(1) work per opcode apart from copying MARKed items once; the result is checked in one visit per
+container.
+Malformed input raises ``Reject`` with a short reason, never another exception.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import pickletools
+import struct
+import sys
+import zipfile
+import zlib
+from array import array
+
+from certsym.check.fields import Reject
+from certsym.check.tensors import Tensor
+
+MAX_DEPTH = 100  # nesting of dicts, lists and tuples in the result
+MAX_MEMO = 1 << 22  # memo entries
+INFLATION, INFLATION_SLACK = 64, 1 << 28  # decompressed bytes in all <= 2^28 + 64 x file (stored: <= 1 x file)
+GATHER_PER_BYTE, GATHER_SLACK = 4, 1 << 20  # tensor elements <= 2^20 + 4 x storage bytes (shared, expanded views)
+_HASH_LIMIT = (1 << 61) - 1  # ints below this hash to themselves: no crafted collisions among dict keys
+
+_BOOKKEEPING = {"version", ".data/version", "byteorder", ".data/serialization_id", ".format_version",
+                ".storage_alignment"}
+_STORAGES = {"HalfStorage": "f2", "BFloat16Storage": "bf16", "FloatStorage": "f4", "DoubleStorage": "f8",
+             "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1",
+             "ByteStorage": "u1"}
+_WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
+_ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
+_STRUCT = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
+
+
+class _Global:
+    """A global the pickle named and this module allows: a marker, never a Python callable."""
+
+    def __init__(self, name: str, code: str | None = None):
+        self.name, self.code = name, code
+
+
+_ORDERED_DICT = _Global("collections.OrderedDict")
+_REBUILD = _Global("torch._utils._rebuild_tensor_v2")
+_GLOBALS = {("collections", "OrderedDict"): _ORDERED_DICT, ("torch._utils", "_rebuild_tensor_v2"): _REBUILD}
+_GLOBALS.update({("torch", name): _Global(f"torch.{name}", code) for name, code in _STORAGES.items()})
+
+
+class _Storage:
+    """A storage the pickle loaded: its element type and values (an ``array``, or a list where none fits)."""
+
+    def __init__(self, code: str, numel: int, values):
+        self.code, self.numel, self.values = code, numel, values
+
+
+_LEAVES = (str, int, float, bool, type(None), Tensor)
+
+
+def read_torch(data: bytes) -> object:
+    """The unpickled object tree of a torch.save zip archive: dicts (OrderedDict becomes dict, key order kept),
+    lists, tuples, str, int, float, bool, None, and Tensor leaves. Refuses everything docs/FORMATS.md refuses,
+    with a one-line reason (``Reject``), never another exception. Cost: linear in ``len(data)``."""
+    try:
+        return _Archive(data if isinstance(data, bytes) else bytes(data)).read()
+    except Reject:
+        raise
+    except zipfile.BadZipFile as exc:
+        raise Reject(f"not a readable torch zip archive ({str(exc)[:80]})") from None
+    except Exception as exc:  # the boundary: any malformation is a refusal
+        raise Reject(f"unreadable torch file ({type(exc).__name__}: {str(exc)[:80]})") from None
+
+
+def state_dict(data: bytes) -> dict[str, Tensor]:
+    """docs/FORMATS.md's state dict of a torch.save zip archive: its top-level mapping, which must map strings
+    to Tensors (``read_torch``'s refusals apply)."""
+    obj = read_torch(data)
+    if not isinstance(obj, dict):
+        raise Reject(f"the torch file holds a {type(obj).__name__}, not a mapping of names to tensors")
+    for key, value in obj.items():
+        if not isinstance(key, str) or not isinstance(value, Tensor):
+            raise Reject(f"the torch file's top-level entry {str(key)[:60]!r} is not a tensor under a string name: "
+                         "the file is not a state dict")
+    return obj
+
+
+class _Archive:
+    """One archive being read: its directory, storages loaded so far and the work budgets."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.inflate_budget = INFLATION * len(data) + INFLATION_SLACK
+        self.storage_bytes = 0
+        self.gathered = 0
+        self.storages: dict[str, _Storage] = {}
+        self.begins: dict[str, int] = {}  # member name -> offset of its data in the file
+
+    def read(self) -> object:
+        if not self.data.startswith(b"PK\x03\x04"):
+            if self.data.startswith(b"\x80"):
+                raise Reject("a legacy (non-zip, torch < 1.6) torch file: only the zip format is read")
+            raise Reject("not a torch zip archive")
+        with zipfile.ZipFile(io.BytesIO(self.data)) as z:
+            infos = z.infolist()
+        self.members = self._directory(infos)
+        self.big = False
+        if "byteorder" in self.members:
+            size = self.members["byteorder"].file_size
+            order = bytes(self._member("byteorder", size)) if size <= 8 else b"(too long)"
+            if order not in (b"little", b"big"):
+                raise Reject(f"the byteorder member says {order[:16]!r}, not little or big")
+            self.big = order == b"big"
+        if "data.pkl" not in self.members:
+            raise Reject("the torch archive has no data.pkl")
+        pkl = bytes(self._member("data.pkl", self.members["data.pkl"].file_size))
+        return _Interpreter(self).run(pkl)
+
+    def _directory(self, infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
+        """{name inside P: ZipInfo}, after the checks on names, folders and extents."""
+        if not infos:
+            raise Reject("the torch archive is empty")
+        names = [info.orig_filename for info in infos]
+        if len(set(names)) != len(names):
+            raise Reject("the torch archive has two members with the same name")
+        folder = names[0].split("/", 1)[0]
+        members = {}
+        for info, name in zip(infos, names, strict=True):
+            head, sep, rest = name.partition("/")
+            if not sep or head != folder or not folder:
+                raise Reject(f"the archive member {name[:60]!r} is not in the archive's one top-level folder")
+            key = rest[5:] if rest.startswith("data/") else None
+            if not (rest == "data.pkl" or rest in _BOOKKEEPING or (key and "/" not in key)) \
+                    or "\x00" in name or "\\" in name:
+                raise Reject(f"the archive member {name[:60]!r} is not one torch.save writes")
+            if info.flag_bits & 0x41:
+                raise Reject(f"the archive member {name[:60]!r} is encrypted")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise Reject(f"the archive member {name[:60]!r} is compressed with method {info.compress_type} "
+                             "(torch reads stored and deflated members only)")
+            members[rest] = info
+        extents = sorted(self._extent(info) for info in infos)
+        for (_, end), (start, _) in zip(extents, extents[1:], strict=False):
+            if start < end:
+                raise Reject("two archive members overlap")
+        return members
+
+    def _extent(self, info: zipfile.ZipInfo) -> tuple[int, int]:
+        """(start of the local header, end of the member's data), checked against the central directory."""
+        start = info.header_offset
+        if start < 0 or start + 30 > len(self.data):
+            raise Reject(f"the archive member {info.orig_filename[:60]!r} lies outside the file")
+        sig, _, _, method, _, _, _, _, _, name_len, extra_len = struct.unpack(
+            "<4sHHHHHIIIHH", self.data[start:start + 30])
+        name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        if sig != b"PK\x03\x04" or method != info.compress_type or self.data[start + 30:start + 30 + name_len] != name:
+            raise Reject(f"the archive member {info.orig_filename[:60]!r} has a local header that disagrees "
+                         "with the directory")
+        begin = start + 30 + name_len + extra_len
+        end = begin + info.compress_size
+        if end > len(self.data):
+            raise Reject(f"the archive member {info.orig_filename[:60]!r} runs past the end of the file")
+        self.begins[info.orig_filename] = begin
+        return start, end
+
+    def _member(self, name: str, size: int) -> bytes | memoryview:
+        """The bytes of member P/<name>, which the directory must declare as exactly ``size`` bytes; refused
+        before any decompression when it does not, or when the inflation budget would be exceeded."""
+        info = self.members[name]
+        if info.file_size != size:
+            raise Reject(f"the archive member {name[:60]!r} holds {info.file_size} bytes, {size} expected")
+        if size > self.inflate_budget:
+            raise Reject(f"the archive member {name[:60]!r} decompresses to {size} bytes, more than the "
+                         f"2^28 + {INFLATION} x (file size) bytes the reader decompresses in all")
+        self.inflate_budget -= size
+        begin = self.begins[info.orig_filename]
+        raw = memoryview(self.data)[begin:begin + info.compress_size]
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.compress_size != size:
+                raise Reject(f"the stored archive member {name[:60]!r} has two sizes")
+            body = raw
+        else:
+            inflater = zlib.decompressobj(-15)
+            body = inflater.decompress(raw, size + 1)
+            if len(body) != size or not inflater.eof or inflater.unused_data:
+                raise Reject(f"the archive member {name[:60]!r} does not decompress to exactly {size} bytes")
+        if zlib.crc32(body) != info.CRC:
+            raise Reject(f"the archive member {name[:60]!r} fails its CRC check")
+        return body
+
+    def storage(self, pid: object) -> _Storage:
+        """The storage a persistent id names, read once per key."""
+        if type(pid) is not tuple or len(pid) != 5 or pid[0] != "storage" or type(pid[0]) is not str:
+            raise Reject("a persistent id that is not ('storage', class, key, location, numel)")
+        _, cls, key, location, numel = pid
+        if not isinstance(cls, _Global) or cls.code is None or type(key) is not str or type(location) is not str \
+                or type(numel) is not int or numel < 0:
+            raise Reject("a persistent id that is not ('storage', class, key, location, numel)")
+        if key in self.storages:
+            known = self.storages[key]
+            if (known.code, known.numel) != (cls.code, numel):
+                raise Reject(f"storage {key[:40]!r} is declared with two types or sizes")
+            return known
+        if "/" in key or f"data/{key}" not in self.members:
+            raise Reject(f"storage {key[:40]!r} has no archive member data/{key[:40]}")
+        body = self._member(f"data/{key}", numel * _WIDTH[cls.code])
+        self.storage_bytes += len(body)
+        storage = _Storage(cls.code, numel, _decode(body, cls.code, self.big))
+        self.storages[key] = storage
+        return storage
+
+    def tensor(self, args: object, odicts: dict[int, dict]) -> Tensor:
+        """``_rebuild_tensor_v2(*args)``; ``odicts`` are the dicts that OrderedDict() made, by id."""
+        if type(args) is not tuple or len(args) not in (6, 7):
+            raise Reject("_rebuild_tensor_v2 takes 6 or 7 arguments")
+        storage, offset, size, stride, requires_grad, backward_hooks = args[:6]
+        metadata = args[6] if len(args) == 7 else None
+        if not isinstance(storage, _Storage):
+            raise Reject("_rebuild_tensor_v2 on something that is not a storage")
+        if type(offset) is not int or offset < 0 or type(size) is not tuple or type(stride) is not tuple \
+                or len(size) != len(stride) or any(type(d) is not int or d < 0 for d in size + stride):
+            raise Reject("a tensor with a malformed offset, size or stride (need non-negative ints)")
+        if type(requires_grad) is not bool:
+            raise Reject("a tensor whose requires_grad is not a bool")
+        if type(backward_hooks) is not dict or id(backward_hooks) not in odicts or backward_hooks:
+            raise Reject("a tensor with backward hooks (must be an empty OrderedDict)")
+        if metadata is not None and (type(metadata) is not dict or metadata):
+            raise Reject("a tensor with metadata (must be empty or None)")
+        count = math.prod(size)
+        if count and offset + sum((d - 1) * s for d, s in zip(size, stride, strict=True)) >= storage.numel:
+            raise Reject(f"a tensor (offset {offset}, size {size}, stride {stride}) reaches past its storage of "
+                         f"{storage.numel} elements")
+        if self.gathered + count > GATHER_PER_BYTE * self.storage_bytes + GATHER_SLACK:
+            raise Reject(f"the tensors hold more than {GATHER_PER_BYTE} elements per byte of their storages "
+                         "(repeated or expanded views beyond the reader's bound)")
+        self.gathered += count
+        return Tensor(size, _gather(storage.values, offset, size, stride), False, storage.code)
+
+
+def _decode(body: bytes | memoryview, code: str, big: bool):
+    """The values of a storage's bytes: an ``array`` (list where no array type fits), in the declared order."""
+    swap = big != (sys.byteorder == "big")
+    if code == "bf16":  # the upper half of a float32: interleave two zero bytes per element, read as <f4
+        body = bytes(body)
+        wide = bytearray(2 * len(body))
+        wide[2::4], wide[3::4] = (body[1::2], body[0::2]) if big else (body[0::2], body[1::2])
+        values = array("f")
+        values.frombytes(wide)
+        if sys.byteorder == "big":
+            values.byteswap()
+        return values
+    if code == "f2":
+        count = len(body) // 2
+        return array("d", struct.unpack(f"{'>' if big else '<'}{count}e", body))
+    width = _WIDTH[code]
+    if array(_ARRAY[code]).itemsize == width:
+        values = array(_ARRAY[code])
+        values.frombytes(body)
+        if swap:
+            values.byteswap()
+        return values
+    return [x for (x,) in struct.iter_unpack(("<>"[big]) + _STRUCT[code], body)]  # pragma: no cover
+
+
+def _gather(values, offset: int, size: tuple, stride: tuple):
+    """values[offset + Σ idx_i·stride_i] over ``size`` in C order (the caller checked the bounds); each
+    innermost run is one slice."""
+    count = math.prod(size)
+    if count == 0:
+        return values[:0]
+    dims = [(d, s) for d, s in zip(size, stride, strict=True) if d != 1]
+    contiguous, step = True, 1
+    for d, s in reversed(dims):
+        contiguous = contiguous and s == step
+        step *= d
+    if contiguous:
+        return values if offset == 0 and count == len(values) else values[offset:offset + count]
+    *outer, (last, last_stride) = dims
+    starts = [offset]
+    for d, s in outer:
+        starts = [b + i * s for b in starts for i in range(d)]
+    out = values[:0]
+    if last_stride == 0:
+        for b in starts:
+            out += values[b:b + 1] * last
+    else:
+        span = (last - 1) * last_stride + 1
+        for b in starts:
+            out += values[b:b + span:last_stride]
+    return out
+
+
+# The opcodes read (a subset of torch's weights-only unpickler's); every other opcode refuses the file.
+_ALLOWED = {"PROTO", "STOP", "MARK", "GLOBAL", "REDUCE", "BUILD", "BINPERSID", "APPEND", "APPENDS", "SETITEM",
+            "SETITEMS", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "NONE", "NEWFALSE", "NEWTRUE", "EMPTY_TUPLE",
+            "EMPTY_LIST", "EMPTY_DICT", "BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT", "BINUNICODE",
+            "BINGET", "LONG_BINGET", "BINPUT", "LONG_BINPUT"}
+_CONSTANTS = {"NONE": None, "NEWFALSE": False, "NEWTRUE": True, "EMPTY_TUPLE": ()}
+
+
+class _Interpreter:
+    """The pickle machine over plain values, with MARK fences: no opcode reaches below the innermost MARK."""
+
+    def __init__(self, archive: _Archive):
+        self.archive = archive
+        self.stack: list = []
+        self.fences: list[int] = []
+        self.memo: dict[int, object] = {}
+        self.odicts: dict[int, dict] = {}  # id -> the dicts OrderedDict() made (kept alive, so ids stay unique)
+        self.hooks: list[dict] = []  # every tensor's backward_hooks: still empty when the pickle ends
+        self.dropped: list = []  # BUILD states of OrderedDicts: read, validated, ignored
+
+    def pop(self) -> object:
+        if len(self.stack) <= (self.fences[-1] if self.fences else 0):
+            raise Reject("the pickle pops past a MARK or an empty stack")
+        return self.stack.pop()
+
+    def top(self) -> object:
+        if len(self.stack) <= (self.fences[-1] if self.fences else 0):
+            raise Reject("the pickle reads past a MARK or an empty stack")
+        return self.stack[-1]
+
+    def pop_mark(self) -> list:
+        if not self.fences:
+            raise Reject("the pickle closes a MARK it did not open")
+        fence = self.fences.pop()
+        items = self.stack[fence:]
+        del self.stack[fence:]
+        return items
+
+    def run(self, pkl: bytes) -> object:
+        end = None
+        ops = pickletools.genops(pkl)
+        while True:
+            try:
+                op, arg, pos = next(ops)
+            except StopIteration:
+                break
+            except ValueError as exc:  # genops's word for a malformed opcode or argument (incl. UnicodeError)
+                raise Reject(f"data.pkl is not a well-formed pickle ({str(exc)[:80]})") from None
+            name = op.name
+            if name not in _ALLOWED:
+                raise Reject(f"the pickle uses the opcode {name}, which a torch.save state dict does not need")
+            if name == "STOP":
+                end = pos + 1
+                break
+            self.step(name, arg)
+        if end != len(pkl):
+            raise Reject("data.pkl has bytes after its STOP")
+        if self.fences or len(self.stack) != 1:
+            raise Reject("the pickle leaves more than its result on the stack")
+        result = self.stack[0]
+        _check_tree([result, *self.dropped])
+        if any(self.hooks):
+            raise Reject("a tensor with backward hooks (must be an empty OrderedDict)")
+        return result
+
+    def step(self, name: str, arg: object) -> None:
+        stack = self.stack
+        if name in _CONSTANTS:
+            stack.append(_CONSTANTS[name])
+        elif name in ("BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT", "BINUNICODE"):
+            stack.append(arg)
+        elif name == "PROTO":
+            if not 2 <= arg <= 5:
+                raise Reject(f"pickle protocol {arg} (torch.save writes protocol 2)")
+        elif name == "MARK":
+            self.fences.append(len(stack))
+        elif name == "EMPTY_LIST":
+            stack.append([])
+        elif name == "EMPTY_DICT":
+            stack.append({})
+        elif name in ("BINPUT", "LONG_BINPUT"):
+            if len(self.memo) >= MAX_MEMO and arg not in self.memo:
+                raise Reject("the pickle's memo is too large")
+            self.memo[arg] = self.top()
+        elif name in ("BINGET", "LONG_BINGET"):
+            if arg not in self.memo:
+                raise Reject(f"the pickle reads memo entry {arg}, which it never wrote")
+            stack.append(self.memo[arg])
+        elif name == "TUPLE":
+            stack.append(tuple(self.pop_mark()))
+        elif name in ("TUPLE1", "TUPLE2", "TUPLE3"):
+            items = [self.pop() for _ in range(int(name[-1]))]
+            stack.append(tuple(reversed(items)))
+        elif name == "APPEND":
+            item = self.pop()
+            self.list_target().append(item)
+        elif name == "APPENDS":
+            items = self.pop_mark()
+            self.list_target().extend(items)
+        elif name == "SETITEM":
+            value, key = self.pop(), self.pop()
+            self.set_items([key, value])
+        elif name == "SETITEMS":
+            self.set_items(self.pop_mark())
+        elif name == "GLOBAL":
+            module, _, attr = arg.partition(" ")
+            if (module, attr) not in _GLOBALS:
+                raise Reject(f"the pickle names the global {module[:40]}.{attr[:40]}, which is not allowed")
+            stack.append(_GLOBALS[module, attr])
+        elif name == "BINPERSID":
+            stack.append(self.archive.storage(self.pop()))
+        elif name == "REDUCE":
+            args = self.pop()
+            func = self.pop()
+            stack.append(self.reduce(func, args))
+        elif name == "BUILD":
+            state = self.pop()
+            target = self.top()
+            if id(target) not in self.odicts or type(state) is not dict or set(state) != {"_metadata"}:
+                raise Reject("the pickle sets attributes (BUILD) other than an OrderedDict's _metadata")
+            self.dropped.append(state)
+        else:  # pragma: no cover (every allowed opcode is handled above)
+            raise Reject(f"the pickle opcode {name} is not handled")
+
+    def list_target(self) -> list:
+        target = self.top()
+        if type(target) is not list:
+            raise Reject("the pickle appends to something that is not a list")
+        return target
+
+    def set_items(self, items: list) -> None:
+        target = self.top()
+        if type(target) is not dict or len(items) % 2:
+            raise Reject("the pickle sets items on something that is not a dict")
+        for key, value in zip(items[::2], items[1::2], strict=True):
+            if not (type(key) in (str, bool, type(None)) or (type(key) is int and -_HASH_LIMIT < key < _HASH_LIMIT)):
+                raise Reject(f"a dict key of type {type(key).__name__} (keys are strings, ints, bools or None)")
+            if key in target:
+                raise Reject(f"the dict key {str(key)[:60]!r} is set twice")
+            target[key] = value
+
+    def reduce(self, func: object, args: object) -> object:
+        if func is _ORDERED_DICT:
+            if args != () or type(args) is not tuple:
+                raise Reject("OrderedDict is called with arguments")
+            made: dict = {}
+            self.odicts[id(made)] = made
+            return made
+        if func is _REBUILD:
+            tensor = self.archive.tensor(args, self.odicts)
+            self.hooks.append(args[5])
+            return tensor
+        what = func.name if isinstance(func, _Global) else f"a {type(func).__name__}"
+        raise Reject(f"the pickle calls {what[:60]}, which is not allowed")
+
+
+def _check_tree(roots: list) -> None:
+    """Every value reachable from ``roots`` is a plain value or a Tensor, there is no cycle, and containers
+    nest at most MAX_DEPTH deep; one visit per container (the memo makes a DAG, not a tree)."""
+    height: dict[int, int] = {}
+    open_: set[int] = set()
+    pending = list(roots)
+    while pending:
+        node = pending[-1]
+        kind = type(node)
+        if kind not in (dict, list, tuple):
+            pending.pop()
+            if not isinstance(node, _LEAVES):
+                raise _foreign(node)
+            continue
+        nid = id(node)
+        if nid in height:
+            pending.pop()
+            continue
+        kids = [v for v in (node.values() if kind is dict else node) if type(v) in (dict, list, tuple)]
+        if nid not in open_:
+            open_.add(nid)
+            for value in node.values() if kind is dict else node:
+                if type(value) in (dict, list, tuple):
+                    if id(value) in open_:
+                        raise Reject("the pickle builds a cyclic structure")
+                    if id(value) not in height:
+                        pending.append(value)
+                elif not isinstance(value, _LEAVES):
+                    raise _foreign(value)
+            continue
+        height[nid] = 1 + max((height[id(v)] for v in kids), default=0)
+        if height[nid] > MAX_DEPTH:
+            raise Reject(f"the pickle nests containers more than {MAX_DEPTH} deep")
+        open_.discard(nid)
+        pending.pop()
+
+
+def _foreign(value: object) -> Reject:
+    what = value.name if isinstance(value, _Global) else "storage" if isinstance(value, _Storage) else \
+        type(value).__name__
+    return Reject(f"the pickle leaves a {what[:60]} in its result (only dicts, lists, tuples, strings, numbers, "
+                  "None and tensors may occur)")
