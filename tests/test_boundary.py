@@ -292,3 +292,99 @@ def test_certsym_check_imports_neither_sympy_nor_flint_nor_numpy(tmp_path: Path)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     line = next(x for x in out.stdout.splitlines() if x.startswith("RESULT"))
     assert line == "RESULT 0 [] 0 []", out.stdout + out.stderr
+
+
+# --- ONNX: the graph's data flow, not a count of layers -------------------------------------------------------------
+
+
+def _onnx(path: Path, nodes: list, arrays: list[np.ndarray], m: int = 3, k: int = 2, **save) -> Path:
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    names = ("W1", "b1", "W2", "b2")
+    inits = [numpy_helper.from_array(a, name) for a, name in zip(arrays, names, strict=True)]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, m])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, k])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(path), **save)
+    return path
+
+
+def _node(op: str, inputs: list[str], outputs: list[str], **attrs):
+    from onnx import helper
+
+    return helper.make_node(op, inputs, outputs, **attrs)
+
+
+def _gemm_graphs() -> dict[str, list]:
+    """The five graphs that an earlier reader took for Linear-ReLU-Linear, each computing another function."""
+    g, r = _node, _node
+    return {
+        "Gemm(alpha=2)": [g("Gemm", ["x", "W1", "b1"], ["h"], transB=1, alpha=2.0), r("Relu", ["h"], ["a"]),
+                          g("Gemm", ["a", "W2", "b2"], ["y"], transB=1)],
+        "Gemm(beta=0.5)": [g("Gemm", ["x", "W1", "b1"], ["h"], transB=1, beta=0.5), r("Relu", ["h"], ["a"]),
+                           g("Gemm", ["a", "W2", "b2"], ["y"], transB=1)],
+        "Gemm, Gemm, Relu": [g("Gemm", ["x", "W1", "b1"], ["h"], transB=1), g("Gemm", ["h", "W2", "b2"], ["z"],
+                                                                              transB=1), r("Relu", ["z"], ["y"])],
+        "Relu, Gemm, Gemm": [r("Relu", ["x"], ["a"]), g("Gemm", ["a", "W1", "b1"], ["h"], transB=1),
+                             g("Gemm", ["h", "W2", "b2"], ["y"], transB=1)],
+        "Relu output unused": [g("Gemm", ["x", "W1", "b1"], ["h"], transB=1), r("Relu", ["h"], ["a"]),
+                               g("Gemm", ["h", "W2", "b2"], ["y"], transB=1)],
+    }
+
+
+def _runtime(path: Path, x: np.ndarray) -> np.ndarray:
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return session.run(None, {"x": x})[0]
+
+
+def test_onnx_graphs_that_compute_other_functions(tmp_path: Path, capsys) -> None:
+    arrays = _mlp(8, n=4, m=3, k=2)
+    ref = _npz(tmp_path / "ref.npz", arrays)
+    x = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
+    W1, b1, W2, b2 = arrays
+    mlp = np.maximum(x @ W1.T + b1, 0) @ W2.T + b2
+    for i, (name, nodes) in enumerate(_gemm_graphs().items()):
+        model = _onnx(tmp_path / f"g{i}.onnx", nodes, arrays)
+        assert not np.allclose(_runtime(model, x), mlp, atol=1e-5), name  # onnxruntime: another function
+        code = main(["equiv", str(ref), str(model)])
+        assert code in (1, 2), name  # refused (2), or read as what it computes: NOT EQUIVALENT (1)
+        capsys.readouterr()
+
+
+@pytest.mark.parametrize("layout", ["Gemm(transB=1)", "MatMul + Add", "external data"])
+def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capsys, layout: str) -> None:
+    arrays = _mlp(9, n=4, m=3, k=2)
+    W1, b1, W2, b2 = arrays
+    ref = _npz(tmp_path / "ref.npz", arrays)
+    if layout == "MatMul + Add":
+        nodes = [_node("MatMul", ["x", "W1"], ["h0"]), _node("Add", ["h0", "b1"], ["h"]), _node("Relu", ["h"], ["a"]),
+                 _node("MatMul", ["a", "W2"], ["y0"]), _node("Add", ["b2", "y0"], ["y"])]
+        stored = [W1.T.copy(), b1, W2.T.copy(), b2]
+    else:
+        nodes = [_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1), _node("Relu", ["h"], ["a"]),
+                 _node("Gemm", ["a", "W2", "b2"], ["y"], transB=1)]
+        stored = arrays
+    save = {"save_as_external_data": True, "all_tensors_to_one_file": True, "location": "model.onnx.data",
+            "size_threshold": 0} if layout == "external data" else {}
+    model = _onnx(tmp_path / "model.onnx", nodes, stored, **save)
+    x = np.random.default_rng(1).standard_normal((16, 3)).astype(np.float32)
+    assert np.allclose(_runtime(model, x), np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, atol=1e-5)
+    cert = tmp_path / "c.json"
+    assert main(["equiv", str(ref), str(model), "--reference", "--cert", str(cert)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 0
+    out = capsys.readouterr().out
+    assert "onnx graph: W1 4x3" in out
+    if layout == "external data":
+        assert "external model.onnx.data sha256" in out
+        data = tmp_path / "model.onnx.data"
+        raw = bytearray(data.read_bytes())
+        raw[0] ^= 1  # one bit of W1 changed outside the .onnx file
+        data.write_bytes(bytes(raw))
+        assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 1
+        data.unlink()
+        capsys.readouterr()
+        assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 2
+        assert "CANNOT CHECK" in capsys.readouterr().out

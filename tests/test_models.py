@@ -105,33 +105,6 @@ def test_layout_errors(tmp_path: Path, capsys) -> None:
     assert "NaN" in _error(capsys, ["eval", str(_save(tmp_path / "nan.npz", (W1n, b1, W2, b2))), "--at", "1,2,3"])
 
 
-def test_onnx_gemm_and_matmul(tmp_path: Path, capsys) -> None:
-    onnx = pytest.importorskip("onnx")
-    from onnx import TensorProto, helper, numpy_helper
-
-    W1, b1, W2, b2 = _mlp(7)
-    inits = [numpy_helper.from_array(a, name) for a, name in ((W1, "W1"), (b1, "b1"), (W2, "W2"), (b2, "b2"),
-                                                             (W1.T.copy(), "W1t"), (W2.T.copy(), "W2t"))]
-    io = ([helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])])
-
-    def save(nodes, name):
-        onnx.save(helper.make_model(helper.make_graph(nodes, "mlp", *io, inits)), str(tmp_path / name))
-        return str(tmp_path / name)
-
-    gemm = save([helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
-                 helper.make_node("Gemm", ["r", "W2", "b2"], ["y"], transB=1)], "gemm.onnx")
-    matmul = save([helper.make_node("MatMul", ["x", "W1t"], ["h0"]), helper.make_node("Add", ["h0", "b1"], ["h"]),
-                   helper.make_node("Relu", ["h"], ["r"]), helper.make_node("MatMul", ["r", "W2t"], ["y0"]),
-                   helper.make_node("Add", ["y0", "b2"], ["y"])], "matmul.onnx")
-    npz = str(_save(tmp_path / "m.npz", (W1, b1, W2, b2)))
-    assert main(["equiv", gemm, npz]) == 0 and main(["equiv", matmul, npz]) == 0
-    capsys.readouterr()
-    sig = save([helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1), helper.make_node("Sigmoid", ["h"], ["r"]),
-                helper.make_node("Gemm", ["r", "W2", "b2"], ["y"], transB=1)], "sig.onnx")
-    assert "Sigmoid" in _error(capsys, ["eval", sig, "--at", "1,2,3"])
-
-
 def test_torch_state_dict(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     model = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2))
