@@ -16,8 +16,8 @@ import textwrap
 import pytest
 
 from certsym.check import check_certificate
-from certsym.io import load_networks
 from certsym.errors import InputError
+from certsym.io import load_networks
 
 QQ = {"type": "QQ"}
 SQRT2 = {"type": "number_field", "minpoly": ["-2", "0", "1"], "interval": ["1", "2"], "generator": "sqrt(2)"}
