@@ -17,6 +17,7 @@ from typing import Any
 from certsym.affine import AffineVerdict
 from certsym.dyadic import DyadicNetwork, FastVerdict
 from certsym.equivalence import Verdict
+from certsym.errors import InputError
 from certsym.identifiability import Identifiability
 from certsym.io.params import network_to_json
 from certsym.network import Network
@@ -171,6 +172,18 @@ def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
     return _envelope("not_affine", F, [(record, theta)], proof)
 
 
+def _within_checker_bounds(products: int, pivots: int, free: int) -> None:
+    """Refuse to write an identifiable certificate the checker would refuse to replay (certificates/FORMAT.md,
+    "Bounds"): nobody could check it."""
+    from certsym.check.checker import MAX_FREE, MAX_KERNEL_WORK, MAX_PIVOTS, MAX_PRODUCTS
+
+    if products > MAX_PRODUCTS or pivots > MAX_PIVOTS or free > MAX_FREE or (1 << free) * max(pivots, 1) > \
+            MAX_KERNEL_WORK:
+        raise InputError(f"the verdict holds, but its certificate would exceed the checker's bounds (k·m·n = "
+                         f"{products} ≤ {MAX_PRODUCTS}, {pivots} pivots ≤ {MAX_PIVOTS}, 2^{free} · pivots ≤ "
+                         f"{MAX_KERNEL_WORK}); no certificate written")
+
+
 def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict:
     """Theorem 1 (identifiable: each condition's evidence) or Corollary 9 (an explicit θ' in the
     fibre, with the equivalence proof and the orbit separation the checker recomputes)."""
@@ -187,6 +200,7 @@ def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict
     nonzero_v = [next(j for j, x in enumerate(nu.v) if x != 0) for nu in theta.neurons()]
     nonzero_a = [next(q for q, x in enumerate(nu.a) if x != 0) for nu in theta.neurons()]
     ev = v.evidence
+    _within_checker_bounds(theta.k * theta.m * theta.n, len(ev.pivots), len(ev.free))
     zf = {"rows": ev.rows, "pivots": ev.pivots, "free": ev.free, "R": [[enc(x) for x in row] for row in ev.R]}
     proof = {"nonzero_v": nonzero_v, "nonzero_a": nonzero_a, "zero_factor": zf, "statement": "Theorem 1"}
     return _envelope("identifiable", F, [(record, theta)], proof)

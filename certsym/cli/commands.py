@@ -259,25 +259,32 @@ def cmd_affine(args: argparse.Namespace) -> int:
     return EXIT_NEGATIVE
 
 
-def _identifiability(args: argparse.Namespace):
+def _identifiability(args: argparse.Namespace) -> tuple:
+    """(the Theorem 1 verdict, whether --cert was asked for and refused)."""
     from certsym.certificate import identifiability_certificate
     from certsym.identifiability import decide_identifiable
 
     (net,), (record,) = _load(args, [args.params])
     verdict = decide_identifiable(net, args.max_search)
     if args.cert:
-        write_json_atomic(args.cert, identifiability_certificate(verdict, record))
-    return verdict
+        try:
+            write_json_atomic(args.cert, identifiability_certificate(verdict, record))
+        except InputError as exc:  # the verdict is still printed; the exit code says no certificate was written
+            print(f"certsym: error: {exc}", file=sys.stderr)
+            return verdict, True
+    return verdict, False
 
 
 def cmd_identifiable(args: argparse.Namespace) -> int:
-    verdict = _identifiability(args)
+    verdict, refused = _identifiability(args)
     size = verdict.evidence.search_size if verdict.evidence else 0
     if args.json:
         _emit_json({"identifiable": verdict.identifiable, "reason": verdict.reason, "search_size": size,
                     "zero_factor": verdict.zero_factor})
     else:
         print(f"{'IDENTIFIABLE' if verdict.identifiable else 'NOT IDENTIFIABLE'}: {verdict.reason}")
+    if refused:
+        return EXIT_INPUT
     return EXIT_OK if verdict.identifiable else EXIT_NEGATIVE
 
 
@@ -313,10 +320,10 @@ def cmd_counterexample(args: argparse.Namespace) -> int:
         return _search_counterexamples(args)
     if not args.params:
         raise InputError("counterexample needs a parameter file, or --search m,n,k")
-    verdict = _identifiability(args)
+    verdict, refused = _identifiability(args)
     if verdict.identifiable:
         print(f"IDENTIFIABLE: {verdict.reason}; no counterexample exists (Theorem 1)")
-        return EXIT_NEGATIVE
+        return EXIT_INPUT if refused else EXIT_NEGATIVE
     text = dump_network(verdict.counterexample)
     if args.output:
         write_text_atomic(args.output, text)
