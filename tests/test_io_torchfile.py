@@ -4,8 +4,10 @@ every file outside docs/FORMATS.md ("torch") refused with a one-line InputError 
 from __future__ import annotations
 
 import io
+import math
 import os
 import pickle
+import pickletools
 import random
 import struct
 import subprocess
@@ -13,12 +15,16 @@ import sys
 import time
 import warnings
 import zipfile
+import zlib
 from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from certsym.check.fields import Reject
+from certsym.check.tensors import Tensor
+from certsym.check.torchzip import read_torch, state_dict
 from certsym.errors import InputError
 from certsym.io.torchfile import load_torch, read_state_dict
 
@@ -212,9 +218,10 @@ def test_crafted_archive_matches_torch(tmp_path: Path) -> None:
     path = _craft(tmp_path / "craft.pt", obj, {"0": _floats(1, 2, 3, 4, 5, 6)})
     theirs = torch.load(path, weights_only=True)
     _assert_same(read_state_dict(path), theirs)
-    for protocol in (3, 4, 5):  # torch's weights_only loader stops at protocol 4's FRAME; torch.save writes 2
-        _assert_same(read_state_dict(_craft(tmp_path / f"craft{protocol}.pt", obj, {"0": _floats(1, 2, 3, 4, 5, 6)},
-                                            protocol)), theirs)
+    _assert_same(read_state_dict(_craft(tmp_path / "craft3.pt", obj, {"0": _floats(1, 2, 3, 4, 5, 6)}, 3)), theirs)
+    for protocol in (4, 5):  # FORMATS.md: protocol 2 (what torch.save writes) or 3 only
+        _refused(_craft(tmp_path / f"craft{protocol}.pt", obj, {"0": _floats(1, 2, 3, 4, 5, 6)}, protocol),
+                 f"protocol {protocol}")
     big = _craft(tmp_path / "big.pt", {"w": obj["w"]}, {"0": struct.pack(">6f", 1, 2, 3, 4, 5, 6)}, byteorder=b"big")
     assert read_state_dict(big)["w"].tolist() == [[1, 2, 3], [4, 5, 6]]
     nomark = _rezip(big, tmp_path / "nomark.pt", lambda name, data: None if name.endswith("/byteorder") else data)
@@ -253,15 +260,16 @@ def test_refuses_other_globals_and_values(tmp_path: Path) -> None:
     storage = _Storage(torch.FloatStorage, "0", 2)
     two = {"0": _floats(1, 2)}
     cases = {
-        "untyped": ({"x": _Storage(torch.UntypedStorage, "0", 8)}, "torch.storage.UntypedStorage"),
-        "bool": ({"x": _Storage(torch.BoolStorage, "0", 2)}, "torch.BoolStorage"),
-        "class": ({"x": torch.FloatStorage}, "the class torch.FloatStorage used as a value"),
-        "bare": ({"x": storage}, "a storage outside a tensor"),
-        "bytes": ({"x": b"ab"}, "bytes"),
-        "set": ({"x": {1, 2}}, "set"),
+        "untyped": ({"x": _Storage(torch.UntypedStorage, "0", 8)}, 2, "torch.storage.UntypedStorage"),
+        "bool": ({"x": _Storage(torch.BoolStorage, "0", 2)}, 2, "torch.BoolStorage"),
+        "class": ({"x": torch.FloatStorage}, 2, "the class torch.FloatStorage used as a value"),
+        "bare": ({"x": storage}, 2, "a storage outside a tensor"),
+        "bytes2": ({"x": b"ab"}, 2, "the global _codecs.encode"),
+        "bytes3": ({"x": b"ab"}, 3, "BINBYTES (protocol 3)"),
+        "set": ({"x": {1, 2}}, 2, "the global __builtin__.set"),
     }
-    for label, (obj, fragment) in cases.items():
-        _refused(_craft(tmp_path / f"{label}.pt", obj, two, protocol=4), "refused", fragment)
+    for label, (obj, protocol, fragment) in cases.items():
+        _refused(_craft(tmp_path / f"{label}.pt", obj, two, protocol=protocol), "refused", fragment)
     loop: list = []
     loop.append(loop)
     _refused(_craft(tmp_path / "loop.pt", {"x": loop}, two), "contains itself")
@@ -380,11 +388,11 @@ def test_refuses_huge_claimed_size_without_decompressing(tmp_path: Path) -> None
     assert time.perf_counter() - start < 0.5
 
 
-def test_refuses_huge_memo_index_and_trailing_bytes(tmp_path: Path) -> None:
+def test_huge_memo_index_is_cheap_and_trailing_bytes_are_refused(tmp_path: Path) -> None:
     valid = _save(_net_state(torch.float32), tmp_path / "m.pt")
     start = time.perf_counter()
-    memo = b"\x80\x02Nr" + struct.pack("<I", 0x7FFFFFF0) + b"."
-    _refused(_replace_pickle(valid, tmp_path / "memo.pt", memo), "memo index 2147483632")
+    memo = b"\x80\x02Nr" + struct.pack("<I", 0x7FFFFFF0) + b"."  # the memo is a dict: no table of 2^31 entries
+    assert load_torch(_replace_pickle(valid, tmp_path / "memo.pt", memo)) is None  # as the checker reads it
     assert time.perf_counter() - start < 0.5
     with zipfile.ZipFile(valid) as z:
         data = z.read("m/data.pkl")
@@ -435,3 +443,498 @@ def test_damaged_archives_raise_only_input_error(tmp_path: Path) -> None:
 def test_path_like_and_str(tmp_path: Path) -> None:
     path = _save({"x": torch.arange(3)}, tmp_path / "m.pt")
     assert read_state_dict(os.fspath(path))["x"].tolist() == read_state_dict(path)["x"].tolist() == [0, 1, 2]
+
+
+def test_zero_dim_tensors_are_arrays(tmp_path: Path) -> None:
+    sd = {"bf": torch.tensor(1.5, dtype=torch.bfloat16), "h": torch.tensor(2.5, dtype=torch.float16),
+          "f": torch.tensor(-3.0)}
+    ours = read_state_dict(_save(sd, tmp_path / "scalars.pt"))
+    assert all(type(v) is np.ndarray and v.shape == () for v in ours.values())
+    assert [float(v) for v in ours.values()] == [1.5, 2.5, -3.0]
+
+
+# ---------------------------------------------------------------- FORMATS.md's stricter rules, one case each
+#
+# Each case is an archive (bytes) and the fragment of the producer's refusal; None means the file is read. The same
+# cases go through the checker in the cross-check below.
+
+
+def _u(text: str) -> bytes:
+    """BINUNICODE ``text``."""
+    data = text.encode()
+    return b"X" + struct.pack("<I", len(data)) + data
+
+
+def _zip(members: list[tuple], compression: int = zipfile.ZIP_STORED) -> bytes:
+    """A zip of (name, data) or (name, data, compress_type) members, in that order."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as z, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name, data, *method in members:
+            z.writestr(name, data, *method)
+    return out.getvalue()
+
+
+def _archive(pkl: bytes, storages: dict[str, bytes] | None = None, extra: tuple = (),
+             compression: int = zipfile.ZIP_STORED) -> bytes:
+    """A torch-style archive in the folder ``archive`` with the given data.pkl, storages and further members."""
+    members = [("archive/data.pkl", pkl), ("archive/byteorder", b"little")]
+    members += [(f"archive/data/{key}", data) for key, data in (storages or {}).items()]
+    return _zip([*members, *extra, ("archive/version", b"3\n")], compression)
+
+
+def _crafted(obj, storages: dict[str, bytes] | None = None, protocol: int = 2) -> bytes:
+    return _archive(_pickle(obj, protocol), storages)
+
+
+def _saved(obj, **kwargs) -> bytes:
+    buffer = io.BytesIO()
+    torch.save(obj, buffer, **kwargs)
+    return buffer.getvalue()
+
+
+def _rewritten(data: bytes, compression: int = zipfile.ZIP_STORED, **compress_types: int) -> bytes:
+    """The archive re-zipped with ``compression``; members named in ``compress_types`` (inside the folder, with
+    ``_`` for ``.`` and ``/``) get their own method."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as z, zipfile.ZipFile(out, "w", compression) as w:
+        for info in z.infolist():
+            rest = info.filename.split("/", 1)[1].replace(".", "_").replace("/", "_")
+            w.writestr(info.filename, z.read(info), compress_type=compress_types.get(rest, compression))
+    return out.getvalue()
+
+
+_CENTRAL = {"flag_bits": (8, "<H"), "method": (10, "<H"), "crc": (16, "<I"), "compress_size": (20, "<I"),
+            "file_size": (24, "<I")}
+
+
+def _patch(data: bytes, member: str, local: dict | None = None, **fields: int) -> bytes:
+    """The archive with fields of ``member``'s central-directory entry (and ``local``: {offset: bytes} in its local
+    header) overwritten."""
+    out = bytearray(data)
+    at = out.find(b"PK\x01\x02")
+    while at >= 0:
+        length = struct.unpack_from("<H", out, at + 28)[0]
+        if out[at + 46:at + 46 + length] == member.encode():
+            for field, value in fields.items():
+                offset, fmt = _CENTRAL[field]
+                struct.pack_into(fmt, out, at + offset, value)
+            for offset, value in (local or {}).items():
+                start = struct.unpack_from("<I", out, at + 42)[0]
+                out[start + offset:start + offset + len(value)] = value
+            return bytes(out)
+        at = out.find(b"PK\x01\x02", at + 4)
+    raise AssertionError(member)
+
+
+def _deflated_member(raw: bytes, stream: bytes) -> bytes:
+    """An archive whose storage ``archive/data/0`` (6 floats, ``raw``) is the deflate ``stream``, exactly as given."""
+    tensor = _Tensor(_Storage(torch.FloatStorage, "0", 6), 0, (6,), (1,), False, OrderedDict())
+    data = _archive(_pickle({"w": tensor}), {"0": stream})
+    return _patch(data, "archive/data/0", {8: struct.pack("<H", 8)}, method=8, file_size=len(raw), crc=zlib.crc32(raw))
+
+
+def _deflate(raw: bytes) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    return packer.compress(raw) + packer.flush()
+
+
+def _nest(depth: int, leaf=None) -> list:
+    """``depth`` lists, one inside the other, around ``leaf`` (without one: the innermost list is empty)."""
+    node = [] if leaf is None else leaf
+    for _ in range(depth - (leaf is None)):
+        node = [node]
+    return node
+
+
+class _WithState(OrderedDict):
+    """An OrderedDict pickled with a BUILD state ``state`` (torch's is {'_metadata': ...})."""
+
+    def __init__(self, state, **items):
+        super().__init__(**items)
+        self.state = state
+
+    def __reduce__(self):
+        return OrderedDict, (), self.state, None, iter(self.items())
+
+
+def _loop() -> list:
+    loop: list = []
+    loop.append(loop)
+    return loop
+
+
+def _hooks_filled_later() -> bytes:
+    """[({'w': tensor}, hooks)] where the tensor's backward_hooks OrderedDict, empty when the tensor is built, gets an
+    item afterwards (through the memo)."""
+    pkl = _pickle({"w": _Tensor(_Storage(torch.FloatStorage, "0", 2), 0, (2,), (1,), False, OrderedDict())})
+    ops = list(pickletools.genops(pkl))
+    at = next(i for i, (op, arg, _) in enumerate(ops) if arg == "collections OrderedDict")
+    assert [op.name for op, _, _ in ops[at + 1:at + 5]] == ["BINPUT", "EMPTY_TUPLE", "REDUCE", "BINPUT"]
+    index = ops[at + 4][1]
+    return b"\x80\x02]" + pkl[2:-1] + b"h" + bytes([index]) + _u("hook") + b"K\x01s\x86a."
+
+
+def _gather_case(count: int, extra: int = 0) -> bytes:
+    """One float of storage expanded by stride 0 to ``count`` elements (and a second view of ``extra``)."""
+    storage = _Storage(torch.FloatStorage, "0", 1)
+    obj = {"a": _Tensor(storage, 0, (count,), (0,), False, OrderedDict())}
+    if extra:
+        obj["b"] = _Tensor(storage, 0, (extra,), (0,), False, OrderedDict())
+    return _crafted(obj, {"0": _floats(1.5)})
+
+
+_GATHER = (1 << 20) + 4 * 4  # elements one float32 of storage allows
+
+
+def _inflation_case(total: bool) -> bytes:
+    """Storage 1's directory claims a size that fits the inflation budget alone but not after storage 0 (8 MiB of
+    zeros, deflated) and data.pkl (``total``), or that exceeds the budget by itself."""
+    zeros = bytes(8 << 20)
+
+    def build(claim: int) -> bytes:
+        tensors = {"a": _Tensor(_Storage(torch.FloatStorage, "0", len(zeros) // 4), 0, (1,), (1,), False,
+                                OrderedDict()),
+                   "b": _Tensor(_Storage(torch.FloatStorage, "1", claim // 4), 0, (1,), (1,), False, OrderedDict())}
+        return _zip([("archive/data.pkl", _pickle(tensors)), ("archive/data/0", zeros, zipfile.ZIP_DEFLATED),
+                     ("archive/data/1", bytes(64))])
+
+    budget = (1 << 28) + 64 * len(build(1 << 28))  # the pickle's length does not depend on the claim (BININT)
+    claim = budget - (4 << 20) if total else budget + 4
+    claim -= claim % 4
+    data = build(claim)
+    assert (1 << 28) + 64 * len(data) == budget
+    return _patch(data, "archive/data/1", file_size=claim)
+
+
+def _escaped_global() -> bytes:
+    return _archive(b"\x80\x02ccollection\\x73\nOrderedDict\n)R.")
+
+
+_EMPTY_HOOKS = OrderedDict()
+_SIX = {"0": _floats(1, 2, 3, 4, 5, 6)}
+
+
+def _tensor6(*args) -> dict:
+    return {"w": _Tensor(_Storage(torch.FloatStorage, "0", 6), *args)}
+
+
+# label -> (builder of the archive's bytes, fragment of the producer's refusal or None for a file both read)
+STRICT_CASES = {
+    # protocol: PROTO 2 or 3, nothing of protocol 4 or 5
+    "proto0": (lambda: _archive(b"\x80\x00}."), "protocol 0"),
+    "proto1": (lambda: _archive(b"\x80\x01}."), "protocol 1"),
+    "proto3": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS), _SIX, protocol=3), None),
+    "proto4": (lambda: _archive(pickle.dumps({"a": 1}, 4)), "protocol 4"),
+    "proto5": (lambda: _archive(pickle.dumps({"a": 1}, 5)), "protocol 5"),
+    "frame": (lambda: _archive(b"\x80\x02\x95" + struct.pack("<Q", 2) + b"}."), "opcode FRAME"),
+    "short_binunicode": (lambda: _archive(b"\x80\x02\x8c\x01a."), "opcode SHORT_BINUNICODE"),
+    "torch_protocol4": (lambda: _saved({"x": torch.ones(2)}, pickle_protocol=4), "protocol 4"),
+    "long4": (lambda: _archive(pickle.dumps({"a": 1 << 3000}, 2)), "opcode LONG4"),
+    "pop": (lambda: _archive(b"\x80\x02K\x01K\x020."), "opcode POP"),
+    # compression: stored or deflated, every member
+    "bzip2": (lambda: _rewritten(_saved({"x": torch.ones(2)}), zipfile.ZIP_BZIP2), "method 12"),
+    "lzma_bookkeeping": (lambda: _rewritten(_saved({"x": torch.ones(2)}), version=zipfile.ZIP_LZMA), "method 14"),
+    "deflated": (lambda: _rewritten(_saved({"x": torch.arange(6.0)}), zipfile.ZIP_DEFLATED), None),
+    # dict keys
+    "key_float": (lambda: _crafted({1.5: 1}), "a dict key is float"),
+    "key_tuple": (lambda: _crafted({(1,): 1}), "a dict key is tuple"),
+    "key_big": (lambda: _crafted({(1 << 61) - 1: 1}), "the int 2305843009213693951"),
+    "key_big_negative": (lambda: _crafted({1 - (1 << 61): 1}), "the int -2305843009213693951"),
+    "key_edges": (lambda: _crafted({(1 << 61) - 2: 1, 2 - (1 << 61): 2, True: 3, None: 4, "": 5, 7: 6}), None),
+    "key_twice": (lambda: _archive(b"\x80\x02}(" + _u("a") + b"K\x01" + _u("a") + b"K\x02u."), "'a' is set twice"),
+    "key_1_true": (lambda: _archive(b"\x80\x02}(K\x01K\x01\x88K\x02u."), "the dict key True is set twice"),
+    "key_0_false": (lambda: _archive(b"\x80\x02}K\x00K\x01s\x89K\x02s."), "the dict key False is set twice"),
+    "key_twice_ordered": (lambda: _archive(b"\x80\x02ccollections\nOrderedDict\n)R(" + _u("w") + b"Nu(" + _u("w")
+                                           + b"Nu."), "'w' is set twice"),
+    "setitem_on_list": (lambda: _archive(b"\x80\x02]K\x05aK\x00K\x07s."), "sets items of list"),
+    # nesting and cycles
+    "depth_100": (lambda: _crafted({"x": _nest(99)}), None),
+    "depth_101": (lambda: _crafted({"x": _nest(100)}), "more than 100 deep"),
+    "depth_via_shared": (lambda: _crafted({"x": [(shared := _nest(60)), _nest(40, shared)]}), "more than 100 deep"),
+    "shared_dag": (lambda: _crafted({"x": [(shared := _nest(60)), _nest(38, shared), shared]}), None),
+    "cycle_dict": (lambda: _archive(b"\x80\x02}q\x00" + _u("me") + b"h\x00s."), "contains itself"),
+    "cycle_in_state": (lambda: _crafted({"x": _WithState({"_metadata": _loop()}, a=1)}), "contains itself"),
+    "depth_in_state": (lambda: _crafted(_WithState({"_metadata": _nest(101)}, w=1)), "more than 100 deep"),
+    "state_other": (lambda: _crafted(_WithState({"_metadata": {}, "x": 1}, w=1)), "a state other than torch's"),
+    # the end of the pickle
+    "after_stop": (lambda: _archive(b"\x80\x02}.\x00"), "bytes after the end of its pickle"),
+    "two_objects": (lambda: _archive(b"\x80\x02}K\x01."), "more than one object"),
+    "open_mark": (lambda: _archive(b"\x80\x02(}."), "an unclosed MARK"),
+    "append_past_mark": (lambda: _archive(b"\x80\x02](K\x01a."), "takes more from the pickle's stack"),
+    # metadata
+    "metadata_none": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS, None), _SIX), None),
+    "metadata_empty": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS, {}), _SIX), None),
+    "metadata_empty_ordered": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS, OrderedDict()), _SIX),
+                               None),
+    "metadata_neg": (lambda: _saved({"x": torch._neg_view(torch.arange(3.0))}), "metadata {'neg': True}"),
+    "metadata_false": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS, False), _SIX), "metadata False"),
+    "metadata_list": (lambda: _crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS, []), _SIX), "metadata []"),
+    # tensor arguments the checker refuses too
+    "size_list": (lambda: _crafted(_tensor6(0, [6], [1], False, _EMPTY_HOOKS), _SIX), "in tuples"),
+    "hooks_filled_later": (lambda: _archive(_hooks_filled_later(), {"0": _floats(1, 2)}), "backward hooks"),
+    "ordered_dict_args": (lambda: _archive(b"\x80\x02ccollections\nOrderedDict\n]R."), "not a tuple"),
+    "ordered_dict_pairs": (lambda: _archive(b"\x80\x02ccollections\nOrderedDict\n))\x86R."),
+                           "calls OrderedDict with arguments"),
+    # the gather bound: one float32 (4 bytes) of storage allows 2^20 + 16 elements in all
+    "gather_at_bound": (lambda: _gather_case(_GATHER), None),
+    "gather_over_bound": (lambda: _gather_case(_GATHER + 1), "gather more than 2^20 + 4 x"),
+    "gather_over_in_all": (lambda: _gather_case(_GATHER // 2, _GATHER // 2 + 1), "gather more than 2^20 + 4 x"),
+    # the inflation bound, against the zip directory before decompressing
+    "inflation_one_member": (lambda: _inflation_case(total=False), "beyond the 2^28 + 64 x (file size)"),
+    "inflation_in_all": (lambda: _inflation_case(total=True), "beyond the 2^28 + 64 x (file size)"),
+    # empty tensors: any non-negative offset
+    "empty_offset_torch": (lambda: _saved({"e": torch.zeros(0, 3)[:, 1:], "z": torch.zeros(0)}), None),
+    "empty_offset_crafted": (lambda: _crafted({"e": _Tensor(_Storage(torch.FloatStorage, "e", 0), 7, (0, 3), (3, 1),
+                                                             False, _EMPTY_HOOKS),
+                                               **_tensor6(100, (2, 0), (10 ** 30, 1), False, _EMPTY_HOOKS)},
+                                              {"e": b"", **_SIX}), None),
+    "size_one_huge_stride": (lambda: _crafted(_tensor6(2, (1, 3, 1), (10 ** 30, 1, 5), False, _EMPTY_HOOKS), _SIX),
+                             None),
+    # the zip directory and the members' bytes
+    "encrypted_bookkeeping": (lambda: _patch(_saved({"x": torch.ones(2)}), "archive/version", flag_bits=1),
+                              "is encrypted"),
+    "backslash_name": (lambda: _archive(b"\x80\x02}.", extra=[("archive/data/9\\x", b"")]), "not part of"),
+    "nul_name": (lambda: _archive(b"\x80\x02}.", extra=[("archive/data/9Zx", b"")]).replace(b"/9Zx", b"/9\x00x"),
+                 "not part of"),
+    "overlap": (lambda: _patch(_archive(b"\x80\x02}."), "archive/byteorder", compress_size=40), "overlap"),
+    "local_name": (lambda: _patch(_archive(b"\x80\x02}."), "archive/version", {30: b"A"}), "local header"),
+    "local_method": (lambda: _patch(_archive(b"\x80\x02}."), "archive/version", {8: b"\x08"}), "local header"),
+    "stored_two_sizes": (lambda: _patch(_crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS), _SIX),
+                                        "archive/data/0", compress_size=20), "two sizes"),
+    "deflate_exact": (lambda: _deflated_member(_floats(*range(6)), _deflate(_floats(*range(6)))), None),
+    "deflate_then_junk": (lambda: _deflated_member(_floats(*range(6)), _deflate(_floats(*range(6))) + b"junk"),
+                          "does not inflate to exactly"),
+    "deflate_short": (lambda: _deflated_member(_floats(*range(6)), _deflate(_floats(*range(5)))),
+                      "does not inflate to exactly"),
+    "deflate_crc": (lambda: _deflated_member(_floats(*range(6)), _deflate(_floats(*range(5), 9))),
+                    "fails its CRC check"),
+}
+
+# Files the producer refuses and the checker reads (see test_checker_gaps). The dangerous direction, a file the
+# producer reads and the checker refuses, has no case.
+CHECKER_GAPS = {
+    "proto4_no_frame": (lambda: _archive(b"\x80\x04}."), "protocol 4"),
+    "proto5_no_frame": (lambda: _archive(b"\x80\x05}."), "protocol 5"),
+    "no_proto": (lambda: _archive(b"}."), "does not start with PROTO"),
+    "escaped_global": (_escaped_global, "the global collection\\x73.OrderedDict"),
+    # numpy's limits, not FORMATS.md's: more than 64 dimensions, an empty shape whose other sizes overflow
+    "rank_65": (lambda: _crafted(_tensor6(0, (1,) * 65, (1,) * 65, False, _EMPTY_HOOKS), _SIX), "numpy cannot hold"),
+    "empty_huge": (lambda: _crafted(_tensor6(0, (0, 1 << 62), (1, 1), False, _EMPTY_HOOKS), _SIX), "numpy cannot hold"),
+}
+
+
+@pytest.mark.parametrize("label", list(STRICT_CASES) + list(CHECKER_GAPS))
+def test_strict_rules(tmp_path: Path, label: str) -> None:
+    build, fragment = {**STRICT_CASES, **CHECKER_GAPS}[label]
+    path = tmp_path / f"{label}.pt"
+    path.write_bytes(build())
+    start = time.perf_counter()
+    if fragment is None:
+        assert isinstance(load_torch(path), dict)
+    else:
+        _refused(path, fragment)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_values_at_the_edges(tmp_path: Path) -> None:
+    def read(label: str):
+        path = tmp_path / f"{label}.pt"
+        path.write_bytes(STRICT_CASES[label][0]())
+        return load_torch(path)
+
+    assert list(read("key_edges")) == [(1 << 61) - 2, 2 - (1 << 61), True, None, "", 7]
+    assert read("gather_at_bound")["a"].shape == (_GATHER,) and set(read("gather_at_bound")["a"].tolist()) == {1.5}
+    empty = read("empty_offset_crafted")
+    assert empty["e"].shape == (0, 3) and empty["w"].shape == (2, 0)
+    assert read("size_one_huge_stride")["w"].tolist() == [[[3.0], [4.0], [5.0]]]
+    assert read("deflate_exact")["w"].tolist() == [0, 1, 2, 3, 4, 5]
+    assert read("empty_offset_torch")["e"].shape == (0, 2)
+
+
+def test_only_the_admitted_opcodes_are_dispatched() -> None:
+    from certsym.io import torchfile
+
+    names = {op.code.encode("latin-1")[0]: op.name for op in pickletools.opcodes}
+    assert {names[code] for code in torchfile._Unpickler.dispatch} == torchfile._OPCODES
+    assert "FRAME" not in torchfile._OPCODES and "LONG4" not in torchfile._OPCODES
+
+
+# ---------------------------------------------------------------- the producer against the checker
+
+
+def _agree(ours: object, theirs: object, where: str = "") -> None:
+    """Our tree (numpy leaves) equals the checker's (Tensor leaves): types, key order and every value exactly."""
+    if isinstance(theirs, Tensor):
+        assert isinstance(ours, np.ndarray) and ours.shape == tuple(theirs.shape), where
+        assert ours.dtype == _DTYPES[theirs.code], where
+        for a, b in zip(ours.ravel().tolist(), theirs.flat(), strict=True):
+            _same_number(a, b, where)
+        return
+    assert type(ours) is type(theirs), (where, type(ours), type(theirs))
+    if type(theirs) is dict:
+        assert [(type(k), k) for k in ours] == [(type(k), k) for k in theirs], where
+        for key in theirs:
+            _agree(ours[key], theirs[key], f"{where}/{key!r}")
+    elif type(theirs) in (list, tuple):
+        assert len(ours) == len(theirs), where
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            _agree(a, b, f"{where}[{i}]")
+    else:
+        _same_number(ours, theirs, where)
+
+
+_DTYPES = {"f2": np.float16, "bf16": np.float32, "f4": np.float32, "f8": np.float64, "i1": np.int8, "i2": np.int16,
+           "i4": np.int32, "i8": np.int64, "u1": np.uint8}
+
+
+def _same_number(a: object, b: object, where: str) -> None:
+    assert type(a) is type(b), (where, a, b)
+    if type(a) is float:
+        assert (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b)), where
+    else:
+        assert a == b, (where, a, b)
+
+
+def _verdicts(path: Path, data: bytes) -> tuple[str | None, str | None, object, object]:
+    """(the producer's refusal or None, the checker's or None, and the two trees)."""
+    ours = theirs = ours_error = their_error = None
+    try:
+        ours = load_torch(path)
+    except InputError as exc:
+        ours_error = str(exc)
+        assert ours_error.startswith(f"{path}: ") and "\n" not in ours_error, ours_error
+    try:
+        theirs = read_torch(data)
+    except Reject as exc:
+        their_error = str(exc)
+    return ours_error, their_error, ours, theirs
+
+
+def _cross_check(path: Path, data: bytes) -> bool:
+    """The producer refuses exactly when the checker does (for the tree and for the state dict) and, when both read
+    the file, the trees agree exactly. True when the file is read."""
+    path.write_bytes(data)
+    ours_error, their_error, ours, theirs = _verdicts(path, data)
+    assert (ours_error is None) == (their_error is None), (path.name, ours_error, their_error)
+    if ours_error is None:
+        _agree(ours, theirs)
+        try:
+            read_state_dict(path)
+            ours_sd = True
+        except InputError:
+            ours_sd = False
+        try:
+            state_dict(data)
+            their_sd = True
+        except Reject:
+            their_sd = False
+        assert ours_sd == their_sd, path.name
+    return ours_error is None
+
+
+def _reference_archives() -> dict[str, bytes]:
+    """Valid archives made by torch and by hand, and refusals of the tests above the stricter rules."""
+    base = torch.arange(24, dtype=torch.float32).reshape(4, 6) / 7
+    values = torch.tensor([0.0, -0.0, 1e-45, -3.4e38, float("nan"), float("inf"), 1 / 3], dtype=torch.float64)
+    out = {f"state_{dtype}": _saved(_net_state(dtype)) for dtype in (torch.float32, torch.float16, torch.bfloat16,
+                                                                      torch.float64, torch.int64, torch.int32,
+                                                                      torch.int16, torch.int8, torch.uint8)}
+    out.update({
+        "views": _saved({"t": base.t(), "slice": base[1:, 2:5], "row": base[2], "scalar": base[3, 4], "base": base,
+                         "expanded": base[0, :3].expand(2, 3), "empty": base[:0], "step": base[:, ::2]}),
+        "specials": _saved({str(dtype): values.to(dtype) for dtype in (torch.float16, torch.bfloat16, torch.float32,
+                                                                      torch.float64)}),
+        "scalars": _saved({"bf": torch.tensor(1.5, dtype=torch.bfloat16), "h": torch.tensor(2.5, dtype=torch.float16)}),
+        "checkpoint": _saved({"model": _net_state(torch.float32), "epoch": 3, "lr": 0.1, "meta": [None, True, 1.5,
+                                                                                                 ("a", -7)],
+                              "neg": -2 ** 70, "opt": {"state": {0: {"step": torch.tensor(1.0)}},
+                                                       "param_groups": [{"params": [0, 1], "betas": (0.9, 0.99)}]}}),
+        "list": _saved([torch.ones(2)]),
+        "int_key": _saved({1: torch.ones(2)}),
+        "parameter": _saved({"w": torch.nn.Parameter(torch.ones(2, 2))}),
+        "legacy": _saved({"x": torch.ones(2)}, _use_new_zipfile_serialization=False),
+        "bool_storage": _saved({"x": torch.ones(2, dtype=torch.bool)}),
+        "foreign_global": _archive(b"\x80\x02cos\nsystem\n" + _u("true") + b"\x85R."),
+        "memo_index": _archive(b"\x80\x02Nr" + struct.pack("<I", 0x7FFFFFF0) + b"."),
+        "memo_unwritten": _archive(b"\x80\x02h\x05."),
+        "list_loop": _archive(b"\x80\x02]q\x00h\x00a."),
+        "bare_pickle": pickle.dumps({"a": 1}, 2),
+        "empty_file": b"",
+    })
+    state = _saved(_net_state(torch.float32))
+    with zipfile.ZipFile(io.BytesIO(state)) as z:
+        members = [(info.filename, z.read(info)) for info in z.infolist()]
+    folder = members[0][0].split("/")[0]
+    swapped = [(name, b"big" if name.endswith("/byteorder") else
+                np.frombuffer(data, "<f4").astype(">f4").tobytes() if "/data/" in name else data)
+               for name, data in members]
+    out["big_endian"] = _zip(swapped)
+    out["no_byteorder"] = _zip([m for m in members if not m[0].endswith("/byteorder")])
+    out["extra_member"] = _zip([*members, (f"{folder}/notes.txt", b"hi")])
+    out["two_folders"] = _zip([*members, ("other/version", b"3\n")])
+    out["unreferenced_storage"] = _zip([*members, (f"{folder}/data/99", b"\x00" * 12)])
+    out["storage_too_long"] = _zip([(n, d + bytes(4) if n.endswith("/data/0") else d) for n, d in members])
+    out["byteorder_middle"] = _zip([(n, b"middle" if n.endswith("/byteorder") else d) for n, d in members])
+    out["truncated"] = state[:len(state) // 2]
+    out["claimed_size"] = _patch(state, f"{folder}/data/0", file_size=0xFFFFFFF0)
+    return out
+
+
+def test_producer_and_checker_agree(tmp_path: Path) -> None:
+    cases = {label: build() for label, (build, _) in STRICT_CASES.items()}
+    cases.update(_reference_archives())
+    read = {label: _cross_check(tmp_path / f"{label}.pt", data) for label, data in cases.items()}
+    expected = {label for label, (_, fragment) in STRICT_CASES.items() if fragment is None}
+    assert {label for label in STRICT_CASES if read[label]} == expected
+    assert sum(read.values()) >= 30 and len(read) - sum(read.values()) >= 60
+
+
+def test_checker_gaps(tmp_path: Path) -> None:
+    """The checker reads these files and the producer refuses them: FORMATS.md refuses a PROTO 4 or 5 header without
+    FRAME, a pickle without PROTO, and a GLOBAL whose name the checker un-escapes (pickletools decodes
+    ``collection\\x73`` as ``collections``; Python's unpickler and torch's do not); numpy cannot hold a tensor of
+    more than 64 dimensions, or an empty one of size (0, 2^62). Never the other way round."""
+    for label, (build, fragment) in CHECKER_GAPS.items():
+        path = tmp_path / f"{label}.pt"
+        data = build()
+        path.write_bytes(data)
+        ours_error, their_error, _, _ = _verdicts(path, data)
+        assert ours_error is not None and fragment in ours_error, ours_error
+        assert their_error is None, (label, their_error)  # when the checker is made stricter, move the case up
+
+
+def test_producer_and_checker_agree_on_damaged_files(tmp_path: Path) -> None:
+    """Random damage to data.pkl (re-zipped) and to the raw archive: never does the producer read a file the
+    checker refuses; the checker reads a file the producer refuses only for a pickle protocol other than 2 or 3."""
+    sd = _net_state(torch.float16)
+    state = _saved({"model": sd, "epoch": 3, "names": ["a", "b"], "pair": (1.5, None), 7: True})
+    with zipfile.ZipFile(io.BytesIO(state)) as z:
+        members = [(info.filename, z.read(info)) for info in z.infolist()]
+    pkl = next(data for name, data in members if name.endswith("/data.pkl"))
+    rng = random.Random(20250101)
+    path = tmp_path / "fuzz.pt"
+    outcomes = {"read": 0, "refused": 0, "gap": 0}
+    for trial in range(500):
+        if trial % 2:
+            mutated = bytearray(pkl)
+            for _ in range(rng.randint(1, 3)):
+                mutated[rng.randrange(len(mutated))] = rng.randrange(256)
+            data = _zip([(name, bytes(mutated) if name.endswith("/data.pkl") else body) for name, body in members])
+        else:
+            mutated = bytearray(state)
+            for _ in range(rng.randint(1, 2)):
+                mutated[rng.randrange(len(mutated))] ^= 1 << rng.randrange(8)
+            data = bytes(mutated)
+        path.write_bytes(data)
+        ours_error, their_error, ours, theirs = _verdicts(path, data)
+        if ours_error is None:
+            assert their_error is None, their_error
+            _agree(ours, theirs)
+            outcomes["read"] += 1
+        elif their_error is None:
+            assert "protocol" in ours_error or "does not start with PROTO" in ours_error, ours_error
+            outcomes["gap"] += 1
+        else:
+            outcomes["refused"] += 1
+    assert outcomes["read"] > 20 and outcomes["refused"] > 100, outcomes

@@ -90,8 +90,8 @@ def test_layout_errors(tmp_path: Path, capsys) -> None:
     W1, b1, W2, b2 = _mlp()
     np.savez(tmp_path / "deep.npz", **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)), **{"4.weight": W2})
     assert "3 linear layers" in _error(capsys, ["eval", str(tmp_path / "deep.npz"), "--at", "1,2,3"])
-    np.savez(tmp_path / "nobias.npz", **{"0.weight": W1, "2.weight": W2, "2.bias": b2})
-    assert "missing 0.bias" in _error(capsys, ["eval", str(tmp_path / "nobias.npz"), "--at", "1,2,3"])
+    np.savez(tmp_path / "nobias.npz", **{"0.weight": W1, "2.bias": b2})
+    assert "missing 2.weight" in _error(capsys, ["eval", str(tmp_path / "nobias.npz"), "--at", "1,2,3"])
     _save(tmp_path / "shape.npz", (W1, b1, W2[:, :4], b2))
     assert "mismatched shapes" in _error(capsys, ["eval", str(tmp_path / "shape.npz"), "--at", "1,2,3"])
     np.save(tmp_path / "obj.npy", np.array([object()], dtype=object), allow_pickle=True)
@@ -99,6 +99,9 @@ def test_layout_errors(tmp_path: Path, capsys) -> None:
 
     with zipfile.ZipFile(tmp_path / "pickle.npz", "w") as z:
         z.write(tmp_path / "obj.npy", "0.weight.npy")
+        for key, array in zip(KEYS[1:], (b1, W2, b2), strict=True):
+            with z.open(key + ".npy", "w") as fh:
+                np.lib.format.write_array(fh, array)
     assert "pickled" in _error(capsys, ["eval", str(tmp_path / "pickle.npz"), "--at", "1"])
     W1n = W1.copy()
     W1n[0, 0] = np.nan

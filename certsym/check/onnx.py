@@ -492,7 +492,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             raise Reject(f"ONNX node in domain {_q(node.get('domain', ''))} (only the default domain is allowed)")
         outs = node.get("output", [])
         if len(outs) != 1 or not outs[0]:
-            raise Reject(f"ONNX {node.get('op_type', '')} node with {len(outs)} outputs (the chain needs one)")
+            raise Reject(f"ONNX node {_q(node.get('op_type', ''))} with {len(outs)} outputs (the chain needs one)")
         if outs[0] in defined:
             raise Reject(f"ONNX value {_q(outs[0])} is defined twice")
         defined.add(outs[0])
@@ -515,7 +515,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         node = nodes[index]
         op, ins = node.get("op_type", ""), node.get("input", [])
         if op not in _ATTRIBUTES:
-            raise Reject(f"ONNX {op} node (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity)")
+            raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity)")
         attributes = _attributes(node, opset)
         expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3}[op]
         if len(ins) != expected or (op != "Add" and ins[0] != current):
@@ -571,7 +571,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         raise Reject(f"ONNX graph output {_q(y)} is also used by a node")
     if len(seen) != len(nodes):
         off = next(node.get("op_type", "") for i, node in enumerate(nodes) if i not in seen)
-        raise Reject(f"ONNX {off} node is not on the chain from input to output")
+        raise Reject(f"ONNX node {_q(off)} is not on the chain from input to output")
     used = {name for layer in layers for name in layer[:2]} | set(targets)
     unused = sorted(set(initializers) - used)
     if unused:

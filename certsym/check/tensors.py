@@ -262,62 +262,134 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
     return out, list(header)
 
 
-DEFAULT_NAMES = (("0.weight", "0.bias", "2.weight", "2.bias"), ("A", "b", "M", "c"))
-RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
-         "onnx": ("graph",)}
+LETTERS = ("A", "b", "M", "c")
+LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
+PREFIXES = ("module.", "_orig_mod.")
+_RECORD = {"npz": {"format", "rule", "tensors", "layout"}, "safetensors": {"format", "rule", "tensors", "layout"},
+           "torch": {"format", "rule", "tensors", "layout", "root"}, "onnx": {"format", "rule", "tensors", "external"}}
+_RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
+          "onnx": ("graph",)}
+
+
+def default_names(names: list[str]) -> list[str | None] | None:
+    """docs/FORMATS.md's default rule on a file's tensor names: the four full names it picks (None for an absent
+    bias), or None when it picks nothing."""
+    if len(names) == 4 and set(names) == set(LETTERS):
+        return list(LETTERS)
+    short = list(names)
+    if all(n.startswith(PREFIXES) for n in names):
+        for i, n in enumerate(short):
+            while n.startswith(PREFIXES):
+                n = n[len(PREFIXES[0]) if n.startswith(PREFIXES[0]) else len(PREFIXES[1]):]
+            short[i] = n
+    if len(set(short)) != len(short) or not {LAYERS[0], LAYERS[2]} <= set(short) <= set(LAYERS):
+        return None
+    full = dict(zip(short, names, strict=True))
+    return [full.get(layer) for layer in LAYERS]
+
+
+def _state_dict(node: object) -> bool:
+    return isinstance(node, dict) and bool(node) and all(isinstance(k, str) and isinstance(v, Tensor)
+                                                         for k, v in node.items())
+
+
+def _torch_root(tree: object, root: object, rule: str, names: list) -> dict[str, Tensor]:
+    """The state dict a torch record's root names, re-deriving an automatic root (docs/FORMATS.md, "root")."""
+    if not isinstance(root, dict) or set(root) != {"path", "rule"} or root["rule"] not in ("auto", "state-key") \
+            or not isinstance(root["path"], list) or not all(isinstance(k, str) for k in root["path"]):
+        raise Reject("model.root must be {path: [keys], rule: auto|state-key}")
+    if root["rule"] == "auto":
+        if _state_dict(tree):
+            path = []
+        else:
+            def holds(sd: dict) -> bool:
+                return default_names(list(sd)) is not None if rule == "default" else \
+                    all(n in sd for n in names if n is not None)
+
+            found = [k for k, v in tree.items() if isinstance(k, str) and _state_dict(v) and holds(v)] \
+                if isinstance(tree, dict) else []
+            if len(found) != 1:
+                raise Reject(f"the automatic root is not unique ({len(found)} entries hold the layers)")
+            path = found
+        if root["path"] != path:
+            raise Reject(f"the automatic root is {path}, the certificate names {root['path']}")
+    node = tree
+    for key in root["path"]:
+        if not isinstance(node, dict) or key not in node:
+            raise Reject(f"the checkpoint has no entry {key[:60]!r} on the root path")
+        node = node[key]
+    if not _state_dict(node):
+        raise Reject("the root is not a map of names to tensors")
+    return node
+
+
+def _transposed(t: Tensor) -> Tensor:
+    """The transpose of a 2-D tensor: the same values, read in the other order."""
+    if len(t.shape) != 2:
+        raise Reject(f"a weight of shape {t.shape} is not 2-D")
+    return Tensor((t.shape[1], t.shape[0]), t.values, not t.fortran, t.code)
 
 
 def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]:
     """The tensors W1, b1, W2, b2 of an input file, chosen by the certificate's "model" record under
     docs/FORMATS.md's selection rule, checked against shape (m, n, k); and a line saying what was bound.
-    ``file`` has ``data`` (bytes) and ``sibling(location)`` (bytes of a file next to it, for ONNX external data)."""
-    where_keys = {"format", "rule", "tensors"} | ({"external"} if isinstance(model, dict) and "external" in model
-                                                    else set())
-    if not isinstance(model, dict) or set(model) != where_keys or model["format"] not in RULES \
-            or model["rule"] not in RULES[model["format"]]:
-        raise Reject("model must be {format: npz|safetensors|torch|onnx, rule: default|keys (graph for onnx), "
-                     "tensors: [W1, b1, W2, b2]} (external for onnx)")
-    names = model["tensors"]
-    if not isinstance(names, list) or len(names) != 4 or not all(isinstance(t, str) for t in names) \
-            or len(set(names)) != 4:
-        raise Reject("model.tensors must be four distinct names")
-    fmt, rule = model["format"], model["rule"]
-    external = model.get("external")
-    if (fmt == "onnx") != (external is not None):
-        raise Reject("model.external belongs to ONNX records (and they need it)")
+    ``file`` has ``data`` (bytes) and ``sibling(location)`` (bytes of a file next to it, for ONNX external data).
+    An absent bias is the zero vector."""
+    fmt = model.get("format") if isinstance(model, dict) else None
+    if fmt not in _RECORD or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
+        raise Reject("model must be {format, rule, tensors, layout} (+ root for torch; {format, rule: graph, "
+                     "tensors, external} for onnx) with a rule of its format")
+    names, rule = model["tensors"], model["rule"]
+    well_formed = isinstance(names, list) and len(names) == 4 and all(
+        isinstance(t, str) or (t is None and i in (1, 3) and fmt != "onnx") for i, t in enumerate(names))
+    if not well_formed or len({t for t in names if t is not None}) != sum(t is not None for t in names):
+        raise Reject("model.tensors must be four distinct names (a bias may be null)")
+    layout = model.get("layout", "out-in")
+    if layout not in ("out-in", "in-out"):
+        raise Reject("model.layout must be out-in or in-out")
+    where = extra = ""
     if fmt == "onnx":
         from certsym.check.onnx import read_onnx
 
         tensors, found, locations = read_onnx(file.data, file.sibling)
         hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in locations]
-        if found != names or external != hashes:
+        if found != names or model["external"] != hashes:
             raise Reject("the graph's initializers or external data files are not the ones the certificate names")
         named = dict(zip(names, tensors, strict=True))
+        extra = "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
     else:
         if fmt == "torch":
-            from certsym.check.torchzip import state_dict
+            from certsym.check.torchzip import read_torch
 
-            named = state_dict(file.data)
+            named = _torch_root(read_torch(file.data), model["root"], rule, names)
             present = list(named)
+            path = ".".join(model["root"]["path"])
+            where = f" at {path!r} ({model['root']['rule']})" if path else ""
         else:
-            named, present = read_tensors(file.data, fmt, set(names) if rule == "keys" else None)
-        if rule == "default":
-            choice = next((d for d in DEFAULT_NAMES if set(present) == set(d)), None)
-            if choice is None:
-                raise Reject(f"the file's tensors {sorted(present)[:8]} are not exactly one default set "
-                             "(0.weight, 0.bias, 2.weight, 2.bias or A, b, M, c): the rule 'default' picks nothing")
-            if list(choice) != names:
-                raise Reject(f"the rule 'default' picks {list(choice)}, the certificate names {names}")
+            present = read_tensors(file.data, fmt, set())[1]
+        if rule == "default" and default_names(present) != names:
+            raise Reject(f"the rule 'default' picks {default_names(present)} in this file, the certificate names "
+                         f"{names}" if default_names(present) is not None else
+                         f"the file's tensors {sorted(present)[:8]} are not exactly one default set (0.weight, "
+                         "2.weight and their biases, or A, b, M, c): the rule 'default' picks nothing")
+        if fmt != "torch":
+            named = read_tensors(file.data, fmt, {t for t in names if t is not None})[0]
     m, n, k = shape
     out = []
-    for name, want in zip(names, ((n, m), (n,), (k, n), (k,)), strict=True):
-        if name not in named or named[name].shape != want:
-            raise Reject(f"tensor {name!r} is missing or does not have the shape {want}")
-        out.append(named[name])
-    shapes = ", ".join(f"{name} {'x'.join(map(str, t.shape))}" for name, t in zip(names, out, strict=True))
-    bound = f"{fmt} {rule}: {shapes}" + "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}"
-                                                 for e in external or [])
-    return out, bound
+    for i, (name, want) in enumerate(zip(names, ((n, m), (n,), (k, n), (k,)), strict=True)):
+        if name is None:
+            out.append(Tensor(want, [0] * want[0], False, out[-1].code))
+            continue
+        if name not in named:
+            raise Reject(f"tensor {name!r} is missing")
+        t = _transposed(named[name]) if layout == "in-out" and i in (0, 2) else named[name]
+        if t.shape != want:
+            raise Reject(f"tensor {name!r} does not have the shape {want}")
+        out.append(t)
+    shapes = ", ".join(f"{name} {'x'.join(map(str, t.shape))}" if name is not None else "no bias (read as 0)"
+                       for name, t in zip(names, out, strict=True))
+    layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
+    return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}"
 
 
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:

@@ -48,7 +48,8 @@ def _emit_json(data) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     point = parse_point(args.at, args.max_digits)
-    (net,), x = load_networks([args.params], extra_values=point, max_digits=args.max_digits, keys=_keys(args))
+    (net,), x = load_networks([args.params], extra_values=point, max_digits=args.max_digits,
+                              keys=_selections(args, 1))
     values = net.evaluate(x)
     strings = [net.field.pretty(v) for v in values]
     if args.json:
@@ -60,18 +61,27 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _keys(args: argparse.Namespace) -> list[str] | None:
-    keys = args.keys.split(",") if args.keys else None
-    if keys is not None and len(keys) != 4:
-        raise InputError("--keys expects four tensor names: W1,b1,W2,b2 (e.g. 0.weight,0.bias,2.weight,2.bias)")
-    return keys
+def _selections(args: argparse.Namespace, count: int) -> list:
+    """How the tensors of each of ``count`` input files are chosen: --keys (before or after the command),
+    --keys1/--keys2 per file, --layout and --state-key (docs/FORMATS.md, "the selection rule")."""
+    from certsym.io.models import Selection, parse_keys
+
+    shared = getattr(args, "sub_keys", None) or args.keys
+    own = [getattr(args, "keys1", None), getattr(args, "keys2", None)]
+    state_key = getattr(args, "state_key", None)
+    out = []
+    for i in range(count):
+        keys = (own[i] if i < 2 else None) or shared
+        out.append(Selection(keys=parse_keys(keys) if keys else None, layout=getattr(args, "layout", "out-in"),
+                             state_key=tuple(state_key.split(".")) if state_key else None))
+    return out
 
 
 def _load(args: argparse.Namespace, paths: Sequence[str]):
     """Networks over one common field, and the input records (name, SHA-256, atoms) for certificates."""
     from certsym.certificate import InputRecord
 
-    loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_keys(args))
+    loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_selections(args, len(paths)))
     records = [InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded]
     return [item.network for item in loaded], records
 
@@ -137,7 +147,7 @@ def _fast_equiv(args: argparse.Namespace) -> int | None:
     paths = [args.params1, args.params2]
     if args.path == "general" or not all(is_model_file(p) for p in paths):
         return None
-    loaded = [read_arrays(p, _keys(args)) for p in paths]
+    loaded = [read_arrays(p, sel) for p, sel in zip(paths, _selections(args, 2), strict=True)]
     nets = [DyadicNetwork.from_arrays(*arrays) for arrays, _ in loaded]
     if None in nets or (nets[0].m, nets[0].k) != (nets[1].m, nets[1].k):
         return None
@@ -391,7 +401,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     from certsym.io.audit import Job, audit
 
-    job = Job(tuple(_keys(args)) if args.keys else None, args.max_digits)
+    job = Job(_selections(args, 1)[0], args.max_digits)
     total = len(args.paths) * (2 if args.cert_dir else 1)
     console = Console(stderr=True)
     with Progress(console=console, transient=True, disable=total < 50) as progress:
@@ -612,11 +622,27 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
         p.add_argument("--cert", metavar="OUT", help=cert)
     if json_flag:
         p.add_argument("--json", action="store_true", help="machine-readable output")
+    if params or name == "audit":
+        _selection_options(p, two=params == "params1")
     if max_search:
         p.add_argument("--max-search", type=int, default=_MAX_SEARCH, metavar="N",
                        help=f"refuse zero-factor searches over N candidates (default {_MAX_SEARCH})")
     p.set_defaults(func=func)
     return p
+
+
+def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
+    """The options that choose the tensors of model files (docs/FORMATS.md, "the selection rule")."""
+    p.add_argument("--keys", dest="sub_keys", metavar="W1,b1,W2,b2",
+                   help="tensor names in model files ('-' for an absent bias); default: the file holds exactly "
+                        "0.weight, 0.bias, 2.weight, 2.bias (module./_orig_mod. prefixes allowed) or A, b, M, c")
+    if two:
+        p.add_argument("--keys1", metavar="W1,b1,W2,b2", help="tensor names in the first file only")
+        p.add_argument("--keys2", metavar="W1,b1,W2,b2", help="tensor names in the second file only")
+    p.add_argument("--layout", choices=("out-in", "in-out"), default="out-in",
+                   help="how weights are stored: out-in (torch, default) or in-out (Flax and Keras kernels)")
+    p.add_argument("--state-key", metavar="PATH", help="where the state dict lies in a torch checkpoint, keys joined "
+                   "by '.' (e.g. model or state_dict); default: found when exactly one entry holds the layers")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,7 +19,7 @@ from certsym.errors import InputError
 
 @dataclass(frozen=True)
 class Job:
-    keys: tuple[str, ...] | None
+    keys: object  # a certsym.io.models.Selection
     max_digits: int
 
 

@@ -20,6 +20,7 @@ import re
 import struct
 import zipfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,8 +38,9 @@ _SAFE = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1", "I16": "<i2", "I3
 
 
 def is_model_file(path: str | os.PathLike) -> bool:
-    """True for the suffixes of docs/FORMATS.md: .npz, .safetensors, .pt/.pth/.bin/.ckpt and .onnx."""
-    return Path(path).suffix.lower() in SUFFIXES
+    """True for a model file by its content (``detect_format``), or by one of the suffixes of docs/FORMATS.md
+    when it cannot be read (the reader then says why)."""
+    return detect_format(path) is not None or Path(path).suffix.lower() in SUFFIXES
 
 
 def bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
@@ -70,8 +72,9 @@ def _check_dtype(dtype: np.dtype, where: str) -> None:
         raise InputError(f"{where}: unsupported element type {dtype} (certsym reads float16/32/64, int8-64, uint8)")
 
 
-def _npz(path: Path, wanted: set[str] | None) -> tuple[dict, list[str]]:
-    """docs/FORMATS.md, npz: every member NAME.npy, names distinct, exact sizes; only ``wanted`` members read."""
+def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
+    """docs/FORMATS.md, npz: every member NAME.npy, names distinct, exact sizes; only the ``wanted`` members are
+    read (a set of names, None for all, or a function of the list of names giving that set)."""
     with zipfile.ZipFile(path) as z:
         members = z.namelist()
         if len(set(members)) != len(members):
@@ -81,6 +84,8 @@ def _npz(path: Path, wanted: set[str] | None) -> tuple[dict, list[str]]:
             raise InputError(f"{path}: the member {odd!r} does not end in .npy (numpy would read it under the name "
                              "of another tensor); certsym refuses the archive")
         names = [name[:-4] for name in members]
+        if callable(wanted):
+            wanted = wanted(names)
         chosen = [(member, name) for member, name in zip(members, names, strict=True)
                   if wanted is None or name in wanted]
         inflated = sum(z.getinfo(member).file_size for member, _ in chosen)
@@ -157,69 +162,223 @@ def _safetensors(path: Path) -> tuple[dict, list[str]]:
     return out, list(header)
 
 
-def _named_tensors(path: Path, fmt: str, wanted: set[str] | None) -> tuple[dict, list[str]]:
-    """({name: array} holding at least the ``wanted`` tensors, every tensor name) of a tensor-map file."""
-    if fmt == "npz":
-        return _npz(path, wanted)
-    if fmt == "safetensors":
-        return _safetensors(path)
-    from certsym.io.torchfile import read_state_dict
+@dataclass(frozen=True)
+class Selection:
+    """How the four tensors of a tensor-map file are chosen (docs/FORMATS.md, "the selection rule"): ``keys``
+    (W1, b1, W2, b2; a bias may be None) or the default rule; ``layout`` "out-in" (torch) or "in-out" (Flax,
+    Keras); ``state_key``, the path to the state dict inside a torch checkpoint (None: found by the rule)."""
 
-    tensors = read_state_dict(path)
-    return tensors, list(tensors)
+    keys: tuple[str | None, ...] | None = None
+    layout: str = "out-in"
+    state_key: tuple[str, ...] | None = None
+
+    @classmethod
+    def of(cls, value: Selection | Sequence[str | None] | None) -> Selection:
+        """A Selection from a Selection, four tensor names, or None (the default rule)."""
+        if value is None or isinstance(value, Selection):
+            return value or cls()
+        return cls(keys=parse_keys(value))
 
 
-def _select(path: Path, tensors: dict, present: list[str], keys: Sequence[str] | None) -> tuple[list, str]:
-    """The four names the selection rule picks ("keys" when given, else "default"), or a one-line error."""
-    if keys:
-        missing = [k for k in keys if k not in tensors]
-        if missing:
-            raise InputError(f"{path}: missing {', '.join(missing)} (found {', '.join(sorted(present)) or 'nothing'})")
-        return list(keys), "keys"
-    choice = next((ks for ks in (TORCH_KEYS, LETTER_KEYS) if set(present) == set(ks)), None)
-    if choice is not None:
-        return list(choice), "default"
-    layers = sorted({m.group(1) for k in present if (m := re.match(r"(\d+)\.weight$", k))}, key=int)
+def parse_keys(value: str | Sequence[str | None]) -> tuple[str | None, ...]:
+    """Four tensor names W1,b1,W2,b2 from "W1,b1,W2,b2" (spaces around names ignored) or a sequence; a bias
+    written "-" (or None) is absent and read as 0."""
+    names = [x.strip() if isinstance(x, str) else x for x in (value.split(",") if isinstance(value, str) else value)]
+    if len(names) != 4 or not names[0] or not names[2] or any(x == "" for x in names):
+        raise InputError("--keys expects four tensor names W1,b1,W2,b2 (a bias may be '-' for none), e.g. "
+                         "0.weight,0.bias,2.weight,2.bias")
+    out = tuple(None if x in ("-", None) else x for x in names)
+    if out[0] is None or out[2] is None:
+        raise InputError("--keys: the weights W1 and W2 must be named ('-' is for an absent bias)")
+    return out
+
+
+_PREFIXES = ("module.", "_orig_mod.")
+_LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
+
+
+def _strip(name: str) -> str:
+    while name.startswith(_PREFIXES):
+        name = name[len(next(p for p in _PREFIXES if name.startswith(p))):]
+    return name
+
+
+def default_choice(names: Sequence[str]) -> list[str | None] | None:
+    """The default rule (docs/FORMATS.md): with the prefixes module. and _orig_mod. removed from every name
+    (when every name has one), exactly 0.weight and 2.weight with optional 0.bias and 2.bias, or exactly
+    A, b, M, c. Returns the full names picked, None for an absent bias; None when the rule picks nothing."""
+    if set(names) == set(LETTER_KEYS) and len(names) == 4:
+        return list(LETTER_KEYS)
+    stripped = {_strip(n): n for n in names} if all(n.startswith(_PREFIXES) for n in names) else {n: n for n in names}
+    if len(stripped) != len(names) or not {"0.weight", "2.weight"} <= set(stripped) <= set(_LAYERS):
+        return None
+    return [stripped.get(layer) for layer in _LAYERS]
+
+
+def _is_state_dict(obj: object) -> bool:
+    return isinstance(obj, dict) and bool(obj) and all(isinstance(k, str) and isinstance(v, np.ndarray)
+                                                       for k, v in obj.items())
+
+
+def _root(path: Path, tree: object, selection: Selection) -> tuple[dict, dict]:
+    """The state dict inside a torch checkpoint and its record {"path", "rule"} (docs/FORMATS.md, "root")."""
+    if selection.state_key is not None:
+        node = tree
+        for key in selection.state_key:
+            if not isinstance(node, dict) or key not in node:
+                found = f" (found {', '.join(map(str, list(node)[:8]))})" if isinstance(node, dict) else ""
+                raise InputError(f"{path}: --state-key {'.'.join(selection.state_key)}: no entry {key!r}{found}")
+            node = node[key]
+        if not _is_state_dict(node):
+            raise InputError(f"{path}: --state-key {'.'.join(selection.state_key)} is not a map of names to tensors")
+        return node, {"path": list(selection.state_key), "rule": "state-key"}
+    if _is_state_dict(tree):
+        return tree, {"path": [], "rule": "auto"}
+    if not isinstance(tree, dict):
+        raise InputError(f"{path}: the file holds a {type(tree).__name__}, not a state dict")
+
+    def holds_layers(sd: dict) -> bool:
+        return default_choice(list(sd)) is not None if selection.keys is None else \
+            all(k in sd for k in selection.keys if k is not None)
+
+    found = [key for key, value in tree.items() if isinstance(key, str) and _is_state_dict(value)
+             and holds_layers(value)]
+    if len(found) != 1:
+        what = "no entry" if not found else f"{len(found)} entries ({', '.join(found)})"
+        raise InputError(f"{path}: a checkpoint with {what} holding the layers (top-level keys: "
+                         f"{', '.join(map(str, list(tree)[:8]))}); choose one with --state-key")
+    return tree[found[0]], {"path": [found[0]], "rule": "auto"}
+
+
+def _kind(name: str) -> str:
+    """The layer kind a tensor name suggests, for error messages."""
+    low = name.lower()
+    for word, kind in (("running_mean", "BatchNorm"), ("running_var", "BatchNorm"), ("num_batches", "BatchNorm"),
+                       ("bn", "BatchNorm"), ("norm", "normalization"), ("conv", "Conv"), ("embed", "Embedding")):
+        if word in low:
+            return kind
+    return ""
+
+
+def _explain(path: Path, present: list[str]) -> InputError:
+    """Why the default rule picked nothing, naming what the file holds."""
+    stripped = sorted({_strip(n) for n in present})
+    layers = sorted({m.group(1) for k in stripped if (m := re.match(r"(\d+)\.weight$", k))}, key=int)
+    kinds = sorted({k for k in map(_kind, present) if k})
+    if kinds:
+        named = ", ".join(n for n in present if _kind(n))[:200]
+        return InputError(f"{path}: found {' and '.join(kinds)} tensors ({named}); certsym reads Linear, ReLU, Linear "
+                          "only")
     if len(layers) > 2:
-        raise InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}); "
-                         "certsym handles one hidden layer")
-    known = next((ks for ks in (TORCH_KEYS, LETTER_KEYS) if set(ks) <= set(present)), None)
-    if known is not None:
-        extra = sorted(set(present) - set(known))
-        raise InputError(f"{path}: found extra tensors ({', '.join(extra)}) besides {', '.join(known)}; certsym reads "
-                         "one hidden layer (Linear, ReLU, Linear); choose the four tensors with --keys")
-    missing = [k for k in TORCH_KEYS if k not in present]
-    raise InputError(f"{path}: missing {', '.join(missing)} (found {', '.join(sorted(present)) or 'nothing'}); "
-                     "set the tensor names with --keys W1,b1,W2,b2")
+        return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}); "
+                          "certsym handles one hidden layer")
+    if {"0.weight", "2.weight"} <= set(stripped):
+        extra = sorted(set(stripped) - set(_LAYERS))
+        return InputError(f"{path}: found extra tensors ({', '.join(extra)[:200]}) besides the layers; certsym reads "
+                          "one hidden layer (Linear, ReLU, Linear); choose the four tensors with --keys")
+    missing = [k for k in ("0.weight", "2.weight") if k not in stripped]
+    return InputError(f"{path}: missing {', '.join(missing)} (found {', '.join(sorted(present))[:300] or 'nothing'}); "
+                      "set the tensor names with --keys W1,b1,W2,b2")
 
 
-def read_arrays(path: str | os.PathLike, keys: Sequence[str] | None = None) -> tuple[list, dict]:
-    """The four tensors (W1, b1, W2, b2) as numpy arrays, layout-checked, with the "model" record that
-    certificates carry: {"format", "rule", "tensors"} (and "external" for ONNX). Cost: reading the file."""
+def detect_format(path: str | os.PathLike) -> str | None:
+    """The model format of a file by its content (docs/FORMATS.md): a zip archive holding data.pkl is torch, other
+    zip archives npz; a little-endian header length followed by "{" is safetensors; a .onnx file is ONNX.
+    None for anything else (a JSON parameter file, for instance). Cost: reading a few bytes (and a zip directory)."""
     path = Path(path)
-    fmt = FORMATS.get(path.suffix.lower())
+    head = b""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(9)
+            size = fh.seek(0, 2)
+        if head[:4] == b"PK\x03\x04":
+            with zipfile.ZipFile(path) as z:
+                return "torch" if any(n.endswith("/data.pkl") for n in z.namelist()) else "npz"
+        if len(head) == 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] <= size - 8:
+            return "safetensors"
+    except (OSError, zipfile.BadZipFile):
+        pass
+    suffix = FORMATS.get(path.suffix.lower())
+    if suffix == "onnx":
+        return "onnx"
+    if head[:2] == b"\x80\x02" and suffix == "torch":
+        return "torch"  # the legacy format: refused with its own message by the reader
+    return None
+
+
+def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict | None]:
+    """(name → array) of a tensor-map file (the state dict of a torch checkpoint) and, for torch, its root."""
+    if fmt == "npz":
+        if selection.keys is None:
+            def wanted(names: list[str]) -> set[str]:
+                return {k for k in default_choice(names) or () if k is not None}
+        else:
+            wanted = {k for k in selection.keys if k is not None}
+        tensors, names = _npz(path, wanted)
+        return {name: tensors.get(name) for name in names}, None
+    if fmt == "safetensors":
+        return _safetensors(path)[0], None
+    if selection.state_key is not None and fmt != "torch":
+        raise InputError(f"{path}: --state-key applies to torch checkpoints only")
+    from certsym.io.torchfile import load_torch
+
+    return _root(path, load_torch(path), selection)
+
+
+def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None) -> tuple[list, dict]:
+    """The four tensors (W1, b1, W2, b2) as numpy arrays, layout-checked, with the "model" record that
+    certificates carry: {"format", "rule", "tensors", "layout"} (and "root" for torch, "external" for ONNX).
+    An absent bias is read as zeros. Cost: reading the file."""
+    path = Path(path)
+    selection = Selection.of(keys)
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    fmt = detect_format(path)
     if fmt is None:
-        raise InputError(f"{path}: unknown model format")
+        raise InputError(f"{path}: not a model file certsym reads (npz, safetensors, torch zip archive .pt/.pth/.bin/"
+                         ".ckpt, ONNX .onnx) nor a JSON parameter file")
     try:
         if fmt == "onnx":
-            if keys:
-                raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys does not apply")
+            if selection != Selection():
+                raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
+                                 "--state-key do not apply")
             from certsym.io.onnxfile import read_onnx
 
             arrays, names, external = read_onnx(path)
             record = {"format": fmt, "rule": "graph", "tensors": list(names),
                       "external": [{"location": loc, "sha256": digest} for loc, digest in external]}
         else:
-            tensors, present = _named_tensors(path, fmt, set(keys or TORCH_KEYS + LETTER_KEYS))
-            names, rule = _select(path, tensors, present, keys)
-            arrays = [tensors[k] for k in names]
-            record = {"format": fmt, "rule": rule, "tensors": names}
+            tensors, root = _tensor_map(path, fmt, selection)
+            if selection.keys is not None:
+                missing = [k for k in selection.keys if k is not None and k not in tensors]
+                if missing:
+                    raise InputError(f"{path}: missing {', '.join(missing)} (found "
+                                     f"{', '.join(sorted(tensors))[:300] or 'nothing'})")
+                names, rule = list(selection.keys), "keys"
+            else:
+                names, rule = default_choice(list(tensors)), "default"
+                if names is None:
+                    raise _explain(path, list(tensors))
+            record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout}
+            if fmt == "torch":
+                record["root"] = root
+            arrays = [None if name is None else tensors[name] for name in names]
             for name, array in zip(names, arrays, strict=True):
-                _check_dtype(array.dtype, f"{path}: tensor {name!r}")
+                if array is not None:
+                    _check_dtype(array.dtype, f"{path}: tensor {name!r}")
+                    if array.dtype.kind == "f" and not np.isfinite(array).all():
+                        raise InputError(f"{path}: tensor {name!r} holds a NaN or infinite weight")
+                    if array.ndim != (2 if name in (names[0], names[2]) else 1):
+                        kind = f" ({_kind(name)} layer)" if _kind(name) else ""
+                        raise InputError(f"{path}: tensor {name!r} has shape {tuple(array.shape)}{kind}; a Linear "
+                                         "weight is 2-D, a bias 1-D")
+            if selection.layout == "in-out":
+                arrays[0], arrays[2] = arrays[0].T, arrays[2].T
+            for i in (1, 3):  # an absent bias is 0, in the weight's type
+                if arrays[i] is None:
+                    arrays[i] = np.zeros(arrays[i - 1].shape[0], dtype=arrays[i - 1].dtype)
     except InputError:
         raise
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
     except zipfile.BadZipFile:
         raise InputError(f"{path}: not a zip archive") from None
     except Exception as exc:  # corrupt files raise many types; report them in one line
@@ -227,12 +386,14 @@ def read_arrays(path: str | os.PathLike, keys: Sequence[str] | None = None) -> t
     shapes = [a.shape for a in arrays]
     if len(shapes[0]) != 2 or len(shapes[2]) != 2 or len(shapes[1]) != 1 or len(shapes[3]) != 1 \
             or shapes[1][0] != shapes[0][0] or shapes[2][1] != shapes[0][0] or shapes[3][0] != shapes[2][0]:
+        hint = " (Flax and Keras store kernels inputs x outputs: try --layout in-out)" \
+            if len(shapes[0]) == 2 and len(shapes[2]) == 2 and shapes[0][1] == shapes[2][0] else ""
         raise InputError(f"{path}: mismatched shapes {[tuple(s) for s in shapes]} for (W1, b1, W2, b2); expected "
-                         "(n, m), (n,), (k, n), (k,)")
+                         f"(n, m), (n,), (k, n), (k,){hint}")
     return arrays, record
 
 
-def read_model(path: str | os.PathLike, keys: Sequence[str] | None = None) -> dict:
+def read_model(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None) -> dict:
     """The four tensors as exact nested lists: {"A": n×m, "b": n, "M": k×n, "c": k}, with "m" and
     "model" (see ``read_arrays``)."""
     (W1, b1, W2, b2), model = read_arrays(path, keys)

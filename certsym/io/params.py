@@ -154,7 +154,7 @@ class _RawNetwork:
                 for i, row in enumerate(_vector(rows, f"{self.source}: {name}"))]
 
     @classmethod
-    def from_model(cls, path: str, keys: Sequence[str] | None) -> _RawNetwork:
+    def from_model(cls, path: str, keys: Any) -> _RawNetwork:
         """A model file (npz, safetensors, torch, onnx): exact dyadic values, no atoms."""
         from certsym.io.models import read_model
 
@@ -212,22 +212,25 @@ def load_inputs(
     extra_values: Sequence[Any] = (),
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
-    keys: Sequence[str] | None = None,
+    keys: Any = None,
 ) -> tuple[list[LoadedInput], list[Scalar]]:
     """Read parameter files into networks over ONE common field.
 
     ``extra_values`` (already parsed numbers, e.g. the coordinates of an evaluation point) join
     the same field and come back converted. ``texts`` replaces reading ``sources`` from disk (the
-    SHA-256 is then that of the UTF-8 text). Model files (.npz, .safetensors, .pt/.pth, .onnx) are read
-    by ``certsym.io.models`` with tensor names ``keys``. Cost: linear in the file sizes, plus one
+    SHA-256 is then that of the UTF-8 text). Model files (docs/FORMATS.md) are read by
+    ``certsym.io.models`` with ``keys``: one selection (a ``Selection`` or four tensor names) for all, or a list
+    of ``Selection``, one per source. Cost: linear in the file sizes, plus one
     primitive-element computation if any entry is irrational.
     """
     from certsym.io.models import is_model_file
 
+    per_source = isinstance(keys, list | tuple) and bool(keys) and not isinstance(keys[0], str | type(None))
+    selections = list(keys) if per_source else [keys] * len(sources)
     raws, digests = [], []
     for i, src in enumerate(sources):
         if texts is None and is_model_file(src):
-            raws.append(_RawNetwork.from_model(str(src), keys))
+            raws.append(_RawNetwork.from_model(str(src), selections[i]))
             digests.append(file_digest(src))
             continue
         if texts is None:
@@ -266,7 +269,7 @@ def load_networks(
     extra_values: Sequence[Any] = (),
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
-    keys: Sequence[str] | None = None,
+    keys: Any = None,
 ) -> tuple[list[Network], list[Scalar]]:
     """``load_inputs`` without the file records: the networks and the converted extra values."""
     loaded, extra = load_inputs(sources, extra_values, max_digits, texts, keys)

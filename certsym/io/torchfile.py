@@ -1,23 +1,41 @@
 """torch.save zip archives read without torch: the producer's reader of docs/FORMATS.md, section "torch".
 
 An archive is a zip whose members all lie in one folder P: ``P/data.pkl`` (a pickle), the storages
-``P/data/<key>`` and a few bookkeeping members. The pickle is never executed: it is read by a
-``pickle.Unpickler`` whose ``find_class`` returns stand-ins for exactly the globals FORMATS.md admits
-(``collections.OrderedDict``, ``torch._utils._rebuild_tensor_v2`` and nine storage classes) and refuses
-every other global, so no code of the file's choosing runs and torch is never imported. A persistent id
-``('storage', type, key, location, numel)`` becomes the numel elements of ``P/data/<key>`` (its size in the
-zip directory must be numel × itemsize, checked before a byte is decompressed), in the byte order that
+``P/data/<key>`` and a few bookkeeping members, each named once (no NUL or backslash in a name), stored or
+deflated, not encrypted, at the place its local header says and overlapping no other member. Members are read
+from the file by this module (not by ``zipfile``'s reader, whose checks differ): a stored member is exactly its
+declared size, a deflated one inflates to exactly its declared size with nothing after the deflate stream, and
+every member passes its CRC check.
+
+The pickle is never executed. It must be protocol 2 or 3: it starts with PROTO 2 or 3, ends exactly at its STOP
+with one object on the stack, and uses only the opcodes a protocol-2/3 pickle of plain values needs (listed in
+``_OPCODES``; no FRAME or other protocol-4/5 opcode, no bytes, sets, NEWOBJ, EXT, text opcodes, DUP or POP) and
+at most 2^22 memo entries. It is then run by Python's own pure-Python unpickling machine (``pickle._Unpickler``)
+with a dispatch table holding only those opcodes, in which ``find_class`` returns stand-ins for exactly the
+globals FORMATS.md admits (``collections.OrderedDict``, ``torch._utils._rebuild_tensor_v2`` and nine storage
+classes) and REDUCE calls nothing but ``OrderedDict()`` and ``_rebuild_tensor_v2(...)`` through them, so no code
+of the file's choosing runs and torch is never imported. SETITEM(S) accept only dict targets and keys that are
+str, int with |k| < 2^61 - 1, bool or None, each set once per dict (``1`` then ``True`` is a key set twice);
+BUILD accepts only an OrderedDict's ``{'_metadata': ...}``, which is checked and dropped.
+
+A persistent id ``('storage', type, key, location, numel)`` becomes the numel elements of ``P/data/<key>`` (its
+size in the zip directory must be numel × itemsize, checked before a byte is decompressed), in the byte order that
 ``P/byteorder`` names (absent: little). ``_rebuild_tensor_v2`` becomes a numpy array: the strided view of the
-storage, after checking that its largest index lies inside it, copied to C order and native byte order;
-bfloat16 becomes float32 holding the same values. The result is a tree of dicts (an OrderedDict as a dict,
-key order kept), lists, tuples, str, int, float, bool, None and arrays; anything else refuses the file.
+storage (offset, sizes and strides non-negative ints in tuples, its largest index inside the storage unless the
+tensor is empty; ``backward_hooks`` an OrderedDict still empty when the pickle ends, ``metadata`` absent, None or
+empty), copied to C order and native byte order; bfloat16 becomes float32 holding the same values. The result is a
+tree (no cycles, containers nested at most 100 deep) of dicts (an OrderedDict as a dict, key order kept), lists,
+tuples, str, int, float, bool, None and arrays; anything else refuses the file.
+
+Bounds, checked before the work they bound: the members read inflate to at most 2^28 + 64 × (the file's size)
+bytes, compared with the zip directory before decompressing; the tensors gather at most 2^20 + 4 × (the storage
+bytes read so far) elements in all.
 
 Every refusal is an ``InputError`` whose one-line message starts with the path; no other exception escapes.
 
-Cost: time linear in the bytes of data.pkl and of the storages the pickle names, plus the elements of the
-tensors built. Memory: those storages, plus one C-order copy of each tensor (a tensor whose strides repeat
-elements, e.g. a stride of 0, can be larger than its storage). A memo index beyond the pickle's length, which
-would make the C unpickler allocate in proportion to the index, is refused before unpickling.
+Cost: time linear in the file's size (the members' local headers, data.pkl and the storages the pickle names) plus
+the tensors' elements, which the bound above makes linear too. Memory: those storages, plus one C-order copy of
+each tensor.
 """
 
 from __future__ import annotations
@@ -27,7 +45,9 @@ import math
 import os
 import pickle
 import pickletools
+import struct
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -39,6 +59,19 @@ _BOOKKEEPING = frozenset({"version", ".data/version", "byteorder", ".data/serial
                           ".storage_alignment"})
 _ZIP_MAGIC = b"PK\x03\x04"
 _LEGACY_MAGIC = b"\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"  # LONG1 0x1950a86a20f9469cfc6c, torch < 1.6
+
+_INFLATION, _INFLATION_SLACK = 64, 1 << 28  # bytes decompressed in all <= 2^28 + 64 x file size
+_GATHER_PER_BYTE, _GATHER_SLACK = 4, 1 << 20  # tensor elements in all <= 2^20 + 4 x storage bytes read
+_MAX_DEPTH = 100  # nesting of dicts, lists and tuples
+_MAX_MEMO = 1 << 22  # distinct memo indices
+_KEY_LIMIT = (1 << 61) - 1  # int keys: |k| < 2^61 - 1 (they hash to themselves)
+_PROTOCOLS = (2, 3)
+
+# The opcodes a protocol-2/3 pickle of FORMATS.md's values uses; any other opcode refuses the file.
+_OPCODES = frozenset({"PROTO", "STOP", "MARK", "GLOBAL", "REDUCE", "BUILD", "BINPERSID", "APPEND", "APPENDS",
+                      "SETITEM", "SETITEMS", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "NONE", "NEWFALSE", "NEWTRUE",
+                      "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "BININT", "BININT1", "BININT2", "LONG1",
+                      "BINFLOAT", "BINUNICODE", "BINGET", "LONG_BINGET", "BINPUT", "LONG_BINPUT"})
 
 
 class _Refused(Exception):
@@ -63,12 +96,6 @@ class _StorageType:
     def __repr__(self) -> str:
         return f"torch.{self.name}"
 
-    def __call__(self, *args: object, **kwargs: object) -> None:
-        raise _Refused(f"refused: the pickle calls torch.{self.name}; storages come only from the archive's members")
-
-    def __setstate__(self, state: object) -> None:
-        raise _Refused(f"refused: the pickle sets the state of torch.{self.name}")
-
 
 _STORAGE_TYPES = {name: _StorageType(name, code, size) for name, code, size in (
     ("HalfStorage", "f2", 2), ("BFloat16Storage", "bf16", 2), ("FloatStorage", "f4", 4), ("DoubleStorage", "f8", 8),
@@ -89,13 +116,9 @@ class _Storage:
     def __repr__(self) -> str:
         return f"<storage {self.key!r}: {self.numel} {self.type!r}>"
 
-    def __setstate__(self, state: object) -> None:
-        raise _Refused("refused: the pickle sets the state of a storage")
-
 
 class _Tensor:
-    """A tensor built by ``_rebuild_tensor_v2``: a C-order, native-order numpy array (unhashable, immutable
-    to the pickle: no item assignment, no state)."""
+    """A tensor built by ``_rebuild_tensor_v2``: a C-order, native-order numpy array (unhashable)."""
 
     __slots__ = ("array",)
     __hash__ = None  # type: ignore[assignment]
@@ -106,92 +129,171 @@ class _Tensor:
     def __repr__(self) -> str:
         return f"<tensor {self.array.dtype} {self.array.shape}>"
 
-    def __setstate__(self, state: object) -> None:
-        raise _Refused("refused: the pickle sets the state of a tensor")
-
 
 class _OrderedDict(dict):
-    """Stand-in for ``collections.OrderedDict``: a dict (insertion order is kept) whose only accepted BUILD
-    state is ``{"_metadata": ...}``, which torch adds to state dicts and which does not change the weights."""
+    """Stand-in for ``collections.OrderedDict``: a dict (insertion order is kept), made only by ``OrderedDict()``."""
 
     __slots__ = ()
 
-    def __setstate__(self, state: object) -> None:
-        if type(state) is not dict or set(state) != {"_metadata"}:
-            raise _Refused("refused: an OrderedDict carries a state other than torch's {'_metadata': ...}")
-
-
-def _is_int(value: object) -> bool:
-    return type(value) is int
-
-
-def _int_sequence(value: object) -> bool:
-    return type(value) in (tuple, list) and all(_is_int(v) and v >= 0 for v in value)
-
 
 class _Rebuild:
-    """Stand-in for ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad,
-    backward_hooks[, metadata])``."""
+    """Stand-in for ``torch._utils._rebuild_tensor_v2``: a marker that REDUCE recognises, never called."""
 
     __slots__ = ()
 
     def __repr__(self) -> str:
         return "torch._utils._rebuild_tensor_v2"
 
-    def __setstate__(self, state: object) -> None:
-        raise _Refused("refused: the pickle sets the state of _rebuild_tensor_v2")
-
-    def __call__(self, *args: object) -> _Tensor:
-        if len(args) not in (6, 7):
-            raise _Refused(f"refused: _rebuild_tensor_v2 called with {len(args)} arguments (torch passes 6 or 7)")
-        storage, offset, size, stride, requires_grad, hooks = args[:6]
-        metadata = args[6] if len(args) == 7 else None
-        if not isinstance(storage, _Storage):
-            raise _Refused("refused: _rebuild_tensor_v2 is given something other than a storage")
-        if not _is_int(offset) or offset < 0 or not _int_sequence(size) or not _int_sequence(stride) \
-                or len(size) != len(stride):
-            raise _Refused(f"refused: a tensor with offset {_text(offset)}, size {_text(size)}, stride "
-                           f"{_text(stride)} (need non-negative ints, one stride per dimension)")
-        if type(requires_grad) is not bool:
-            raise _Refused("refused: a tensor whose requires_grad is not a bool")
-        if type(hooks) is not _OrderedDict or hooks:
-            raise _Refused("refused: a tensor with backward hooks (torch saves an empty OrderedDict)")
-        if metadata is not None and (type(metadata) not in (dict, _OrderedDict) or metadata):
-            raise _Refused(f"refused: a tensor with metadata {_text(metadata)} (a negated or conjugated view); "
-                           "save the tensor with .clone() or .resolve_neg()")
-        return _Tensor(_build(storage, offset, tuple(size), tuple(stride)))
-
 
 _REBUILD = _Rebuild()
 
 
-def _build(storage: _Storage, offset: int, size: tuple, stride: tuple) -> np.ndarray:
-    """The tensor's values in C order of ``size``, native byte order (bfloat16 widened to float32)."""
-    raw = storage.array
-    if math.prod(size) == 0:
-        out = np.empty(size, dtype=raw.dtype)
-    else:
-        last = offset + sum((s - 1) * t for s, t in zip(size, stride, strict=True))
-        if last >= storage.numel:
-            raise _Refused(f"refused: a tensor of size {_text(size)}, stride {_text(stride)} and offset {offset} "
-                           f"reaches element {_text(last)} of storage {_text(repr(storage.key))}, which has "
-                           f"{storage.numel}")
-        view = np.lib.stride_tricks.as_strided(raw[offset:], shape=size,
-                                               strides=tuple(t * raw.itemsize for t in stride), writeable=False)
-        out = np.array(view, order="C")
-    if storage.type.code == "bf16":
-        out = (out.astype(np.uint32) << 16).view(np.float32)
-    else:
-        out = out.astype(out.dtype.newbyteorder("="), copy=False)
-    return out if out.flags.c_contiguous else out.copy(order="C")  # (np.ascontiguousarray makes 0-d 1-d)
+def _tuple_of_naturals(value: object) -> bool:
+    return type(value) is tuple and all(type(v) is int and v >= 0 for v in value)
 
 
-class _Unpickler(pickle.Unpickler):
-    """Resolves only FORMATS.md's globals (to stand-ins) and storage persistent ids (through ``storage``)."""
+class _Zip:
+    """The archive's directory, checked, and its members read from the file within the inflation budget."""
 
-    def __init__(self, data: bytes, storage):
+    def __init__(self, fh, infos: list[zipfile.ZipInfo]):
+        self.fh = fh
+        fh.seek(0, os.SEEK_END)
+        self.size = fh.tell()
+        self.budget = _INFLATION * self.size + _INFLATION_SLACK
+        self.top, self.infos = _members(infos)
+        self.begins: dict[str, int] = {}  # name inside P -> offset of its data in the file
+        extents = sorted(self._extent(rest, info) for rest, info in self.infos.items())
+        for (_, end, name), (start, _, other) in zip(extents, extents[1:], strict=False):
+            if start < end:
+                raise _Refused(f"refused: the members {_text(repr(name))} and {_text(repr(other))} overlap")
+
+    def _extent(self, rest: str, info: zipfile.ZipInfo) -> tuple[int, int, str]:
+        """(start of the member's local header, end of its data, its name), after checking that the local header
+        agrees with the central directory and that the data lies inside the file."""
+        name = info.orig_filename
+        start = info.header_offset
+        if start < 0 or start + 30 > self.size:
+            raise _Refused(f"refused: the member {_text(repr(name))} lies outside the file")
+        self.fh.seek(start)
+        sig, _, _, method, _, _, _, _, _, name_length, extra_length = struct.unpack("<4sHHHHHIIIHH", self.fh.read(30))
+        raw_name = name.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        if sig != _ZIP_MAGIC or method != info.compress_type or self.fh.read(name_length) != raw_name:
+            raise _Refused(f"refused: the member {_text(repr(name))} has a local header that disagrees with the "
+                           "zip directory")
+        begin = start + 30 + name_length + extra_length
+        end = begin + info.compress_size
+        if end > self.size:
+            raise _Refused(f"refused: the member {_text(repr(name))} runs past the end of the file")
+        self.begins[rest] = begin
+        return start, end, name
+
+    def read(self, rest: str, size: int) -> bytes:
+        """The bytes of member P/<rest>, whose directory entry declares ``size`` bytes (the caller checked): refused
+        before anything is decompressed when the members read so far and this one exceed the inflation budget."""
+        info = self.infos[rest]
+        name = _text(repr(info.orig_filename))
+        if size > self.budget:
+            raise _Refused(f"refused: the member {name} inflates to {size} bytes, beyond the 2^28 + {_INFLATION} x "
+                           "(file size) bytes read from an archive in all")
+        self.budget -= size
+        self.fh.seek(self.begins[rest])
+        raw = self.fh.read(info.compress_size)
+        if len(raw) != info.compress_size:
+            raise _Refused(f"the member {name} is truncated")
+        if info.compress_type == zipfile.ZIP_STORED:
+            if info.compress_size != size:
+                raise _Refused(f"refused: the stored member {name} has two sizes in the zip directory")
+            body = raw
+        else:
+            inflater = zlib.decompressobj(-15)
+            body = inflater.decompress(raw, size + 1)
+            if len(body) != size or not inflater.eof or inflater.unused_data:
+                raise _Refused(f"refused: the member {name} does not inflate to exactly its {size} bytes")
+        if zlib.crc32(body) != info.CRC:
+            raise _Refused(f"refused: the member {name} fails its CRC check")
+        return body
+
+
+def _members(infos: list[zipfile.ZipInfo]) -> tuple[str, dict[str, zipfile.ZipInfo]]:
+    """(P, {name inside P: info}) after checking FORMATS.md's member rules."""
+    names = [info.orig_filename for info in infos]
+    if not names:
+        raise _Refused("refused: the archive has no members")
+    if len(set(names)) != len(names):
+        seen: set[str] = set()
+        twice = next(n for n in names if n in seen or seen.add(n))
+        raise _Refused(f"refused: the archive has two members named {_text(repr(twice))}")
+    tops = {name.split("/", 1)[0] for name in names}
+    if len(tops) != 1 or any("/" not in name for name in names) or "" in tops:
+        raise _Refused(f"refused: the members do not lie in one top-level folder (found {_text(sorted(tops)[:4])})")
+    (top,) = tops
+    members = {}
+    for info, name in zip(infos, names, strict=True):
+        rest = name[len(top) + 1:]
+        key = rest[len("data/"):] if rest.startswith("data/") else None
+        if (rest != "data.pkl" and rest not in _BOOKKEEPING and (not key or "/" in key)) or "\x00" in name \
+                or "\\" in name:
+            raise _Refused(f"refused: the member {_text(repr(name))} is not part of a torch.save archive")
+        if info.flag_bits & 0x41:
+            raise _Refused(f"refused: the member {_text(repr(name))} is encrypted")
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _Refused(f"refused: the member {_text(repr(name))} is compressed with method {info.compress_type}; "
+                           "torch archives are stored or deflated")
+        members[rest] = info
+    if "data.pkl" not in members:
+        raise _Refused(f"refused: the archive has no {_text(top)}/data.pkl")
+    return top, members
+
+
+def _check_pickle(data: bytes) -> None:
+    """A well-formed pickle of protocol 2 or 3 (it starts with PROTO 2 or 3, and every PROTO says 2 or 3) that uses
+    only ``_OPCODES``, at most ``_MAX_MEMO`` memo indices, and ends exactly at its STOP."""
+    memo: set[int] = set()
+    end = None
+    try:
+        for opcode, arg, pos in pickletools.genops(data):
+            name = opcode.name
+            if name not in _OPCODES:
+                raise _Refused(f"refused: data.pkl uses the pickle opcode {name} (protocol {opcode.proto}), which a "
+                               "protocol 2 or 3 pickle of a state dict does not need")
+            if name == "PROTO" and arg not in _PROTOCOLS:
+                raise _Refused(f"refused: data.pkl is a pickle of protocol {_text(arg)}; only protocols 2 (what "
+                               "torch.save writes) and 3 are read")
+            if pos == 0 and name != "PROTO":
+                raise _Refused("refused: data.pkl does not start with PROTO 2 or 3 (a pickle of protocol 0 or 1)")
+            if name in ("BINPUT", "LONG_BINPUT") and arg not in memo:
+                if len(memo) >= _MAX_MEMO:
+                    raise _Refused(f"refused: data.pkl writes more than {_MAX_MEMO} memo entries")
+                memo.add(arg)
+            if name == "STOP":
+                end = pos + 1
+    except _Refused:
+        raise
+    except Exception:
+        raise _Refused("data.pkl is not a well-formed pickle") from None
+    if end != len(data):
+        raise _Refused("refused: data.pkl has bytes after the end of its pickle")
+
+
+class _Dispatch(dict):
+    """The unpickler's opcode table: an opcode outside it refuses the file (``_check_pickle`` refused it first)."""
+
+    def __missing__(self, code: int):
+        raise _Refused(f"refused: data.pkl uses the pickle opcode {code:#04x}")
+
+
+class _Unpickler(pickle._Unpickler):
+    """Python's pure-Python unpickling machine restricted to ``_OPCODES``: the value opcodes, MARK, the memo,
+    GLOBAL (through ``find_class``) and BINPERSID (through ``persistent_load``) are Python's own; PROTO, STOP,
+    REDUCE, BUILD, APPEND(S) and SETITEM(S) are replaced by the checked versions below."""
+
+    dispatch = _Dispatch()
+
+    def __init__(self, data: bytes, loader: _Loader):
         super().__init__(io.BytesIO(data))
-        self._storage = storage
+        self._loader = loader
+        self.dropped: list[dict] = []  # OrderedDicts' BUILD states: checked, then ignored
+        self.hooks: list[dict] = []  # every tensor's backward_hooks: still empty when the pickle ends
 
     def find_class(self, module: str, name: str) -> object:
         if module == "collections" and name == "OrderedDict":
@@ -208,27 +310,184 @@ class _Unpickler(pickle.Unpickler):
             raise _Refused(f"refused: the persistent id {_text(pid)} is not ('storage', type, key, location, numel)")
         _, stype, key, location, numel = pid
         if not isinstance(stype, _StorageType) or type(key) is not str or not key or "/" in key \
-                or type(location) is not str or not _is_int(numel) or numel < 0:
+                or type(location) is not str or type(numel) is not int or numel < 0:
             raise _Refused(f"refused: the persistent id {_text(pid)} is not ('storage', storage class, key, "
                            "location, numel)")
-        return self._storage(stype, key, numel)
+        return self._loader.storage(stype, key, numel)
+
+    def load_proto(self) -> None:
+        proto = self.read(1)[0]
+        if proto not in _PROTOCOLS:
+            raise _Refused(f"refused: data.pkl is a pickle of protocol {proto}; only protocols 2 and 3 are read")
+        self.proto = proto
+
+    def load_stop(self) -> None:
+        if self.metastack or len(self.stack) != 1:
+            raise _Refused("refused: data.pkl leaves more than one object on the pickle's stack"
+                           + (" (an unclosed MARK)" if self.metastack else ""))
+        raise pickle._Stop(self.stack.pop())
+
+    def load_reduce(self) -> None:
+        args = self.stack.pop()
+        func = self.stack[-1]
+        if type(args) is not tuple:
+            raise _Refused(f"refused: the pickle calls {_kind(func)} with arguments that are not a tuple")
+        if func is _OrderedDict:
+            if args:
+                raise _Refused("refused: the pickle calls OrderedDict with arguments")
+            self.stack[-1] = _OrderedDict()
+        elif func is _REBUILD:
+            self.stack[-1] = self._loader.tensor(args)
+            self.hooks.append(args[5])
+        else:
+            what = f"torch.{func.name}" if isinstance(func, _StorageType) else _kind(func)
+            raise _Refused(f"refused: the pickle calls {what}; it may call only OrderedDict() and _rebuild_tensor_v2")
+
+    def load_build(self) -> None:
+        state = self.stack.pop()
+        target = self.stack[-1]
+        if type(target) is not _OrderedDict or type(state) not in (dict, _OrderedDict) or set(state) != {"_metadata"}:
+            what = "an OrderedDict" if type(target) is _OrderedDict else _kind(target)
+            raise _Refused(f"refused: the pickle sets the state of {what}; only an OrderedDict's state, torch's "
+                           "{'_metadata': ...}, is read (a state other than torch's refuses the file)")
+        self.dropped.append(state)
+
+    def load_append(self) -> None:
+        item = self.stack.pop()
+        self._list().append(item)
+
+    def load_appends(self) -> None:
+        items = self.pop_mark()
+        self._list().extend(items)
+
+    def load_setitem(self) -> None:
+        value = self.stack.pop()
+        key = self.stack.pop()
+        self._set_items([key, value])
+
+    def load_setitems(self) -> None:
+        self._set_items(self.pop_mark())
+
+    def _list(self) -> list:
+        target = self.stack[-1]
+        if type(target) is not list:
+            raise _Refused(f"refused: the pickle appends to {_kind(target)}, not a list")
+        return target
+
+    def _set_items(self, items: list) -> None:
+        target = self.stack[-1]
+        if type(target) not in (dict, _OrderedDict) or len(items) % 2:
+            raise _Refused(f"refused: the pickle sets items of {_kind(target)}, not a dict")
+        for key, value in zip(items[::2], items[1::2], strict=True):
+            kind = type(key)
+            if not (kind in (str, bool, type(None)) or (kind is int and -_KEY_LIMIT < key < _KEY_LIMIT)):
+                what = f"the int {_text(key)}" if kind is int else _kind(key)
+                raise _Refused(f"refused: a dict key is {what}; keys are strings, ints (|k| < 2^61 - 1), bools or "
+                               "None")
+            if key in target:
+                raise _Refused(f"refused: the dict key {_text(repr(key))} is set twice in one dict (1 and True, 0 "
+                               "and False are one key)")
+            target[key] = value
 
 
-def _check_pickle(data: bytes) -> None:
-    """A well-formed pickle that ends at its STOP and whose memo indices stay below its length (the C
-    unpickler sizes its memo table by the largest index it is given)."""
-    try:
-        end = None
-        for opcode, arg, pos in pickletools.genops(data):
-            if opcode.name in ("PUT", "BINPUT", "LONG_BINPUT") and (not _is_int(arg) or arg >= len(data)):
-                raise _Refused(f"refused: data.pkl uses the memo index {_text(arg)}, beyond its own length")
-            end = pos
-    except _Refused:
-        raise
-    except Exception:
-        raise _Refused("data.pkl is not a well-formed pickle") from None
-    if end is None or end + 1 != len(data):
-        raise _Refused("data.pkl has bytes after the end of its pickle")
+_STANDARD = ("MARK", "GLOBAL", "BINPERSID", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "NONE", "NEWFALSE", "NEWTRUE",
+             "EMPTY_TUPLE", "EMPTY_LIST", "EMPTY_DICT", "BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT",
+             "BINUNICODE", "BINGET", "LONG_BINGET", "BINPUT", "LONG_BINPUT")
+_OWN = {"PROTO": _Unpickler.load_proto, "STOP": _Unpickler.load_stop, "REDUCE": _Unpickler.load_reduce,
+        "BUILD": _Unpickler.load_build, "APPEND": _Unpickler.load_append, "APPENDS": _Unpickler.load_appends,
+        "SETITEM": _Unpickler.load_setitem, "SETITEMS": _Unpickler.load_setitems}
+_CODES = {op.name: op.code.encode("latin-1")[0] for op in pickletools.opcodes}
+_Unpickler.dispatch.update({_CODES[name]: pickle._Unpickler.dispatch[_CODES[name]] for name in _STANDARD})
+_Unpickler.dispatch.update({_CODES[name]: handler for name, handler in _OWN.items()})
+
+
+class _Loader:
+    """One archive being read: its members, the storages loaded so far and the gather budget."""
+
+    def __init__(self, archive: _Zip, order: str):
+        self.archive, self.order = archive, order
+        self.cache: dict[str, _Storage] = {}
+        self.storage_bytes = 0
+        self.gathered = 0
+
+    def storage(self, stype: _StorageType, key: str, numel: int) -> _Storage:
+        if key in self.cache:
+            known = self.cache[key]
+            if known.type is not stype or known.numel != numel:
+                raise _Refused(f"refused: storage {_text(repr(key))} is declared twice, as {known.numel} "
+                               f"torch.{known.type.name} and as {numel} torch.{stype.name}")
+            return known
+        top, rest = self.archive.top, f"data/{key}"
+        info = self.archive.infos.get(rest)
+        if info is None:
+            raise _Refused(f"refused: the pickle names storage {_text(repr(key))}, but the archive has no member "
+                           f"{_text(repr(f'{top}/{rest}'))}")
+        nbytes = numel * stype.itemsize
+        if info.file_size != nbytes:
+            raise _Refused(f"refused: the member {_text(repr(f'{top}/{rest}'))} holds {info.file_size} bytes; its "
+                           f"storage declares {numel} torch.{stype.name} elements, {nbytes} bytes")
+        raw = self.archive.read(rest, nbytes)
+        self.storage_bytes += nbytes
+        code = "u2" if stype.code == "bf16" else stype.code
+        dtype = np.dtype(("|" if stype.itemsize == 1 else self.order) + code)
+        self.cache[key] = _Storage(stype, key, numel, np.frombuffer(raw, dtype=dtype))
+        return self.cache[key]
+
+    def tensor(self, args: tuple) -> _Tensor:
+        """``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, backward_hooks[, metadata])``."""
+        if len(args) not in (6, 7):
+            raise _Refused(f"refused: _rebuild_tensor_v2 called with {len(args)} arguments (torch passes 6 or 7)")
+        storage, offset, size, stride, requires_grad, hooks = args[:6]
+        metadata = args[6] if len(args) == 7 else None
+        if not isinstance(storage, _Storage):
+            raise _Refused("refused: _rebuild_tensor_v2 is given something other than a storage")
+        if type(offset) is not int or offset < 0 or not _tuple_of_naturals(size) or not _tuple_of_naturals(stride) \
+                or len(size) != len(stride):
+            raise _Refused(f"refused: a tensor with offset {_text(offset)}, size {_text(size)}, stride "
+                           f"{_text(stride)} (need non-negative ints, sizes and strides in tuples, one stride per "
+                           "dimension)")
+        if type(requires_grad) is not bool:
+            raise _Refused("refused: a tensor whose requires_grad is not a bool")
+        if type(hooks) is not _OrderedDict or hooks:
+            raise _Refused("refused: a tensor with backward hooks (torch saves an empty OrderedDict)")
+        if metadata is not None and (type(metadata) not in (dict, _OrderedDict) or metadata):
+            raise _Refused(f"refused: a tensor with metadata {_text(metadata)} (a negated or conjugated view; it "
+                           "must be absent, None or empty); save the tensor with .clone() or .resolve_neg()")
+        count = math.prod(size)
+        if count:
+            last = offset + sum((s - 1) * t for s, t in zip(size, stride, strict=True))
+            if last >= storage.numel:
+                raise _Refused(f"refused: a tensor of size {_text(size)}, stride {_text(stride)} and offset {offset} "
+                               f"reaches element {_text(last)} of storage {_text(repr(storage.key))}, which has "
+                               f"{storage.numel}")
+        if self.gathered + count > _GATHER_PER_BYTE * self.storage_bytes + _GATHER_SLACK:
+            raise _Refused(f"refused: the tensors gather more than 2^20 + {_GATHER_PER_BYTE} x (storage bytes read) "
+                           f"elements (a tensor of size {_text(size)} after {self.gathered}; repeated or expanded "
+                           "views beyond the reader's bound)")
+        self.gathered += count
+        try:
+            return _Tensor(_build(storage, offset, size, stride, count))
+        except ValueError:  # numpy: more than 64 dimensions, or an empty shape whose other sizes overflow
+            raise _Refused(f"refused: numpy cannot hold a tensor of size {_text(size)}") from None
+
+
+def _build(storage: _Storage, offset: int, size: tuple, stride: tuple, count: int) -> np.ndarray:
+    """The tensor's values in C order of ``size``, native byte order (bfloat16 widened to float32); the caller
+    checked that its largest index lies inside the storage."""
+    raw = storage.array
+    if count == 0:
+        out = np.empty(size, dtype=raw.dtype)
+    else:  # a dimension of size 1 is never stepped along: its stride, however large, does not matter
+        strides = tuple(t * raw.itemsize if s != 1 else 0 for s, t in zip(size, stride, strict=True))
+        view = np.lib.stride_tricks.as_strided(raw[offset:], shape=size, strides=strides, writeable=False)
+        out = np.array(view, order="C")
+    if storage.type.code == "bf16":
+        wide = out.astype(np.uint32)
+        wide <<= 16  # in place: a 0-d array stays an array
+        out = wide.view(np.float32)
+    else:
+        out = out.astype(out.dtype.newbyteorder("="), copy=False)
+    return out if out.flags.c_contiguous else out.copy(order="C")  # (np.ascontiguousarray makes 0-d 1-d)
 
 
 def _open_zip(fh) -> zipfile.ZipFile:
@@ -246,40 +505,6 @@ def _open_zip(fh) -> zipfile.ZipFile:
         raise _Refused("a damaged or truncated zip archive (no readable central directory)") from None
 
 
-def _members(z: zipfile.ZipFile) -> tuple[str, dict[str, zipfile.ZipInfo]]:
-    """(P, {name: info}) after checking FORMATS.md's member rules."""
-    infos = z.infolist()
-    names = [info.filename for info in infos]
-    if len(set(names)) != len(names):
-        seen: set[str] = set()
-        twice = next(n for n in names if n in seen or seen.add(n))
-        raise _Refused(f"refused: the archive has two members named {_text(repr(twice))}")
-    tops = {name.split("/", 1)[0] for name in names}
-    if len(tops) != 1 or any("/" not in name for name in names) or "" in tops:
-        raise _Refused(f"refused: the members do not lie in one top-level folder (found {_text(sorted(tops)[:4])})")
-    (top,) = tops
-    for name in names:
-        rest = name[len(top) + 1:]
-        key = rest[len("data/"):] if rest.startswith("data/") else None
-        if rest != "data.pkl" and rest not in _BOOKKEEPING and (not key or "/" in key):
-            raise _Refused(f"refused: the member {_text(repr(name))} is not part of a torch.save archive")
-    by_name = dict(zip(names, infos, strict=True))
-    if f"{top}/data.pkl" not in by_name:
-        raise _Refused(f"refused: the archive has no {_text(top)}/data.pkl")
-    return top, by_name
-
-
-def _byteorder(z: zipfile.ZipFile, info: zipfile.ZipInfo | None) -> str:
-    if info is None:
-        return "<"
-    if info.file_size > 8:
-        raise _Refused("refused: the byteorder member is neither 'little' nor 'big'")
-    mark = z.read(info)
-    if mark not in (b"little", b"big"):
-        raise _Refused(f"refused: the byteorder member is {_text(mark)}, neither 'little' nor 'big'")
-    return "<" if mark == b"little" else ">"
-
-
 def _load(path: str | os.PathLike) -> object:
     try:
         fh = open(path, "rb")  # noqa: SIM115 (closed by the with statement below)
@@ -288,38 +513,25 @@ def _load(path: str | os.PathLike) -> object:
     except OSError as exc:
         raise _Refused(f"cannot read the file ({exc.strerror or type(exc).__name__})") from None
     with fh, _open_zip(fh) as z:
-        top, infos = _members(z)
-        order = _byteorder(z, infos.get(f"{top}/byteorder"))
-        cache: dict[str, _Storage] = {}
-
-        def storage(stype: _StorageType, key: str, numel: int) -> _Storage:
-            if key in cache:
-                known = cache[key]
-                if known.type is not stype or known.numel != numel:
-                    raise _Refused(f"refused: storage {_text(repr(key))} is declared twice, as {known.numel} "
-                                   f"torch.{known.type.name} and as {numel} torch.{stype.name}")
-                return known
-            name = f"{top}/data/{key}"
-            info = infos.get(name)
-            if info is None:
-                raise _Refused(f"refused: the pickle names storage {_text(repr(key))}, but the archive has no member "
-                               f"{_text(repr(name))}")
-            nbytes = numel * stype.itemsize
-            if info.file_size != nbytes:
-                raise _Refused(f"refused: the member {_text(repr(name))} holds {info.file_size} bytes; its storage "
-                               f"declares {numel} torch.{stype.name} elements, {nbytes} bytes")
-            with z.open(info) as member:
-                raw = member.read(nbytes)
-            if len(raw) != nbytes:
-                raise _Refused(f"the member {_text(repr(name))} is truncated")
-            code = "u2" if stype.code == "bf16" else stype.code
-            dtype = np.dtype(("|" if stype.itemsize == 1 else order) + code)
-            cache[key] = _Storage(stype, key, numel, np.frombuffer(raw, dtype=dtype))
-            return cache[key]
-
-        data = z.read(infos[f"{top}/data.pkl"])
+        archive = _Zip(fh, z.infolist())
+        order = "<"
+        if "byteorder" in archive.infos:
+            size = archive.infos["byteorder"].file_size
+            mark = archive.read("byteorder", size) if size <= 8 else b"(longer than 8 bytes)"
+            if mark not in (b"little", b"big"):
+                raise _Refused(f"refused: the byteorder member is {_text(mark)}, neither 'little' nor 'big'")
+            order = "<" if mark == b"little" else ">"
+        data = archive.read("data.pkl", archive.infos["data.pkl"].file_size)
         _check_pickle(data)
-        return _plain(_Unpickler(data, storage).load())
+        unpickler = _Unpickler(data, _Loader(archive, order))
+        try:
+            root = unpickler.load()
+        except IndexError:  # Python's machine reaching below a MARK or an empty stack
+            raise _Refused("refused: data.pkl takes more from the pickle's stack than it holds (or than its "
+                           "innermost MARK left)") from None
+        if any(unpickler.hooks):
+            raise _Refused("refused: a tensor with backward hooks (torch saves an empty OrderedDict)")
+        return _plain(root, unpickler.dropped)
 
 
 def _kind(value: object) -> str:
@@ -336,38 +548,53 @@ def _kind(value: object) -> str:
     return type(value).__name__
 
 
-def _plain(root: object) -> object:
-    """The unpickled tree with stand-ins replaced: OrderedDict → dict, tensor → array. Shared parts stay
-    shared; a cycle, or a value of any other kind, is refused."""
-    done: dict[int, object] = {}
+def _plain(root: object, dropped: list) -> object:
+    """The unpickled tree with stand-ins replaced: OrderedDict → dict, tensor → array. Shared parts stay shared;
+    a cycle, containers nested more than ``_MAX_DEPTH`` deep, or a value of any other kind, is refused; the
+    dropped BUILD states are checked the same way. One visit per container."""
+    done: dict[int, tuple[object, int]] = {}  # id -> (converted value, height: containers on its longest path)
     active: set[int] = set()
 
-    def walk(value: object) -> object:
+    def walk(value: object, depth: int) -> tuple[object, int]:
         kind = type(value)
         if value is None or kind in (bool, int, float, str):
-            return value
+            return value, 0
         if kind is _Tensor:
-            return value.array  # type: ignore[attr-defined]
+            return value.array, 0  # type: ignore[attr-defined]
         ident = id(value)
         if ident in done:
             return done[ident]
         if ident in active:
             raise _Refused("refused: the pickle holds a container that contains itself")
-        active.add(ident)
-        if kind in (dict, _OrderedDict):
-            out: object = {walk(k): walk(v) for k, v in value.items()}  # type: ignore[attr-defined]
-        elif kind is list:
-            out = [walk(v) for v in value]  # type: ignore[attr-defined]
-        elif kind is tuple:
-            out = tuple(walk(v) for v in value)  # type: ignore[attr-defined]
-        else:
+        if kind not in (dict, _OrderedDict, list, tuple):
             raise _Refused(f"refused: the pickle holds {_kind(value)}; certsym reads only tensors, dicts, lists, "
                            "tuples, strings, numbers, bools and None")
+        if depth > _MAX_DEPTH:
+            raise _Refused(f"refused: the pickle nests dicts, lists and tuples more than {_MAX_DEPTH} deep")
+        active.add(ident)
+        height = 0
+        if kind in (dict, _OrderedDict):
+            out: object = {}
+            for key, item in value.items():  # type: ignore[attr-defined]
+                out[key], h = walk(item, depth + 1)  # type: ignore[index]
+                height = max(height, h)
+        else:
+            items = []
+            for item in value:  # type: ignore[attr-defined]
+                converted, h = walk(item, depth + 1)
+                items.append(converted)
+                height = max(height, h)
+            out = items if kind is list else tuple(items)
+        height += 1
+        if height > _MAX_DEPTH:
+            raise _Refused(f"refused: the pickle nests dicts, lists and tuples more than {_MAX_DEPTH} deep")
         active.discard(ident)
-        done[ident] = out
-        return out
+        done[ident] = out, height
+        return out, height
 
-    return walk(root)
+    for state in dropped:
+        walk(state, 1)
+    return walk(root, 1)[0]
 
 
 def load_torch(path: str | os.PathLike) -> object:
@@ -377,7 +604,7 @@ def load_torch(path: str | os.PathLike) -> object:
     Arrays are C-contiguous, in native byte order, of dtype float16, float32 (also for bfloat16, exactly),
     float64, int64, int32, int16, int8 or uint8. The pickle is never executed and torch is not imported. A file
     docs/FORMATS.md does not give exactly one meaning raises ``InputError`` (one line, starting with the path).
-    Cost: linear in the bytes of the pickle and of the storages it names, plus the tensors' elements."""
+    Cost: linear in the file's size plus the tensors' elements (at most 2^20 + 4 x the storage bytes)."""
     label = os.fsdecode(os.fspath(path))
     try:
         return _load(path)
@@ -387,7 +614,7 @@ def load_torch(path: str | os.PathLike) -> object:
         raise InputError(f"{label}: refused: the pickle's values are nested too deeply") from None
     except MemoryError:
         raise InputError(f"{label}: refused: a tensor is too large to build in memory") from None
-    except Exception as exc:  # zipfile, zlib, lzma, OSError, pickle, numpy: a damaged archive, in one line
+    except Exception as exc:  # zipfile, zlib, OSError, pickle, numpy: a damaged archive, in one line
         detail = str(exc).splitlines()[0][:80] if str(exc) else ""
         raise InputError(f"{label}: unreadable torch archive ({type(exc).__name__}"
                          f"{': ' + detail if detail else ''})") from None
