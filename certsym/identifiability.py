@@ -65,6 +65,9 @@ class Identifiability:
     equivalence: Verdict | None = None
     zero_factor: list[int] | None = None
 
+    def __bool__(self) -> bool:
+        return self.identifiable
+
 
 def zero_factor_vectors(theta: Network) -> list[list[Scalar]]:
     """w_i = vec(v_i a_i^T) ∈ F^{km}, row-major over (output j, input q)."""

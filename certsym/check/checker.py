@@ -56,6 +56,9 @@ class Report:
     bound: list = field(default_factory=list)
     facts: list = field(default_factory=list)
 
+    def __bool__(self) -> bool:
+        return self.valid
+
 
 def keys(obj: object, required: set, where: str) -> dict:
     """The object, if it is a dict with exactly the ``required`` keys; otherwise reject."""

@@ -7,17 +7,20 @@ or ``big``, absent = little), ``P/.data/serialization_id``, ``P/.format_version`
 Member names are unique, members do not overlap, and each is stored or deflated (what torch's reader reads).
 
 ``data.pkl`` is not unpickled: a small interpreter walks its opcodes (``pickletools.genops`` parses them) and
-builds only plain values. Its opcodes are a subset of the ones torch's own weights-only unpickler accepts
-(protocol 2 and 3 opcodes, no NEWOBJ, INST, OBJ, EXT, sets, bytes or frames). The only globals are markers
-that this module interprets itself: ``collections.OrderedDict`` (called with no arguments: a dict),
-``torch._utils._rebuild_tensor_v2`` (a ``Tensor``) and the storage classes ``torch.<T>Storage``; nothing is
-imported, looked up or called by name. A persistent id ``('storage', <storage class>, key, location,
+builds only plain values. It starts with PROTO 2 or 3 (and every PROTO says 2 or 3), and its opcodes are a
+subset of the ones torch's own weights-only unpickler accepts (protocol 2 and 3 opcodes, no NEWOBJ, INST, OBJ,
+EXT, sets, bytes or frames). The only globals are markers that this module interprets itself:
+``collections.OrderedDict`` (called with no arguments: a dict), ``torch._utils._rebuild_tensor_v2`` (a
+``Tensor``) and the storage classes ``torch.<T>Storage``, each matched against the raw bytes of GLOBAL's two
+lines (what Python's and torch's unpicklers look up; pickletools would un-escape ``\x73`` and the like);
+nothing is imported, looked up or called by name. A persistent id ``('storage', <storage class>, key, location,
 numel)`` is the member ``P/data/<key>`` of exactly numel × itemsize bytes in the declared byte order.
 ``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, backward_hooks[, metadata])`` gathers
-``storage[offset + Σ idx_i·stride_i]`` over ``size`` in C order (non-negative strides, largest index inside
-the storage; ``backward_hooks`` an empty OrderedDict, ``metadata`` empty or None). An OrderedDict's BUILD
-state ``{'_metadata': ...}`` is read and dropped. Dict keys are strings, ints (|k| < 2^61 - 1), bools or
-None, and a key set twice is refused. The result is a tree (no cycles) of depth at most ``MAX_DEPTH``.
+``storage[offset + Σ idx_i·stride_i]`` over ``size`` in C order (at most 64 dimensions whose non-zero sizes
+multiply to less than 2^60, non-negative strides, largest index inside the storage; ``backward_hooks`` an
+empty OrderedDict, ``metadata`` empty or None). An OrderedDict's BUILD state ``{'_metadata': ...}`` is read
+and dropped. Dict keys are strings, ints (|k| < 2^61 - 1), bools or None, and a key set twice is refused.
+The result is a tree (no cycles) of depth at most ``MAX_DEPTH``.
 
 Cost: linear in the input. Members are read in one pass each after their sizes in the zip directory are
 compared with what the pickle declares; decompressed bytes in total are at most 2^28 + 64 × the file size
@@ -43,6 +46,8 @@ from certsym.check.fields import Reject
 from certsym.check.tensors import Tensor
 
 MAX_DEPTH = 100  # nesting of dicts, lists and tuples in the result
+MAX_DIMS = 64  # dimensions of a tensor
+EXTENT_LIMIT = 1 << 60  # a tensor's non-zero sizes multiply to less than this (empty tensors included)
 MAX_MEMO = 1 << 22  # memo entries
 INFLATION, INFLATION_SLACK = 64, 1 << 28  # decompressed bytes in all <= 2^28 + 64 x file (stored: <= 1 x file)
 GATHER_PER_BYTE, GATHER_SLACK = 4, 1 << 20  # tensor elements <= 2^20 + 4 x storage bytes (shared, expanded views)
@@ -67,8 +72,10 @@ class _Global:
 
 _ORDERED_DICT = _Global("collections.OrderedDict")
 _REBUILD = _Global("torch._utils._rebuild_tensor_v2")
-_GLOBALS = {("collections", "OrderedDict"): _ORDERED_DICT, ("torch._utils", "_rebuild_tensor_v2"): _REBUILD}
-_GLOBALS.update({("torch", name): _Global(f"torch.{name}", code) for name, code in _STORAGES.items()})
+# Keyed by the raw bytes of GLOBAL's two lines, which is what Python's and torch's unpicklers look up (decoded as
+# UTF-8, never un-escaped); pickletools un-escapes them (``collection\x73`` would read as ``collections``).
+_GLOBALS = {(b"collections", b"OrderedDict"): _ORDERED_DICT, (b"torch._utils", b"_rebuild_tensor_v2"): _REBUILD}
+_GLOBALS.update({(b"torch", name.encode()): _Global(f"torch.{name}", code) for name, code in _STORAGES.items()})
 
 
 class _Storage:
@@ -243,6 +250,10 @@ class _Archive:
         if type(offset) is not int or offset < 0 or type(size) is not tuple or type(stride) is not tuple \
                 or len(size) != len(stride) or any(type(d) is not int or d < 0 for d in size + stride):
             raise Reject("a tensor with a malformed offset, size or stride (need non-negative ints)")
+        if len(size) > MAX_DIMS:
+            raise Reject(f"a tensor with {len(size)} dimensions (at most {MAX_DIMS})")
+        if math.prod(d for d in size if d) >= EXTENT_LIMIT:
+            raise Reject(f"a tensor of size {str(size)[:80]}: its non-zero sizes multiply to 2^60 or more")
         if type(requires_grad) is not bool:
             raise Reject("a tensor whose requires_grad is not a bool")
         if type(backward_hooks) is not dict or id(backward_hooks) not in odicts or backward_hooks:
@@ -364,9 +375,14 @@ class _Interpreter:
             name = op.name
             if name not in _ALLOWED:
                 raise Reject(f"the pickle uses the opcode {name}, which a torch.save state dict does not need")
+            if pos == 0 and name != "PROTO":
+                raise Reject("data.pkl does not start with PROTO 2 or 3 (a pickle of protocol 0 or 1)")
             if name == "STOP":
                 end = pos + 1
                 break
+            if name == "GLOBAL":  # the two lines as the unpickler reads them (genops checked both end in \n)
+                eol = pkl.index(b"\n", pos + 1)
+                arg = (pkl[pos + 1:eol], pkl[eol + 1:pkl.index(b"\n", eol + 1)])
             self.step(name, arg)
         if end != len(pkl):
             raise Reject("data.pkl has bytes after its STOP")
@@ -385,8 +401,8 @@ class _Interpreter:
         elif name in ("BININT", "BININT1", "BININT2", "LONG1", "BINFLOAT", "BINUNICODE"):
             stack.append(arg)
         elif name == "PROTO":
-            if not 2 <= arg <= 5:
-                raise Reject(f"pickle protocol {arg} (torch.save writes protocol 2)")
+            if arg not in (2, 3):
+                raise Reject(f"pickle protocol {arg}: only protocols 2 (what torch.save writes) and 3 are read")
         elif name == "MARK":
             self.fences.append(len(stack))
         elif name == "EMPTY_LIST":
@@ -417,11 +433,11 @@ class _Interpreter:
             self.set_items([key, value])
         elif name == "SETITEMS":
             self.set_items(self.pop_mark())
-        elif name == "GLOBAL":
-            module, _, attr = arg.partition(" ")
-            if (module, attr) not in _GLOBALS:
-                raise Reject(f"the pickle names the global {module[:40]}.{attr[:40]}, which is not allowed")
-            stack.append(_GLOBALS[module, attr])
+        elif name == "GLOBAL":  # arg: the raw (module, name) lines
+            if arg not in _GLOBALS:
+                module, attr = (part.decode("utf-8", "backslashreplace") for part in arg)
+                raise Reject(f"the pickle names the global {module[:40]!r}.{attr[:40]!r}, which is not allowed")
+            stack.append(_GLOBALS[arg])
         elif name == "BINPERSID":
             stack.append(self.archive.storage(self.pop()))
         elif name == "REDUCE":

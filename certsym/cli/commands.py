@@ -132,85 +132,59 @@ def cmd_canon(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
-
-
-def _fast_equiv(args: argparse.Namespace) -> int | None:
-    """``equiv`` on the fast exact path (``certsym.dyadic``) when both inputs are model files of ≤ 24-bit
-    floats; None when the general path must run (other inputs, or a small NOT EQUIVALENT pair, whose witness the
-    general path places exactly as it always has)."""
-    from certsym.certificate import InputRecord, fast_equivalence_certificate
-    from certsym.dyadic import DyadicNetwork, decide, witness
-    from certsym.io.models import is_model_file, read_arrays
-    from certsym.io.params import file_digest
-
-    paths = [args.params1, args.params2]
-    if args.path == "general" or not all(is_model_file(p) for p in paths):
-        return None
-    loaded = [read_arrays(p, sel) for p, sel in zip(paths, _selections(args, 2), strict=True)]
-    nets = [DyadicNetwork.from_arrays(*arrays) for arrays, _ in loaded]
-    if None in nets or (nets[0].m, nets[0].k) != (nets[1].m, nets[1].k):
-        return None
-    verdict = decide(*nets)
-    embed = not args.reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
-    if not verdict.equivalent:
-        if embed:
-            return None
-        witness(*nets, verdict)
-    if args.cert:
-        records = tuple(InputRecord(str(p), file_digest(p), (), model) for p, (_, model) in zip(paths, loaded,
-                                                                                                strict=True))
-        write_json_atomic(args.cert, fast_equivalence_certificate(verdict, tuple(nets), records, embed))
-    if not verdict.equivalent:
-        v1, v2 = ([str(y) for y in vals] for vals in verdict.values)
-        x = verdict.witness
-        if args.json:
-            _emit_json({"equivalent": False, "field": "QQ", "path": "fast", "witness": [str(t) for t in x],
-                        "values": [v1, v2]})
-        else:
-            shown = ", ".join(f"x{q} = {t}" for q, t in enumerate(x) if t != 0) or "x = 0"
-            print(f"NOT EQUIVALENT: at the point with {shown} (other coordinates 0), ρ(θ1)(x) = {v1} and "
-                  f"ρ(θ2)(x) = {v2}")
-        return EXIT_NEGATIVE
-    counts = len(verdict.matches), len(verdict.merges), len(verdict.pairs)
-    if args.json:
-        _emit_json({"equivalent": True, "field": "QQ", "path": "fast",
-                    **dict(zip(("matched", "merges", "pairs"), counts, strict=True))})
-    else:
-        print(f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({counts[0]} neurons matched by H_n, {counts[1]} cross merges, "
-              f"{counts[2]} antisymmetric pairs)")
-    return EXIT_OK
-
-
 def cmd_equiv(args: argparse.Namespace) -> int:
-    from certsym.certificate import equivalence_certificate
-    from certsym.equivalence import decide
+    from certsym import api
 
-    fast = _fast_equiv(args)
-    if fast is not None:
-        return fast
-    (t1, t2), records = _load(args, [args.params1, args.params2])
-    verdict = decide(t1, t2)
+    selections = _selections(args, 2)
+    sources = []
+    for path, sel in zip((args.params1, args.params2), selections, strict=True):
+        sources.append(api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path)
+    verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if args.cert:
-        write_json_atomic(args.cert, equivalence_certificate(verdict, (records[0], records[1])))
-    F = t1.field
+        write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
     if args.json:
-        out = {"equivalent": verdict.equivalent, "field": F.name, "path": "general",
-               "hash1": verdict.canon1.hash, "hash2": verdict.canon2.hash}
-        if verdict.equivalent:
-            out.update(matched=len(verdict.matches), merges=len(verdict.merges), pairs=len(verdict.pairs))
-        else:
-            out.update(witness=[str(x) for x in verdict.witness],
-                       values=[[F.pretty(y) for y in vals] for vals in verdict.values])
-        _emit_json(out)
+        _emit_json(verdict.to_json())
     elif verdict.equivalent:
-        print(f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({len(verdict.matches)} neurons matched by H_n, "
-              f"{len(verdict.merges)} cross merges, {len(verdict.pairs)} antisymmetric pairs)")
+        print(verdict)
     else:
-        x = ", ".join(str(t) for t in verdict.witness)
-        v1, v2 = ([F.pretty(y) for y in vals] for vals in verdict.values)
-        print(f"NOT EQUIVALENT: at x = ({x}), ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}")
+        print(_not_equivalent_text(verdict))
     return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
+
+
+def _is_model(path: str) -> bool:
+    from certsym.io.models import is_model_file
+
+    return is_model_file(path)
+
+
+def _not_equivalent_text(verdict) -> str:
+    """NOT EQUIVALENT with the witness: its nonzero coordinates when it is sparse, each exact value followed by a
+    decimal; a witness longer than a line is left to --json and the certificate."""
+    F = verdict._field()
+    x = verdict.witness
+    nonzero = [(q, t) for q, t in enumerate(x) if t != 0]
+    point = ", ".join(f"x{q} = {t}" for q, t in nonzero) or "x = 0"
+    if len(point) > 200:
+        point = f"a rational point with {len(nonzero)} nonzero coordinates (see --json or the certificate)"
+    elif len(nonzero) < len(x):
+        point = f"the point with {point} (other coordinates 0)"
+    else:
+        point = f"x = ({', '.join(str(t) for t in x)})"
+
+    def shown(vals) -> str:
+        return "[" + ", ".join(F.pretty(y) + _decimal(y) for y in vals) + "]"
+
+    v1, v2 = (shown(vals) for vals in verdict.values)
+    return f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
+
+
+def _decimal(y) -> str:
+    """" (≈ 0.123457)" for a rational whose exact form is not short, else ""."""
+    if not hasattr(y, "q") or int(y.q) == 1:
+        return ""
+    from fractions import Fraction
+
+    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.6g})"
 
 
 def cmd_stabilizer(args: argparse.Namespace) -> int:
@@ -670,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto: the fast exact path for model files of float16/float32 weights (default)")
     p.add_argument("--reference", action="store_true",
                    help="in certificates of the fast path, reference the model files by SHA-256 instead "
-                        f"of embedding them (automatic beyond {EMBED_LIMIT:,} weights; then check with --inputs)")
+                        "of embedding them (automatic beyond 200,000 weights; then check with --inputs)")
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")
     _command(sub, "affine", "Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)", cmd_affine, cert=verdict)

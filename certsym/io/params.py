@@ -329,6 +329,9 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
     except OSError as exc:
         raise InputError(f"{p}: cannot write: {exc.strerror}") from None
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)  # mkstemp creates 0600; a written file gets the usual mode
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
         os.replace(tmp, p)

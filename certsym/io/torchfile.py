@@ -21,11 +21,12 @@ BUILD accepts only an OrderedDict's ``{'_metadata': ...}``, which is checked and
 A persistent id ``('storage', type, key, location, numel)`` becomes the numel elements of ``P/data/<key>`` (its
 size in the zip directory must be numel × itemsize, checked before a byte is decompressed), in the byte order that
 ``P/byteorder`` names (absent: little). ``_rebuild_tensor_v2`` becomes a numpy array: the strided view of the
-storage (offset, sizes and strides non-negative ints in tuples, its largest index inside the storage unless the
-tensor is empty; ``backward_hooks`` an OrderedDict still empty when the pickle ends, ``metadata`` absent, None or
-empty), copied to C order and native byte order; bfloat16 becomes float32 holding the same values. The result is a
-tree (no cycles, containers nested at most 100 deep) of dicts (an OrderedDict as a dict, key order kept), lists,
-tuples, str, int, float, bool, None and arrays; anything else refuses the file.
+storage (offset, sizes and strides non-negative ints in tuples, at most 64 dimensions whose non-zero sizes multiply
+to less than 2^60, its largest index inside the storage unless the tensor is empty; ``backward_hooks`` an
+OrderedDict still empty when the pickle ends, ``metadata`` absent, None or empty), copied to C order and native
+byte order; bfloat16 becomes float32 holding the same values. The result is a tree (no cycles, containers nested at
+most 100 deep) of dicts (an OrderedDict as a dict, key order kept), lists, tuples, str, int, float, bool, None and
+arrays; anything else refuses the file.
 
 Bounds, checked before the work they bound: the members read inflate to at most 2^28 + 64 × (the file's size)
 bytes, compared with the zip directory before decompressing; the tensors gather at most 2^20 + 4 × (the storage
@@ -63,6 +64,9 @@ _LEGACY_MAGIC = b"\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"  # LONG1 0x1
 _INFLATION, _INFLATION_SLACK = 64, 1 << 28  # bytes decompressed in all <= 2^28 + 64 x file size
 _GATHER_PER_BYTE, _GATHER_SLACK = 4, 1 << 20  # tensor elements in all <= 2^20 + 4 x storage bytes read
 _MAX_DEPTH = 100  # nesting of dicts, lists and tuples
+_MAX_DIMS = 64  # dimensions of a tensor (numpy's limit too)
+_EXTENT_LIMIT = 1 << 60  # a tensor's non-zero sizes multiply to less than this, empty tensors included (x 8 bytes
+#                          fits numpy's signed 64-bit byte count)
 _MAX_MEMO = 1 << 22  # distinct memo indices
 _KEY_LIMIT = (1 << 61) - 1  # int keys: |k| < 2^61 - 1 (they hash to themselves)
 _PROTOCOLS = (2, 3)
@@ -446,6 +450,11 @@ class _Loader:
             raise _Refused(f"refused: a tensor with offset {_text(offset)}, size {_text(size)}, stride "
                            f"{_text(stride)} (need non-negative ints, sizes and strides in tuples, one stride per "
                            "dimension)")
+        if len(size) > _MAX_DIMS:
+            raise _Refused(f"refused: a tensor with {len(size)} dimensions (at most {_MAX_DIMS})")
+        if math.prod(s for s in size if s) >= _EXTENT_LIMIT:
+            raise _Refused(f"refused: a tensor of size {_text(size)}, whose non-zero sizes multiply to 2^60 or more "
+                           "(even an empty tensor may not)")
         if type(requires_grad) is not bool:
             raise _Refused("refused: a tensor whose requires_grad is not a bool")
         if type(hooks) is not _OrderedDict or hooks:
@@ -465,10 +474,7 @@ class _Loader:
                            f"elements (a tensor of size {_text(size)} after {self.gathered}; repeated or expanded "
                            "views beyond the reader's bound)")
         self.gathered += count
-        try:
-            return _Tensor(_build(storage, offset, size, stride, count))
-        except ValueError:  # numpy: more than 64 dimensions, or an empty shape whose other sizes overflow
-            raise _Refused(f"refused: numpy cannot hold a tensor of size {_text(size)}") from None
+        return _Tensor(_build(storage, offset, size, stride, count))
 
 
 def _build(storage: _Storage, offset: int, size: tuple, stride: tuple, count: int) -> np.ndarray:
