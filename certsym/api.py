@@ -13,7 +13,6 @@ Every function takes a *source*: a path (parameter JSON or a model file, docs/FO
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -216,17 +215,9 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
 def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathLike] | None = None):
     """Replay a certificate (a dict, or the path of its JSON file) with the independent checker, binding it to the
     ``inputs`` files when given. Returns the checker's Report, truthy iff VALID."""
-    from certsym.check.checker import check_certificate
-    from certsym.check.fields import Reject
-    from certsym.check.tensors import InputFile, unique_object
+    from certsym.check import check as replay
 
-    if not isinstance(certificate, dict):
-        try:
-            certificate = json.loads(Path(certificate).read_bytes().decode("utf-8"), object_pairs_hook=unique_object)
-        except (OSError, ValueError, Reject) as exc:
-            raise InputError(f"{certificate}: cannot read the certificate ({exc})") from None
-    files = [InputFile(Path(p).read_bytes(), str(p)) for p in inputs] if inputs else None
-    return check_certificate(certificate, files)
+    return replay(certificate, inputs)
 
 
 def minimal(source: Any) -> Network:

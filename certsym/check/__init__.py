@@ -2,11 +2,45 @@
 
 It uses the Python standard library only (plus mpmath's interval arithmetic in ``landscape``) and
 imports nothing from the rest of certsym (a test enforces this), so that nobody has to trust the code
-that found an answer. Run it as
-``python -m certsym.check CERT... [--inputs P1 [P2]]`` or ``certsym check``.
+that found an answer. Run it as ``python -m certsym.check CERT... [--inputs P1 [P2]]`` or ``certsym check``,
+or call it: ``certsym.check(certificate_or_path, inputs=None)`` returns a Report, truthy iff VALID.
 """
 
-from certsym.check.checker import Report, check_certificate
-from certsym.check.main import main
+from __future__ import annotations
 
-__all__ = ["Report", "check_certificate", "main"]
+import json
+import sys
+import types
+
+from certsym.check.checker import Report, check_certificate
+from certsym.check.fields import Reject
+from certsym.check.main import main
+from certsym.check.tensors import InputFile, unique_object
+
+__all__ = ["Report", "check", "check_certificate", "main"]
+
+
+def check(certificate: object, inputs: list | None = None) -> Report:
+    """Replay a certificate (a dict, or the path of its JSON file), bound to the ``inputs`` files when given.
+    A certificate file that cannot be read gives an invalid Report with the reason. Cost: the replay's."""
+    if not isinstance(certificate, dict):
+        try:
+            with open(certificate, "rb") as fh:
+                certificate = json.loads(fh.read().decode("utf-8"), object_pairs_hook=unique_object)
+        except (OSError, ValueError, RecursionError, Reject) as exc:
+            return Report(reason=f"cannot read the certificate: {exc}")
+    files = []
+    for path in inputs or ():
+        with open(path, "rb") as fh:
+            files.append(InputFile(fh.read(), str(path)))
+    return check_certificate(certificate, files if inputs else None)
+
+
+class _Callable(types.ModuleType):
+    """``certsym.check`` is both this package and the API function ``check``."""
+
+    def __call__(self, certificate: object, inputs: list | None = None) -> Report:
+        return check(certificate, inputs)
+
+
+sys.modules[__name__].__class__ = _Callable

@@ -48,8 +48,10 @@ def _emit_json(data) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     point = parse_point(args.at, args.max_digits)
-    (net,), x = load_networks([args.params], extra_values=point, max_digits=args.max_digits,
-                              keys=_selections(args, 1))
+    (item,), x = load_inputs([args.params], extra_values=point, max_digits=args.max_digits,
+                             keys=_selections(args, 1))
+    _note_absent_biases([item.model], [item.name])
+    net = item.network
     values = net.evaluate(x)
     strings = [net.field.pretty(v) for v in values]
     if args.json:
@@ -83,7 +85,18 @@ def _load(args: argparse.Namespace, paths: Sequence[str]):
 
     loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_selections(args, len(paths)))
     records = [InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded]
+    _note_absent_biases([r.model for r in records], [r.name for r in records])
     return [item.network for item in loaded], records
+
+
+def _note_absent_biases(models: list, names: list[str]) -> None:
+    """Say on stderr which biases were absent from a model file and read as 0 (docs/FORMATS.md)."""
+    for model, name in zip(models, names, strict=True):
+        absent = [layer for layer, t in zip(("first", "second"), (model or {}).get("tensors", [0, 0, 0, 0])[1::2],
+                                            strict=True) if t is None]
+        if absent:
+            print(f"note: {name}: no bias in the {' and '.join(absent)} layer (Linear(bias=False)); read as 0",
+                  file=sys.stderr)
 
 
 def _step_text(F, step) -> str:
@@ -139,6 +152,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     sources = []
     for path, sel in zip((args.params1, args.params2), selections, strict=True):
         sources.append(api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path)
+    models = [s.record.model if isinstance(s, api.Model) else None for s in sources]
+    _note_absent_biases(models, [args.params1, args.params2])
     verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))

@@ -369,7 +369,8 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                     if array.dtype.kind == "f" and not np.isfinite(array).all():
                         raise InputError(f"{path}: tensor {name!r} holds a NaN or infinite weight")
                     if array.ndim != (2 if name in (names[0], names[2]) else 1):
-                        kind = f" ({_kind(name)} layer)" if _kind(name) else ""
+                        kind = _kind(name) or ("Conv" if array.ndim in (3, 4, 5) else "")
+                        kind = f" ({kind} layer)" if kind else ""
                         raise InputError(f"{path}: tensor {name!r} has shape {tuple(array.shape)}{kind}; a Linear "
                                          "weight is 2-D, a bias 1-D")
             if selection.layout == "in-out":

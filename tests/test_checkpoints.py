@@ -1,0 +1,188 @@
+"""The files ML users hold: torch checkpoints (nested, prefixed, bias-free, bfloat16), Flax-style kernels, keys per
+file, clear errors naming the file, the tensor and the layer kind, and the Python API. Every certificate made
+from such a file replays with the checker reading the same file (docs/FORMATS.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from certsym.cli import main
+
+torch = pytest.importorskip("torch")
+
+
+def _model(seed: int, bias: bool = True):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(3, 5, bias=bias), torch.nn.ReLU(), torch.nn.Linear(5, 2, bias=bias))
+
+
+def _npz(path: Path, model) -> Path:
+    sd = model.state_dict()
+    np.savez(path, **{k: v.numpy() for k, v in sd.items()})
+    return path
+
+
+def _equiv_and_replay(capsys, a: Path, b: Path, *options: str) -> str:
+    """equiv A B (must be EQUIVALENT), then the referenced certificate replayed against both files: VALID's text."""
+    cert = a.parent / "c.json"
+    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert), *options]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    assert main(["check", str(cert), "--inputs", str(a), str(b)]) == 0, capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrap", ["model", "state_dict"])
+def test_nested_checkpoint_is_found_and_bound(tmp_path: Path, capsys, wrap: str) -> None:
+    model = _model(0)
+    torch.save({wrap: model.state_dict(), "epoch": 3, "lr": 0.1}, tmp_path / "ckpt.pt")
+    out = _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / "ckpt.pt")
+    assert f"torch default at '{wrap}' (auto)" in out
+
+
+def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capsys) -> None:
+    model, ema = _model(1), _model(2)
+    torch.save({"model": model.state_dict(), "ema": ema.state_dict()}, tmp_path / "two.pt")
+    ref = _npz(tmp_path / "ref.npz", ema)
+    assert main(["equiv", str(ref), str(tmp_path / "two.pt")]) == 2
+    assert "--state-key" in capsys.readouterr().err
+    out = _equiv_and_replay(capsys, ref, tmp_path / "two.pt", "--state-key", "ema")
+    assert "at 'ema' (state-key)" in out
+    # the same certificate cannot be moved to the other state dict
+    doc = json.loads((tmp_path / "c.json").read_text())
+    doc["inputs"][1]["model"]["root"] = {"path": ["model"], "rule": "state-key"}
+    (tmp_path / "c.json").write_text(json.dumps(doc))
+    assert main(["check", str(tmp_path / "c.json"), "--inputs", str(ref), str(tmp_path / "two.pt")]) == 1
+
+
+@pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "_orig_mod.module."])
+def test_wrapper_prefixes(tmp_path: Path, capsys, prefix: str) -> None:
+    model = _model(3)
+    torch.save({prefix + k: v for k, v in model.state_dict().items()}, tmp_path / "wrapped.pth")
+    out = _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / "wrapped.pth")
+    assert f"{prefix}0.weight 5x3" in out
+
+
+@pytest.mark.parametrize("name", ["pytorch_model.bin", "model.ckpt", "weights"])
+def test_torch_archives_by_content(tmp_path: Path, capsys, name: str) -> None:
+    model = _model(4)
+    torch.save(model.state_dict(), tmp_path / name)
+    _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / name)
+
+
+def test_unknown_content_names_the_accepted_formats(tmp_path: Path, capsys) -> None:
+    (tmp_path / "x.pt").write_bytes(b"\x00\x01 not a model")
+    assert main(["equiv", str(tmp_path / "x.pt"), str(tmp_path / "x.pt")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_bfloat16_torch_and_safetensors(tmp_path: Path, capsys) -> None:
+    model = _model(5).to(torch.bfloat16)
+    torch.save(model.state_dict(), tmp_path / "bf.pt")
+    wide = {k: v.float().numpy() for k, v in model.state_dict().items()}  # bfloat16 → float32 is exact
+    np.savez(tmp_path / "wide.npz", **wide)
+    _equiv_and_replay(capsys, tmp_path / "wide.npz", tmp_path / "bf.pt")
+    # a hand-written BF16 safetensors header: the upper halves of the float32 bit patterns
+    header, offset, blobs = {}, 0, []
+    for key, value in wide.items():
+        bits = (value.view(np.uint32) >> 16).astype("<u2").tobytes()
+        header[key] = {"dtype": "BF16", "shape": list(value.shape), "data_offsets": [offset, offset + len(bits)]}
+        offset += len(bits)
+        blobs.append(bits)
+    text = json.dumps(header).encode()
+    (tmp_path / "bf.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    _equiv_and_replay(capsys, tmp_path / "wide.npz", tmp_path / "bf.safetensors")
+
+
+def test_bias_free_layers_are_read_as_zero(tmp_path: Path, capsys) -> None:
+    model = _model(6, bias=False)
+    torch.save(model.state_dict(), tmp_path / "nobias.pt")
+    sd = model.state_dict()
+    np.savez(tmp_path / "zeros.npz", **{"0.weight": sd["0.weight"].numpy(), "0.bias": np.zeros(5, np.float32),
+                                        "2.weight": sd["2.weight"].numpy(), "2.bias": np.zeros(2, np.float32)})
+    out = _equiv_and_replay(capsys, tmp_path / "zeros.npz", tmp_path / "nobias.pt")
+    assert "no bias (read as 0)" in out
+    assert main(["eval", str(tmp_path / "nobias.pt"), "--at", "0,0,0"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.split() == ["0", "0"] and "no bias" in captured.err
+
+
+def test_flax_layout_and_keys_per_file(tmp_path: Path, capsys) -> None:
+    model = _model(7)
+    ref = _npz(tmp_path / "ref.npz", model)
+    sd = {k: v.numpy() for k, v in model.state_dict().items()}
+    flax = {"params.Dense_0.kernel": sd["0.weight"].T.copy(), "params.Dense_0.bias": sd["0.bias"],
+            "params.Dense_1.kernel": sd["2.weight"].T.copy(), "params.Dense_1.bias": sd["2.bias"]}
+    np.savez(tmp_path / "flax.npz", **flax)
+    keys = " params.Dense_0.kernel, params.Dense_0.bias , params.Dense_1.kernel,params.Dense_1.bias"
+    assert main(["equiv", str(ref), str(tmp_path / "flax.npz"), "--keys2", keys]) == 2
+    assert "--layout in-out" in capsys.readouterr().err
+    # --layout applies to both files: the reference in the same layout
+    np.savez(tmp_path / "ref_t.npz", **{"0.weight": sd["0.weight"].T.copy(), "0.bias": sd["0.bias"],
+                                        "2.weight": sd["2.weight"].T.copy(), "2.bias": sd["2.bias"]})
+    out = _equiv_and_replay(capsys, tmp_path / "ref_t.npz", tmp_path / "flax.npz", "--keys2", keys,
+                            "--layout", "in-out")
+    assert "(stored inputs x outputs)" in out and "params.Dense_0.kernel 5x3" in out
+
+
+def test_layer_kinds_and_bad_weights_are_named(tmp_path: Path, capsys) -> None:
+    bn = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2), torch.nn.BatchNorm1d(2))
+    torch.save(bn.state_dict(), tmp_path / "bn.pt")
+    assert main(["canon", str(tmp_path / "bn.pt")]) == 2
+    assert "BatchNorm" in capsys.readouterr().err
+    conv = torch.nn.Sequential(torch.nn.Conv1d(1, 2, 3), torch.nn.ReLU(), torch.nn.Linear(5, 2))
+    torch.save(conv.state_dict(), tmp_path / "conv.pt")
+    assert main(["canon", str(tmp_path / "conv.pt")]) == 2
+    assert "shape (2, 1, 3) (Conv layer)" in capsys.readouterr().err
+    model = _model(8)
+    sd = {k: v.numpy().copy() for k, v in model.state_dict().items()}
+    sd["2.weight"][1, 3] = np.nan
+    np.savez(tmp_path / "nan.npz", **sd)
+    assert main(["canon", str(tmp_path / "nan.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "nan.npz" in err and "'2.weight'" in err and "NaN" in err
+
+
+def test_certificates_are_written_with_the_usual_mode(tmp_path: Path) -> None:
+    ref = _npz(tmp_path / "ref.npz", _model(9))
+    assert main(["equiv", str(ref), str(ref), "--cert", str(tmp_path / "c.json")]) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "c.json").stat().st_mode) == 0o666 & ~umask
+
+
+def test_python_api_one_liner(tmp_path: Path) -> None:
+    model = _model(10)
+    _npz(tmp_path / "a.npz", model)
+    _npz(tmp_path / "b.npz", model)
+    code = "import certsym; print(certsym.equivalent('a.npz', 'b.npz'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("EQUIVALENT"), out.stderr
+
+
+def test_python_api_sources(tmp_path: Path) -> None:
+    import certsym
+
+    model = _model(11)
+    sd = model.state_dict()
+    arrays = [sd[k].numpy() for k in ("0.weight", "0.bias", "2.weight", "2.bias")]
+    verdict = certsym.equivalent(model, arrays)
+    assert verdict and verdict.path == "fast"
+    report = certsym.check(verdict.certificate())
+    assert report and report.kind == "equivalent"
+    other = certsym.equivalent(model, [a * 3 for a in arrays])
+    assert not other and other.witness is not None and other.to_json()["equivalent"] is False
+    assert certsym.identifiable(model)
+    assert certsym.minimal(arrays).n == 5
+    doubled = [np.vstack([arrays[0], arrays[0][:1]]), np.append(arrays[1], arrays[1][:1]),
+               np.hstack([arrays[2], arrays[2][:, :1]]), arrays[3]]  # neuron 0 twice: Stab ⊇ S_2
+    assert certsym.stabilizer(model).finite_order == 1 and certsym.stabilizer(doubled).finite_order == 2
