@@ -181,13 +181,14 @@ def _kernel(theta: Network) -> tuple[list, list[int], list[int], list[list[Scala
     return W, pivots, free, [[row[f] for f in free] for row in R]
 
 
-def zero_factors(theta: Network, cap: int, max_search: int = DEFAULT_MAX_SEARCH):
+def zero_factors(theta: Network, cap: int, max_search: int = DEFAULT_MAX_SEARCH, kernel: tuple | None = None):
     """Every nonempty F with Σ_F v_i a_i^T = 0, in enumeration order, at most ``cap`` of them.
 
     Yields sorted index lists; the 0/1 kernel vectors are enumerated through the free coordinates.
-    Raises Undecided when the kernel has more than ``max_search`` candidates."""
+    Raises Undecided when the kernel has more than ``max_search`` candidates. ``kernel``: ``_kernel(theta)``,
+    when the caller has it already."""
     F, n = theta.field, theta.n
-    _, pivots, free, Rf = _kernel(theta)
+    _, pivots, free, Rf = kernel or _kernel(theta)
     if (1 << len(free)) - 1 > max_search:
         raise Undecided(f"the zero-factor search needs {(1 << len(free)) - 1} candidates (kernel dimension "
                         f"{len(free)}), over the limit {max_search}; raise --max-search to allow it")
@@ -208,8 +209,9 @@ def zero_factors(theta: Network, cap: int, max_search: int = DEFAULT_MAX_SEARCH)
 
 def _zero_factor(theta: Network, max_search: int) -> Identifiability:
     F = theta.field
-    W, pivots, free, Rf = _kernel(theta)
-    subset = next(zero_factors(theta, 1, max_search), None)
+    kernel = _kernel(theta)
+    W, pivots, free, Rf = kernel
+    subset = next(zero_factors(theta, 1, max_search, kernel), None)
     if subset is not None:
         flipped = flip(theta, subset)
         return _not(theta, f"zero factor F = {subset}: Σ_F v_i a_i^T = 0, so θ^F is in the fibre",

@@ -186,3 +186,16 @@ def test_python_api_sources(tmp_path: Path) -> None:
     doubled = [np.vstack([arrays[0], arrays[0][:1]]), np.append(arrays[1], arrays[1][:1]),
                np.hstack([arrays[2], arrays[2][:, :1]]), arrays[3]]  # neuron 0 twice: Stab ⊇ S_2
     assert certsym.stabilizer(model).finite_order == 1 and certsym.stabilizer(doubled).finite_order == 2
+
+
+def test_identifiable_at_a_real_width_with_a_replayable_certificate(tmp_path: Path, capsys) -> None:
+    rng = np.random.default_rng(12)
+    n, m, k = 64, 784, 10
+    np.savez(tmp_path / "w.npz", **{"0.weight": rng.standard_normal((n, m)).astype(np.float32),
+                                    "0.bias": rng.standard_normal(n).astype(np.float32),
+                                    "2.weight": rng.standard_normal((k, n)).astype(np.float32),
+                                    "2.bias": rng.standard_normal(k).astype(np.float32)})
+    assert main(["identifiable", str(tmp_path / "w.npz"), "--cert", str(tmp_path / "i.json")]) == 0
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "i.json"), "--inputs", str(tmp_path / "w.npz")]) == 0
+    assert "no zero factor" in capsys.readouterr().out
