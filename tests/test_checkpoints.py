@@ -199,3 +199,19 @@ def test_identifiable_at_a_real_width_with_a_replayable_certificate(tmp_path: Pa
     capsys.readouterr()
     assert main(["check", str(tmp_path / "i.json"), "--inputs", str(tmp_path / "w.npz")]) == 0
     assert "no zero factor" in capsys.readouterr().out
+
+
+def test_near_miss_summary_is_short_and_exact(tmp_path: Path, capsys) -> None:
+    rng = np.random.default_rng(13)
+    W1, b1, W2, b2 = (rng.standard_normal(s).astype(np.float32) for s in ((16, 784), (16,), (10, 16), (10,)))
+    three = np.float32(3)
+    np.savez(tmp_path / "a.npz", **{"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2})
+    np.savez(tmp_path / "b.npz", **{"0.weight": W1 * three, "0.bias": b1 * three, "2.weight": W2 / three,
+                                    "2.bias": b2})
+    assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 1
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) < 1000
+    assert "exact values in --json" in out and "ulp of float32" in out
+    assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert len(doc["witness"]) == 784 and doc["near_miss"]["neurons"] == 16

@@ -157,13 +157,26 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
+    explained = None
+    if not verdict.equivalent and all(isinstance(x, api.Model) and x.arrays is not None for x in sources) and \
+            all(np_float(a) for x in sources for a in x.arrays):
+        from certsym.nearmiss import near_miss
+
+        explained = near_miss(sources[0].arrays, sources[1].arrays)
     if args.json:
-        _emit_json(verdict.to_json())
+        _emit_json(verdict.to_json() | ({"near_miss": explained.to_json()} if explained else {}))
     elif verdict.equivalent:
         print(verdict)
     else:
         print(_not_equivalent_text(verdict))
+        for line in explained.lines() if explained else ():
+            print(line)
     return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
+
+
+def np_float(array) -> bool:
+    """A floating-point array (a near-miss summary compares floats in units of their last place)."""
+    return getattr(getattr(array, "dtype", None), "kind", "") == "f"
 
 
 def _is_model(path: str) -> bool:
@@ -190,16 +203,20 @@ def _not_equivalent_text(verdict) -> str:
         return "[" + ", ".join(F.pretty(y) + _decimal(y) for y in vals) + "]"
 
     v1, v2 = (shown(vals) for vals in verdict.values)
+    if len(v1) + len(v2) > 400 and all(hasattr(y, "q") for vals in verdict.values for y in vals):
+        v1, v2 = ("≈ [" + ", ".join(_decimal(y, 9).strip(" (≈)") for y in vals) + "]" for vals in verdict.values)
+        return (f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) {v1} and ρ(θ2)(x) {v2} (exact values in --json and the "
+                "certificate)")
     return f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
 
 
-def _decimal(y) -> str:
-    """" (≈ 0.123457)" for a rational whose exact form is not short, else ""."""
+def _decimal(y, digits: int = 6) -> str:
+    """" (≈ 0.123457)" for a rational that is not an integer, else ""."""
     if not hasattr(y, "q") or int(y.q) == 1:
-        return ""
+        return "" if digits == 6 else f" (≈ {int(y.p)})"
     from fractions import Fraction
 
-    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.6g})"
+    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.{digits}g})"
 
 
 def cmd_stabilizer(args: argparse.Namespace) -> int:
