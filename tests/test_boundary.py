@@ -388,3 +388,18 @@ def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capsy
         capsys.readouterr()
         assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 2
         assert "CANNOT CHECK" in capsys.readouterr().out
+
+
+# --- landscape certificates: the family is the checker's own reading of the certified point -----------------------
+
+
+@pytest.mark.parametrize("path", sorted((Path(__file__).parent.parent / "certificates" / "landscape").glob("*.json")),
+                         ids=lambda p: p.stem)
+def test_a_relabelled_family_is_rejected(path: Path) -> None:
+    doc = json.loads(path.read_text())
+    report = check_certificate(doc)
+    assert report.valid and any(line.startswith("family ") for line in report.facts)
+    box = doc["proof"].get("critical_point", doc["proof"])
+    box["family"] = "two-misfit" if box["family"] != "two-misfit" else "one-misfit"
+    relabelled = check_certificate(doc)
+    assert not relabelled.valid and "belongs to" in relabelled.reason
