@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import pickle
 import random
 import struct
@@ -439,3 +440,83 @@ def test_a_member_that_claims_gigabytes_is_refused_without_decompressing():
         start = time.perf_counter()
         _refused(bomb, "24 expected" if numel == 6 else "decompresses in all")
         assert time.perf_counter() - start < 0.5
+
+
+# ---------------------------------------------------------------------------------------------- closed gaps
+#
+# Files this reader once accepted while docs/FORMATS.md (and the producer's reader) refuse them; the same cases are
+# cross-checked against the producer in tests/test_io_torchfile.py (CHECKER_GAPS).
+
+
+def _torch_refuses(data: bytes) -> None:
+    with pytest.raises(Exception):  # noqa: B017 (torch's error types vary by the kind of lookup that fails)
+        torch.load(io.BytesIO(data), weights_only=True)
+
+
+@pytest.mark.parametrize("pkl", [b"\x80\x04}.", b"\x80\x05}.", b"\x80\x02}\x80\x04.", b"\x80\x03}\x80\x05."],
+                         ids=["proto4", "proto5", "proto4_later", "proto5_later"])
+def test_protocols_other_than_2_and_3_are_refused_even_without_their_opcodes(pkl):
+    _refused(_archive(pkl), "protocol")
+
+
+@pytest.mark.parametrize("pkl", [b"}.", b"}\x80\x02.", b"N."])
+def test_a_pickle_that_does_not_start_with_proto_is_refused(pkl):
+    _refused(_archive(pkl), "PROTO")
+
+
+def test_a_later_proto_2_or_3_is_read():
+    assert read_torch(_archive(b"\x80\x03}\x80\x02.")) == {}
+
+
+def _escaped(old: bytes, new: bytes) -> bytes:
+    """A one-tensor archive whose data.pkl has the GLOBAL lines ``old`` replaced by ``new``."""
+    pkl = _pickled({"w": _FakeTensor(_Storage(torch.FloatStorage, "0", 6), 0, (6,), (1,))})
+    assert pkl.count(old) == 1
+    return _archive(pkl.replace(old, new), {"0": _floats(*range(6))})
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    (b"ccollections\nOrderedDict\n", b"ccollection\\x73\nOrderedDict\n"),
+    (b"ccollections\nOrderedDict\n", b"ccoll\\145ctions\nOrderedDict\n"),
+    (b"ccollections\nOrderedDict\n", b"ccollections\nOrdered\\x44ict\n"),
+    (b"ccollections\nOrderedDict\n", b"ccollections\r\nOrderedDict\n"),
+    (b"ctorch._utils\n_rebuild_tensor_v2\n", b"ctorch\\x2e_utils\n_rebuild_tensor_v2\n"),
+    (b"ctorch\nFloatStorage\n", b"ctorch\nFloat\\x53torage\n"),
+], ids=["module_hex", "module_octal", "name_hex", "module_cr", "rebuild_hex", "storage_hex"])
+def test_escaped_global_names_are_refused_as_torch_refuses_them(old, new):
+    data = _escaped(old, new)
+    _refused(data, "global")
+    _torch_refuses(data)
+    assert list(read_torch(_escaped(old, old))["w"].values) == [0, 1, 2, 3, 4, 5]
+
+
+def test_a_global_whose_lines_split_elsewhere_is_refused():
+    _refused(_archive(b"\x80\x02ccollections OrderedDict\n\n)R."), "global")
+    _refused(_archive(b"\x80\x02ccollections\nOrderedDict \n)R."), "global")
+
+
+def _empty(size: tuple, cls=torch.FloatStorage) -> bytes:
+    stride = tuple(math.prod(size[i + 1:]) for i in range(len(size)))
+    return _crafted({"e": _FakeTensor(_Storage(cls, "e", 0), 0, size, stride)}, {"e": b""})
+
+
+@pytest.mark.parametrize(("size", "cls"), [((0, 1 << 62), torch.FloatStorage), ((0, 1 << 62), torch.ByteStorage),
+                                           ((0, 1 << 60), torch.ByteStorage), ((1 << 60, 0), torch.DoubleStorage),
+                                           ((0, 1 << 40, 1 << 40), torch.ByteStorage),
+                                           ((0, 1 << 64), torch.ByteStorage)],
+                         ids=["2^62_f4", "2^62_u1", "2^60_u1", "2^60_first", "2^40x2^40", "2^64"])
+def test_empty_tensors_whose_other_sizes_multiply_to_2_to_the_60_are_refused(size, cls):
+    _refused(_empty(size, cls), "2\\^60")
+
+
+def test_more_than_64_dimensions_are_refused_and_64_are_read():
+    s = _Storage(torch.FloatStorage, "0", 6)
+    _refused(_crafted({"w": _FakeTensor(s, 0, (1,) * 65, (1,) * 65)}, {"0": _floats(*range(6))}), "65 dimensions")
+    ours = read_torch(_crafted({"w": _FakeTensor(s, 5, (1,) * 64, (1,) * 64)}, {"0": _floats(*range(6))}))["w"]
+    assert ours.shape == (1,) * 64 and list(ours.values) == [5]
+
+
+def test_the_largest_empty_tensor_is_read_like_torch():
+    data = _empty((0, (1 << 60) - 1), torch.DoubleStorage)
+    ours, theirs = read_torch(data)["e"], _load(data)["e"]
+    assert ours.shape == tuple(theirs.shape) == (0, (1 << 60) - 1) and list(ours.values) == []
