@@ -402,32 +402,61 @@ def cmd_perturb(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import Progress
+    """Classes of equal functions among many files (certsym.io.audit), with a progress bar on a terminal and
+    plain progress lines on stderr otherwise (at most about one per second per stage, and the last)."""
+    import time
 
     from certsym.io.audit import Job, audit
 
+    if args.workers < 1:
+        raise InputError("--workers must be at least 1")
     job = Job(_selections(args, 1)[0], args.max_digits)
-    total = len(args.paths) * (2 if args.cert_dir else 1)
-    console = Console(stderr=True)
-    with Progress(console=console, transient=True, disable=total < 50) as progress:
-        task = progress.add_task("auditing", total=total)
-        classes, errors, certified = audit(args.paths, job, args.workers, args.dask, args.cert_dir,
-                                           lambda: progress.advance(task))
-    if args.json:
-        _emit_json({"classes": [{"hash": h, "members": m} for h, m in classes.items()], "errors": errors,
-                    "certificates": certified})
+    display = None
+    if sys.stderr.isatty():
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        display = Progress(TextColumn("audit: {task.description}"), BarColumn(), MofNCompleteColumn(),
+                           TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        bars: dict[str, int] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if not bars:  # started here, after the local worker processes were forked: they inherit no thread
+                display.start()
+            if stage not in bars:
+                bars[stage] = display.add_task(stage, total=total)
+            display.update(bars[stage], completed=done, total=total)
     else:
-        print(f"{len(args.paths)} networks, {len(classes)} distinct functions"
-              + (f", {len(errors)} unreadable" if errors else ""))
-        for number, (digest, members) in enumerate(classes.items()):
-            print(f"class {number}: {len(members)} network(s), canonical hash {digest[:16]}…")
-            for member in members:
-                note = f"  (certificate {certified[member]})" if member in certified else ""
+        last: dict[str, tuple[float, int, int]] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            since, *shown = last.setdefault(stage, (now, -1, -1))
+            if total and shown != [done, total] and (done >= total or now - since >= 1.0):
+                print(f"audit: {done}/{total} {stage}", file=sys.stderr, flush=True)
+                last[stage] = (now, done, total)
+
+    try:
+        result = audit(args.paths, job, args.workers, args.dask, args.cert_dir, progress)
+    finally:
+        if display is not None:
+            display.stop()
+    if args.json:
+        _emit_json(result.to_json())
+    else:
+        count = sum(len(c.members) for c in result.classes)
+        print(f"{count} networks, {len(result.classes)} distinct functions"
+              + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
+        for number, cls in enumerate(result.classes):
+            m, n, k = cls.shape
+            print(f"class {number}: {len(cls.members)} network(s), m={m} n={n} k={k}, hash {cls.hash[:16]}…")
+            for member in cls.members:
+                note = ("  (representative)" if member == cls.representative else
+                        f"  (certificate {cls.certificates[member]})" if member in cls.certificates else "")
                 print(f"  {member}{note}")
-        for path, error in errors.items():
+        for path, error in result.unreadable.items():
             print(f"unreadable: {path}: {error}")
-    return EXIT_INPUT if errors else EXIT_OK
+    return EXIT_INPUT if result.unreadable else EXIT_OK
 
 
 MAX_LANDSCAPE_K = 10**6
@@ -697,11 +726,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
     p = _command(sub, "audit", "group many networks by the function they realize, and certify each class",
                  cmd_audit, params=None)
-    p.add_argument("paths", nargs="+", metavar="PATH", help="parameter or model files")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N", help="local processes")
-    p.add_argument("--dask", metavar="ADDRESS", help="run on an existing Dask cluster (scheduler address)")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="parameter or model files, directories (searched "
+                   "recursively for the files certsym reads) and glob patterns (*, ?, [...], ** across directories)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N",
+                   help="local processes (1: in this process; default: one per CPU)")
+    p.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' or 'local:N' starts a LocalCluster of "
+                   "N single-threaded worker processes (default N: --workers); anything else is a scheduler address")
     p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against its class "
-                   "representative")
+                   "representative (model files referenced by SHA-256: certsym check CERT --inputs REP MEMBER)")
     # listed for --help only: certsym.cli hands "check" to the checker before this parser is built
     sub.add_parser("check", help="replay certificates with the independent checker (see 'certsym check --help')",
                    add_help=False)
