@@ -58,9 +58,15 @@ class InputRecord:
 def field_json(F: Field) -> dict[str, Any]:
     """The "field" entry: {"type": "QQ"} or the number field's minimal polynomial and isolating interval."""
     if isinstance(F, NumberField):
+        coeffs = [str(c) for c in F.minpoly.coeffs()]
+        bits = sum(abs(int(c.split("/")[0])).bit_length() + (int(c.split("/")[1]).bit_length() if "/" in c else 1)
+                   for c in coeffs)
+        if len(coeffs) - 1 > 64 or bits > 1 << 14:  # the checker's bounds (certificates/FORMAT.md, "Bounds")
+            raise InputError(f"the number field Q({F.expr}) has degree {len(coeffs) - 1} and {bits} coefficient bits: "
+                             "beyond what the checker replays (degree 64, 16384 bits); no certificate written")
         return {
             "type": "number_field",
-            "minpoly": [str(c) for c in F.minpoly.coeffs()],
+            "minpoly": coeffs,
             "interval": [str(F.lo), str(F.hi)],
             "generator": F.expr,
         }

@@ -582,6 +582,8 @@ MAX_FREE = 24
 MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
 MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
 MAX_PIVOTS = 400        # the minor's elimination costs p^3
+MAX_CHECK_WORK = 2 * 10**7  # k·m·|free|·|pivots| integer products of the kernel description
+MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product is a polynomial product
 
 
 def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
@@ -608,13 +610,27 @@ def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
     rows = [index(r, k * m, "proof.zero_factor.rows") for r in seq(z["rows"], len(piv), "rows")]
     if sorted(piv + free) != list(range(n)) or len(set(rows)) != len(rows) or len(free) > MAX_FREE:
         raise Reject("pivots and free columns must partition the neurons (at most 24 free); rows distinct")
-    if k * m * n > MAX_PRODUCTS or len(piv) > MAX_PIVOTS or (1 << len(free)) * max(len(piv), 1) > MAX_KERNEL_WORK:
+    if k * m * n > MAX_PRODUCTS or len(piv) > MAX_PIVOTS or (1 << len(free)) * max(len(piv), 1) > MAX_KERNEL_WORK \
+            or k * m * len(free) * len(piv) > MAX_CHECK_WORK:
         raise Reject(f"beyond the checker's bounds for Theorem 1 (k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_PIVOTS} "
-                     f"pivots, 2^free · pivots ≤ {MAX_KERNEL_WORK})")
+                     f"pivots, 2^free · pivots ≤ {MAX_KERNEL_WORK}, k·m·free·pivots ≤ {MAX_CHECK_WORK})")
+    R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
+    if isinstance(F, QQ):
+        _kernel_in_integers(t, piv, free, rows, R)
+    else:
+        if k * m * n * max(len(free), 1) > MAX_FIELD_PRODUCTS:
+            raise Reject(f"beyond the checker's bounds for Theorem 1 over a number field (k·m·n·free ≤ "
+                         f"{MAX_FIELD_PRODUCTS})")
+        _kernel_in_field(F, t, piv, free, rows, R)
+    rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
+
+
+def _kernel_in_field(F, t: Net, piv: list, free: list, rows: list, R: list) -> None:
+    """The minor, the kernel description and the kernel candidates of Theorem 1, in the field's arithmetic."""
+    n, m, k = t.n, t.m, t.k
     W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)] if n else []
     if not _det_nonzero(F, [[W[r][c] for c in piv] for r in rows]):
         raise Reject("the stated minor is singular")
-    R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
     for r in range(len(W)):  # the free columns are the stated combinations of the pivot columns
         for b, f in enumerate(free):
             if W[r][f] != sum((W[r][c] * R[s][b] for s, c in enumerate(piv)), F.zero):
@@ -624,12 +640,50 @@ def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
     xs = [F.zero] * len(piv)
     for step in range(1, 1 << len(free)):
         b = (step & -step).bit_length() - 1
-        gray = step ^ (step >> 1)
-        sign = 1 if gray >> b & 1 else -1
+        sign = 1 if (step ^ (step >> 1)) >> b & 1 else -1
         xs = [x - R[s][b] if sign > 0 else x + R[s][b] for s, x in enumerate(xs)]
         if not any(F.sign(x) != 0 and F.sign(x - 1) != 0 for x in xs):
             raise Reject("a zero factor exists: the search record is wrong")
-    rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
+
+
+def _integers(xs: list) -> tuple[list[int], int]:
+    """Integers and a positive common denominator d with xs = integers / d."""
+    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
+    return [x.numerator * (d // x.denominator) for x in xs], d
+
+
+def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> None:
+    """As ``_kernel_in_field`` over Q, with every column v_i a_i^T = (v'_i a'_i^T) / d_i scaled to integers and
+    each equation multiplied out, so that the k·m·|free|·|pivots| products are integer products (no gcds)."""
+    m = t.m
+    cols = []
+    for i in range(t.n):
+        (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
+        cols.append((v, a, dv * da))
+    minor = [[Fraction(cols[c][0][r // m] * cols[c][1][r % m], cols[c][2]) for c in piv] for r in rows]
+    if not _det_nonzero(QQ(), minor):
+        raise Reject("the stated minor is singular")
+    for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
+        coeffs, D = _integers([R[s][b] for s in range(len(piv))])
+        L = math.lcm(cols[f][2], *(cols[c][2] for c in piv))
+        lhs = D * (L // cols[f][2])
+        scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
+        vf, af = cols[f][0], cols[f][1]
+        for j in range(t.k):
+            u = [w * cols[c][0][j] for w, c in zip(scaled, piv, strict=True)]
+            left = lhs * vf[j]
+            for q in range(m):
+                if left * af[q] != sum(x * cols[c][1][q] for x, c in zip(u, piv, strict=True)):
+                    raise Reject("the kernel description R does not match v_i a_i^T")
+    flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
+    columns = [[flat[s * len(free) + b] for s in range(len(piv))] for b in range(len(free))]
+    xs = [0] * len(piv)
+    for step in range(1, 1 << len(free)):
+        b = (step & -step).bit_length() - 1
+        on = (step ^ (step >> 1)) >> b & 1
+        xs = [x - c if on else x + c for x, c in zip(xs, columns[b], strict=True)]
+        if all(x == 0 or x == D for x in xs):
+            raise Reject("a zero factor exists: the search record is wrong")
 
 
 def _clone(t: Net) -> Net:

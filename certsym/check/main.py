@@ -18,6 +18,12 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
+def _printable(text: str) -> str:
+    """The text with every character that is not printable (newlines, controls, lone surrogates) escaped, so that a
+    name or reason from a certificate can neither forge report lines nor stop the output."""
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in text)
+
+
 def _document(path: str) -> object:
     """The certificate's JSON; a repeated key is refused (the last value would win silently)."""
     return json.loads(_read(path).decode("utf-8"), object_pairs_hook=unique_object)
@@ -45,28 +51,28 @@ def main(argv: list[str] | None = None) -> int:
         try:
             doc = _document(path)
         except Reject as exc:  # well-formed JSON with two meanings
-            print(f"{path}: INVALID (?): {exc}")
+            print(_printable(f"{path}: INVALID (?): {exc}"))
             status = max(status, 1)
             continue
         except (OSError, ValueError, RecursionError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) else "not a JSON document"
-            print(f"certsym check: error: {path}: {reason}", file=sys.stderr)
+            print(_printable(f"certsym check: error: {path}: {reason}"), file=sys.stderr)
             status = 2
             continue
         rep = check_certificate(doc, files)
         if rep.valid:
-            print(f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}")
+            lines = [f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}"]
             if not args.quiet:
-                for line in rep.bound + rep.facts:
-                    print(f"  {line}")
-                for statement, count in rep.checks.items():
-                    print(f"  verified {count} x {statement}")
-                for note in rep.notes:
-                    print(f"  {note}")
+                lines += [f"  given file {i}: {name}" for i, name in enumerate(args.inputs or [])]
+                lines += [f"  {line}" for line in rep.bound + rep.facts]
+                lines += [f"  verified {count} x {statement}" for statement, count in rep.checks.items()]
+                lines += [f"  {note}" for note in rep.notes]
         elif rep.cannot_check:
-            print(f"{path}: CANNOT CHECK ({rep.kind}): {rep.reason}")
+            lines = [f"{path}: CANNOT CHECK ({rep.kind}): {rep.reason}"]
             status = 2
         else:
-            print(f"{path}: INVALID ({rep.kind}): {rep.reason}")
+            lines = [f"{path}: INVALID ({rep.kind}): {rep.reason}"]
             status = max(status, 1)
+        for line in lines:
+            print(_printable(line))
     return status

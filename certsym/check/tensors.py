@@ -14,6 +14,7 @@ import io
 import json
 import math
 import os
+import stat
 import struct
 import sys
 import zipfile
@@ -65,6 +66,9 @@ class Tensor:
         return out
 
 
+MAX_SIBLING = 1 << 34  # bytes of one external data file
+
+
 class InputFile:
     """A file given to the checker: its bytes, and the files beside it (the external data of an ONNX model),
     read only when a certificate names them by a relative location."""
@@ -81,11 +85,20 @@ class InputFile:
             raise CannotCheck(f"the model's external data {location[:60]!r} is not available (give the model file "
                               "with --inputs, with its data file beside it)")
         if location not in self._siblings:
+            folder = os.path.realpath(os.path.dirname(self.path) or ".")
+            target = os.path.realpath(os.path.join(folder, *parts))
+            if os.path.commonpath([folder, target]) != folder:
+                raise Reject(f"external data location {location[:60]!r} leads outside the model's folder")
             try:
-                with open(os.path.join(os.path.dirname(self.path), *parts), "rb") as fh:
-                    self._siblings[location] = fh.read()
+                fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             except OSError as exc:
                 raise CannotCheck(f"cannot read the external data file {location[:60]!r} ({exc.strerror})") from None
+            with os.fdopen(fd, "rb") as fh:
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIBLING:
+                    raise Reject(f"external data {location[:60]!r} is not a regular file of at most {MAX_SIBLING} "
+                                 "bytes")
+                self._siblings[location] = fh.read(MAX_SIBLING + 1)
         return self._siblings[location]
 
 
@@ -145,10 +158,10 @@ def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[
         members = z.namelist()
         if len(set(members)) != len(members):
             raise Reject("the .npz archive has two members with the same name")
-        bad = [name for name in members if not name.endswith(".npy")]
+        bad = [name for name in members if not name.endswith(".npy") or name[:-4].endswith(".npy")]
         if bad:
-            raise Reject(f"the .npz member {bad[0][:60]!r} does not end in .npy (numpy would read it under the "
-                         "name of another tensor)")
+            raise Reject(f"the .npz member {bad[0][:60]!r} does not end in .npy, or ends in it twice (numpy would "
+                         "read it under the name of another tensor)")
         names = [name[:-4] for name in members]
         chosen = [member for member, name in zip(members, names, strict=True) if wanted is None or name in wanted]
         inflated = sum(z.getinfo(member).file_size for member in chosen)
@@ -169,7 +182,7 @@ def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
     info = z.getinfo(member)
     with z.open(info) as fh:
         head = fh.read(12)
-        if len(head) < 10 or head[:6] != b"\x93NUMPY" or head[6] not in (1, 2, 3):
+        if len(head) < 10 or head[:6] != b"\x93NUMPY" or head[6] not in (1, 2, 3) or head[7] != 0:
             raise Reject(f"{member}: not a .npy array")
         if head[6] == 1:
             start, size = 10, struct.unpack("<H", head[8:10])[0]
@@ -306,8 +319,7 @@ def _torch_root(tree: object, root: object, rule: str, names: list) -> dict[str,
                 return default_names(list(sd)) is not None if rule == "default" else \
                     all(n in sd for n in names if n is not None)
 
-            found = [k for k, v in tree.items() if isinstance(k, str) and _state_dict(v) and holds(v)] \
-                if isinstance(tree, dict) else []
+            found = [k for k, v in tree.items() if _state_dict(v) and holds(v)] if isinstance(tree, dict) else []
             if len(found) != 1:
                 raise Reject(f"the automatic root is not unique ({len(found)} entries hold the layers)")
             path = found
@@ -363,8 +375,8 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
 
             named = _torch_root(read_torch(file.data), model["root"], rule, names)
             present = list(named)
-            path = ".".join(model["root"]["path"])
-            where = f" at {path!r} ({model['root']['rule']})" if path else ""
+            path = model["root"]["path"]
+            where = f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
         else:
             present = read_tensors(file.data, fmt, set())[1]
         if rule == "default" and default_names(present) != names:

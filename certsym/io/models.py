@@ -72,6 +72,32 @@ def _check_dtype(dtype: np.dtype, where: str) -> None:
         raise InputError(f"{where}: unsupported element type {dtype} (certsym reads float16/32/64, int8-64, uint8)")
 
 
+_DESCR = {"<f2", "<f4", "<f8", "<i1", "<i2", "<i4", "<i8", "<u1", ">f2", ">f4", ">f8", ">i1", ">i2", ">i4", ">i8",
+          ">u1", "|i1", "|u1", "=f2", "=f4", "=f8", "=i2", "=i4", "=i8"}
+
+
+def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
+    """The .npy header as docs/FORMATS.md reads it: a literal dict of exactly descr (one of the listed spellings),
+    fortran_order (a bool) and shape (a tuple of ints); numpy's own reader also takes other spellings."""
+    import ast
+
+    (size,) = struct.unpack("<H" if version == (1, 0) else "<I", fh.read(2 if version == (1, 0) else 4))
+    if size > 1 << 16:
+        raise InputError(f"{where}: .npy header too long")
+    try:
+        header = ast.literal_eval(fh.read(size).decode("latin1"))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        header = None
+    if isinstance(header, dict) and header.get("descr") in ("|O", "<O", ">O"):
+        raise InputError(f"{where}: refused: the file holds pickled objects, which certsym never loads")
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"} \
+            or header["descr"] not in _DESCR or type(header["fortran_order"]) is not bool \
+            or not isinstance(header["shape"], tuple) or any(type(d) is not int or d < 0 for d in header["shape"]):
+        raise InputError(f"{where}: a .npy header certsym does not read (descr one of {sorted(_DESCR)[:3]}..., "
+                         "fortran_order a bool, shape a tuple of ints)")
+    return header["shape"], header["fortran_order"], np.dtype(header["descr"])
+
+
 def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, npz: every member NAME.npy, names distinct, exact sizes; only the ``wanted`` members are
     read (a set of names, None for all, or a function of the list of names giving that set)."""
@@ -79,10 +105,10 @@ def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
         members = z.namelist()
         if len(set(members)) != len(members):
             raise InputError(f"{path}: the archive has two members with the same name")
-        odd = next((name for name in members if not name.endswith(".npy")), None)
+        odd = next((name for name in members if not name.endswith(".npy") or name[:-4].endswith(".npy")), None)
         if odd is not None:
-            raise InputError(f"{path}: the member {odd!r} does not end in .npy (numpy would read it under the name "
-                             "of another tensor); certsym refuses the archive")
+            raise InputError(f"{path}: the member {odd!r} does not end in .npy, or ends in it twice (numpy would read "
+                             "it under the name of another tensor); certsym refuses the archive")
         names = [name[:-4] for name in members]
         if callable(wanted):
             wanted = wanted(names)
@@ -99,9 +125,7 @@ def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
                 version = np.lib.format.read_magic(fh)
                 if version not in ((1, 0), (2, 0), (3, 0)):
                     raise InputError(f"{path}: {member}: unsupported .npy version {version}")
-                read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) \
-                    else np.lib.format.read_array_header_2_0
-                shape, fortran, dtype = read_header(fh)
+                shape, fortran, dtype = _npy_header(fh, version, f"{path}: {member}")
                 _check_dtype(dtype, f"{path}: {member}")
                 size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
                 if info.file_size != fh.tell() + size:
@@ -241,12 +265,14 @@ def _root(path: Path, tree: object, selection: Selection) -> tuple[dict, dict]:
         return default_choice(list(sd)) is not None if selection.keys is None else \
             all(k in sd for k in selection.keys if k is not None)
 
-    found = [key for key, value in tree.items() if isinstance(key, str) and _is_state_dict(value)
-             and holds_layers(value)]
+    found = [key for key, value in tree.items() if _is_state_dict(value) and holds_layers(value)]
     if len(found) != 1:
         what = "no entry" if not found else f"{len(found)} entries ({', '.join(found)})"
         raise InputError(f"{path}: a checkpoint with {what} holding the layers (top-level keys: "
                          f"{', '.join(map(str, list(tree)[:8]))}); choose one with --state-key")
+    if not isinstance(found[0], str):
+        raise InputError(f"{path}: the state dict lies under the key {found[0]!r}, not a string; certsym reads string "
+                         "keys only")
     return tree[found[0]], {"path": [found[0]], "rule": "auto"}
 
 
@@ -345,11 +371,17 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             from certsym.io.onnxfile import read_onnx
 
             arrays, names, external = read_onnx(path)
+            if len(set(names)) != 4:
+                raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
+                                 "certsym reads four distinct initializers")
             record = {"format": fmt, "rule": "graph", "tensors": list(names),
                       "external": [{"location": loc, "sha256": digest} for loc, digest in external]}
         else:
             tensors, root = _tensor_map(path, fmt, selection)
             if selection.keys is not None:
+                given = [k for k in selection.keys if k is not None]
+                if len(set(given)) != len(given):
+                    raise InputError(f"{path}: --keys names one tensor twice ({', '.join(given)})")
                 missing = [k for k in selection.keys if k is not None and k not in tensors]
                 if missing:
                     raise InputError(f"{path}: missing {', '.join(missing)} (found "

@@ -158,8 +158,10 @@ class _Builder:
             raise _fail(self.text, "CRootOf needs a polynomial of degree at least 1")
         if sympy.degree(sympy.gcd(poly, poly.diff(_X))) > 0:
             raise _fail(self.text, "CRootOf needs a squarefree polynomial")
-        if poly.degree() > 200:
-            raise _fail(self.text, "CRootOf polynomial degree is over the limit of 200")
+        if poly.degree() > 64:  # the checker's bound (certificates/FORMAT.md, "Bounds")
+            raise _fail(self.text, "CRootOf polynomial degree is over the limit of 64")
+        if int(index) < 0:
+            raise _fail(self.text, "CRootOf needs a root index 0, 1, ... (the roots in increasing order)")
         try:
             return sympy.CRootOf(poly, int(index))
         except IndexError as exc:
