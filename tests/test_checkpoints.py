@@ -45,7 +45,7 @@ def test_nested_checkpoint_is_found_and_bound(tmp_path: Path, capsys, wrap: str)
     model = _model(0)
     torch.save({wrap: model.state_dict(), "epoch": 3, "lr": 0.1}, tmp_path / "ckpt.pt")
     out = _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / "ckpt.pt")
-    assert f"torch default at '{wrap}' (auto)" in out
+    assert f'torch default at ["{wrap}"] (auto)' in out
 
 
 def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capsys) -> None:
@@ -55,7 +55,7 @@ def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capsys) -> Non
     assert main(["equiv", str(ref), str(tmp_path / "two.pt")]) == 2
     assert "--state-key" in capsys.readouterr().err
     out = _equiv_and_replay(capsys, ref, tmp_path / "two.pt", "--state-key", "ema")
-    assert "at 'ema' (state-key)" in out
+    assert 'at ["ema"] (state-key)' in out
     # the same certificate cannot be moved to the other state dict
     doc = json.loads((tmp_path / "c.json").read_text())
     doc["inputs"][1]["model"]["root"] = {"path": ["model"], "rule": "state-key"}

@@ -527,6 +527,25 @@ def _patch(data: bytes, member: str, local: dict | None = None, **fields: int) -
     raise AssertionError(member)
 
 
+def _zip64(data: bytes, locator: int | None = None) -> bytes:
+    """The archive with a zip64 end record and its locator inserted before the end record (which then says 0xFFFF);
+    ``locator``: the offset the locator states (default: the zip64 record's own)."""
+    end = len(data) - 22
+    _, _, _, count, _, size, offset, _ = struct.unpack("<4sHHHHIIH", data[end:])
+    record = struct.pack("<4sQ2H2I4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, count, count, size, offset)
+    return (data[:end] + record + struct.pack("<4sIQI", b"PK\x06\x07", 0, end if locator is None else locator, 1)
+            + struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0))
+
+
+def _commented(data: bytes) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as z, zipfile.ZipFile(out, "w") as w:
+        for info in z.infolist():
+            w.writestr(info.filename, z.read(info))
+        w.comment = b"a comment"
+    return out.getvalue()
+
+
 def _deflated_member(raw: bytes, stream: bytes) -> bytes:
     """An archive whose storage ``archive/data/0`` (6 floats, ``raw``) is the deflate ``stream``, exactly as given."""
     tensor = _Tensor(_Storage(torch.FloatStorage, "0", 6), 0, (6,), (1,), False, OrderedDict())
@@ -728,6 +747,20 @@ STRICT_CASES = {
                       "does not inflate to exactly"),
     "deflate_crc": (lambda: _deflated_member(_floats(*range(6)), _deflate(_floats(*range(5), 9))),
                     "fails its CRC check"),
+    # where the directory is, and member names, as torch's reader (miniz) and zipfile both see them
+    "zip64_end": (lambda: _zip64(_crafted(_tensor6(0, (6,), (1,), False, _EMPTY_HOOKS), _SIX)), None),
+    "zip64_locator_elsewhere": (lambda: _zip64(_archive(b"\x80\x02}."), locator=0), "zip64 locator"),
+    "concatenated": (lambda: _archive(b"\x80\x02}.") + _archive(b"\x80\x02}."),
+                     "not at the offset the end record states"),
+    "concatenated_torch": (lambda: _archive(b"\x80\x02}.") + _saved({"x": torch.ones(2)}), "zip64 locator"),
+    "trailing_byte": (lambda: _saved({"x": torch.ones(2)}) + b"\x00", "last 22 bytes"),
+    "archive_comment": (lambda: _commented(_saved({"x": torch.ones(2)})), "last 22 bytes"),
+    "case_twins": (lambda: _archive(b"\x80\x02}.", extra=[("archive/VERSION", b"3\n")]), "differ only in case"),
+    "utf8_flag_name": (lambda: _archive(b"\x80\x02}.", extra=[("archive/data/\u00e9", b"")]), None),
+    "cp437_name": (lambda: _patch(_archive(b"\x80\x02}.", extra=[("archive/data/\u00e9", b"")]),
+                                  "archive/data/\u00e9", flag_bits=0), "is not UTF-8 that zipfile decodes"),
+    "invalid_utf8_name": (lambda: _archive(b"\x80\x02}.", extra=[("archive/data/9Zx", b"")]).replace(
+        b"/9Zx", b"/9\xffx"), "is not UTF-8 that zipfile decodes"),
 }
 
 # Files the checker used to read while FORMATS.md and the producer refuse them (see test_checker_gaps): now both

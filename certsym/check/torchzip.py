@@ -5,6 +5,8 @@ pre-1.6 format, a bare pickle stream, is refused). Every member lies in one top-
 ``P/data.pkl`` (required), ``P/data/<key>``, ``P/version``, ``P/.data/version``, ``P/byteorder`` (``little``
 or ``big``, absent = little), ``P/.data/serialization_id``, ``P/.format_version``, ``P/.storage_alignment``.
 Member names are unique, members do not overlap, and each is stored or deflated (what torch's reader reads).
+The directory is where torch's reader (miniz) finds it and where zipfile does (``_directory_span``), member
+names are UTF-8 bytes that zipfile decoded to the same text, and no two are equal after ASCII lowercasing.
 
 ``data.pkl`` is not unpickled: a small interpreter walks its opcodes (``pickletools.genops`` parses them) and
 builds only plain values. It starts with PROTO 2 or 3 (and every PROTO says 2 or 3), and its opcodes are a
@@ -131,8 +133,14 @@ class _Archive:
             if self.data.startswith(b"\x80"):
                 raise Reject("a legacy (non-zip, torch < 1.6) torch file: only the zip format is read")
             raise Reject("not a torch zip archive")
+        offset, size, count = _directory_span(self.data)
         with zipfile.ZipFile(io.BytesIO(self.data)) as z:
             infos = z.infolist()
+            start = getattr(z, "start_dir", None)
+        if start != offset or len(infos) != count \
+                or sum(46 + len(_raw_name(i)) + len(i.extra) + len(i.comment) for i in infos) != size:
+            raise Reject("the zip directory reads differently from the offset its end record states (bytes before "
+                         "the archive, or a second directory)")
         self.members = self._directory(infos)
         self.big = False
         if "byteorder" in self.members:
@@ -153,6 +161,18 @@ class _Archive:
         names = [info.orig_filename for info in infos]
         if len(set(names)) != len(names):
             raise Reject("the torch archive has two members with the same name")
+        raws = [_raw_name(info) for info in infos]
+        for name, raw in zip(names, raws, strict=True):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            if text != name:
+                raise Reject(f"the archive member name {raw[:60]!r} is not UTF-8 that zipfile decodes the same way "
+                             "(torch reads names as UTF-8 bytes, zipfile without the UTF-8 flag as cp437)")
+        if len({raw.lower() for raw in raws}) != len(raws):
+            raise Reject("the torch archive has two members whose names differ only in case (torch looks names up "
+                         "ignoring ASCII case)")
         folder = names[0].split("/", 1)[0]
         members = {}
         for info, name in zip(infos, names, strict=True):
@@ -182,7 +202,7 @@ class _Archive:
             raise Reject(f"the archive member {info.orig_filename[:60]!r} lies outside the file")
         sig, _, _, method, _, _, _, _, _, name_len, extra_len = struct.unpack(
             "<4sHHHHHIIIHH", self.data[start:start + 30])
-        name = info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        name = _raw_name(info)
         if sig != b"PK\x03\x04" or method != info.compress_type or self.data[start + 30:start + 30 + name_len] != name:
             raise Reject(f"the archive member {info.orig_filename[:60]!r} has a local header that disagrees "
                          "with the directory")
@@ -269,6 +289,41 @@ class _Archive:
                          "(repeated or expanded views beyond the reader's bound)")
         self.gathered += count
         return Tensor(size, _gather(storage.values, offset, size, stride), False, storage.code)
+
+
+def _raw_name(info: zipfile.ZipInfo) -> bytes:
+    """A member's name as the bytes in the zip directory (zipfile decoded them as UTF-8 under flag 0x800, else as
+    cp437, which maps each byte to its own character)."""
+    return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+
+
+def _directory_span(data: bytes) -> tuple[int, int, int]:
+    """(offset, size, entries) of the central directory where torch's reader (miniz) finds it: at the offset the
+    end record states, or for zip64 the zip64 end record its locator points to. Refused unless the end record ends
+    the file (no comment), a zip64 end record (no extensible data) sits right before its locator, and the directory
+    ends right where the record after it starts: then zipfile, which infers the offsets from the records' positions,
+    reads the same directory."""
+    end = len(data) - 22
+    if end < 0 or data[end:end + 4] != b"PK\x05\x06":
+        raise Reject("a damaged or truncated zip archive, or one with a comment or bytes after it (its end record is "
+                     "not the file's last 22 bytes)")
+    _, disk, cd_disk, here, total, size, offset, _ = struct.unpack("<4sHHHHIIH", data[end:])
+    record = end
+    if end >= 20 and data[end - 20:end - 16] == b"PK\x06\x07":
+        _, cd_disk64, record, disks = struct.unpack("<4sIQI", data[end - 20:end])
+        if record != end - 76 or cd_disk64 != 0 or disks != 1:
+            raise Reject("the zip64 locator does not point at a zip64 end record right before it (torch follows the "
+                         "locator, zipfile reads the record before it)")
+        sig, length, _, _, disk, cd_disk, here, total, size, offset = struct.unpack("<4sQHHIIQQQQ",
+                                                                                    data[record:end - 20])
+        if sig != b"PK\x06\x06" or length != 44:
+            raise Reject("the zip64 end record is malformed or holds extensible data")
+    if disk or cd_disk or here != total:
+        raise Reject("a multi-disk zip archive")
+    if offset + size != record:
+        raise Reject("the zip directory is not where the end record states (bytes prepended to the archive, or a "
+                     "second directory)")
+    return offset, size, total
 
 
 def _decode(body: bytes | memoryview, code: str, big: bool):

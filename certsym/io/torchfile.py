@@ -5,7 +5,9 @@ An archive is a zip whose members all lie in one folder P: ``P/data.pkl`` (a pic
 deflated, not encrypted, at the place its local header says and overlapping no other member. Members are read
 from the file by this module (not by ``zipfile``'s reader, whose checks differ): a stored member is exactly its
 declared size, a deflated one inflates to exactly its declared size with nothing after the deflate stream, and
-every member passes its CRC check.
+every member passes its CRC check. The zip directory must be where torch's reader (miniz) finds it and where
+``zipfile`` does (``_directory_span``), and member names are UTF-8 bytes that ``zipfile`` decoded to the same text,
+no two equal after ASCII lowercasing (torch looks names up ignoring ASCII case).
 
 The pickle is never executed. It must be protocol 2 or 3: it starts with PROTO 2 or 3, ends exactly at its STOP
 with one object on the stack, and uses only the opcodes a protocol-2/3 pickle of plain values needs (listed in
@@ -180,7 +182,7 @@ class _Zip:
             raise _Refused(f"refused: the member {_text(repr(name))} lies outside the file")
         self.fh.seek(start)
         sig, _, _, method, _, _, _, _, _, name_length, extra_length = struct.unpack("<4sHHHHHIIIHH", self.fh.read(30))
-        raw_name = name.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+        raw_name = _raw_name(info)
         if sig != _ZIP_MAGIC or method != info.compress_type or self.fh.read(name_length) != raw_name:
             raise _Refused(f"refused: the member {_text(repr(name))} has a local header that disagrees with the "
                            "zip directory")
@@ -218,6 +220,47 @@ class _Zip:
         return body
 
 
+def _raw_name(info: zipfile.ZipInfo) -> bytes:
+    """The member's name as the bytes in the zip directory: zipfile decoded them as UTF-8 under flag 0x800, else as
+    cp437 (one character per byte, so this encoding gives them back)."""
+    return info.orig_filename.encode("utf-8" if info.flag_bits & 0x800 else "cp437")
+
+
+def _directory_span(fh) -> tuple[int, int, int]:
+    """(offset, size, entries) of the central directory as torch's reader (miniz) locates it: the offset the end
+    record states or, for zip64, the one in the zip64 end record the locator points to. Refused unless the end record
+    is the file's last 22 bytes (no comment), a zip64 end record without extensible data sits right before its
+    locator, and the directory ends exactly where the record after it starts, so that zipfile, which infers the
+    directory's place from the records' positions ("concat"), finds it at the same offset."""
+    fh.seek(0, os.SEEK_END)
+    end = fh.tell() - 22
+    if end < 0:
+        raise _Refused("a damaged or truncated zip archive (shorter than a zip end record)")
+    tail_start = max(end - 76, 0)
+    fh.seek(tail_start)
+    tail = fh.read()
+    eocd = tail[end - tail_start:]
+    if eocd[:4] != b"PK\x05\x06":
+        raise _Refused("a damaged or truncated zip archive, or one with a comment or bytes after it (its end record "
+                       "is not the file's last 22 bytes)")
+    _, disk, cd_disk, here, total, size, offset, _ = struct.unpack("<4sHHHHIIH", eocd)
+    record = end
+    if end >= 20 and tail[end - 20 - tail_start:end - 16 - tail_start] == b"PK\x06\x07":
+        _, cd_disk64, record, disks = struct.unpack("<4sIQI", tail[end - 20 - tail_start:end - tail_start])
+        if record != end - 76 or cd_disk64 != 0 or disks != 1:
+            raise _Refused("refused: the zip64 locator does not point at a zip64 end record right before it (torch "
+                           "follows the locator; zipfile reads the record before it)")
+        sig, length, _, _, disk, cd_disk, here, total, size, offset = struct.unpack("<4sQHHIIQQQQ", tail[:56])
+        if sig != b"PK\x06\x06" or length != 44:
+            raise _Refused("refused: the zip64 end record is malformed or holds extensible data")
+    if disk or cd_disk or here != total:
+        raise _Refused("refused: a multi-disk zip archive")
+    if offset + size != record:
+        raise _Refused("refused: the zip directory is not at the offset the end record states (bytes prepended to "
+                       "the archive, or a second directory)")
+    return offset, size, total
+
+
 def _members(infos: list[zipfile.ZipInfo]) -> tuple[str, dict[str, zipfile.ZipInfo]]:
     """(P, {name inside P: info}) after checking FORMATS.md's member rules."""
     names = [info.orig_filename for info in infos]
@@ -227,6 +270,21 @@ def _members(infos: list[zipfile.ZipInfo]) -> tuple[str, dict[str, zipfile.ZipIn
         seen: set[str] = set()
         twice = next(n for n in names if n in seen or seen.add(n))
         raise _Refused(f"refused: the archive has two members named {_text(repr(twice))}")
+    raws = [_raw_name(info) for info in infos]
+    for name, raw in zip(names, raws, strict=True):
+        try:
+            utf8 = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            utf8 = None
+        if utf8 != name:
+            raise _Refused(f"refused: the member name {_text(raw)} is not UTF-8 that zipfile decodes the same way "
+                           "(torch reads a name's bytes as UTF-8; zipfile, without the UTF-8 flag, as cp437)")
+    lowered: dict[bytes, str] = {}
+    for name, raw in zip(names, raws, strict=True):
+        if raw.lower() in lowered:
+            raise _Refused(f"refused: the members {_text(repr(lowered[raw.lower()]))} and {_text(repr(name))} differ "
+                           "only in case (torch looks member names up ignoring ASCII case)")
+        lowered[raw.lower()] = name
     tops = {name.split("/", 1)[0] for name in names}
     if len(tops) != 1 or any("/" not in name for name in names) or "" in tops:
         raise _Refused(f"refused: the members do not lie in one top-level folder (found {_text(sorted(tops)[:4])})")
@@ -505,10 +563,19 @@ def _open_zip(fh) -> zipfile.ZipFile:
         if head[:1] == b"\x80":
             raise _Refused("a bare pickle, not a torch.save zip archive; certsym reads only torch.save archives")
         raise _Refused("not a torch.save zip archive")
+    offset, size, count = _directory_span(fh)
+    fh.seek(0)
     try:
-        return zipfile.ZipFile(fh)
+        z = zipfile.ZipFile(fh)
     except zipfile.BadZipFile:
         raise _Refused("a damaged or truncated zip archive (no readable central directory)") from None
+    infos = z.infolist()
+    if getattr(z, "start_dir", None) != offset or len(infos) != count \
+            or sum(46 + len(_raw_name(i)) + len(i.extra) + len(i.comment) for i in infos) != size:
+        z.close()
+        raise _Refused("refused: zipfile reads the zip directory differently from the offset and size its end record "
+                       "states (bytes before the archive, or a second directory)")
+    return z
 
 
 def _load(path: str | os.PathLike) -> object:
