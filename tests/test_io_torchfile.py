@@ -878,6 +878,18 @@ def _verdicts(path: Path, data: bytes) -> tuple[str | None, str | None, object, 
     return ours_error, their_error, ours, theirs
 
 
+
+def _tally(trial: int, path, data: bytes, outcomes: dict) -> None:
+    """Both readers on one mutant: they must refuse together, and agree on what they read."""
+    path.write_bytes(data)
+    ours_error, their_error, ours, theirs = _verdicts(path, data)
+    assert (ours_error is None) == (their_error is None), (trial, ours_error, their_error)
+    if ours_error is None:
+        _agree(ours, theirs)
+        outcomes["read"] += 1
+    else:
+        outcomes["refused"] += 1
+
 def _cross_check(path: Path, data: bytes) -> bool:
     """The producer refuses exactly when the checker does (for the tree and for the state dict) and, when both read
     the file, the trees agree exactly. True when the file is read."""
@@ -994,14 +1006,7 @@ def test_producer_and_checker_agree_on_damaged_files(tmp_path: Path) -> None:
             for _ in range(rng.randint(1, 2)):
                 mutated[rng.randrange(len(mutated))] ^= 1 << rng.randrange(8)
             data = bytes(mutated)
-        path.write_bytes(data)
-        ours_error, their_error, ours, theirs = _verdicts(path, data)
-        assert (ours_error is None) == (their_error is None), (trial, ours_error, their_error)
-        if ours_error is None:
-            _agree(ours, theirs)
-            outcomes["read"] += 1
-        else:
-            outcomes["refused"] += 1
+        _tally(trial, path, data, outcomes)
     assert outcomes["read"] > 20 and outcomes["refused"] > 100, outcomes
 
 
@@ -1071,12 +1076,5 @@ def test_producer_and_checker_agree_on_mutated_opcodes(tmp_path: Path) -> None:
                 chunks[at:at] = chunks[at:at + rng.randint(1, 4)]
         mutated = b"".join(chunks)
         data = _zip([(name, mutated if name.endswith("/data.pkl") else body) for name, body in members])
-        path.write_bytes(data)
-        ours_error, their_error, ours, theirs = _verdicts(path, data)
-        assert (ours_error is None) == (their_error is None), (trial, ours_error, their_error)
-        if ours_error is None:
-            _agree(ours, theirs)
-            outcomes["read"] += 1
-        else:
-            outcomes["refused"] += 1
+        _tally(trial, path, data, outcomes)
     assert outcomes["read"] > 40 and outcomes["refused"] > 200, outcomes
