@@ -87,9 +87,9 @@ def certsym_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "certsym"]
 
 
-def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int]) -> dict:
-    """Time one `certsym audit` run; check its classes against ``label``; replay 10 certificates.
-    Cost: the audit, plus 10 checker processes."""
+def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int], replay: int = 10) -> dict:
+    """Time one `certsym audit` run; check its classes against ``label``; replay ``replay`` certificates (0: all).
+    Cost: the audit, plus one checker process per certificate replayed."""
     certs = out / "certs"
     shutil.rmtree(certs, ignore_errors=True)
     start = time.perf_counter()
@@ -107,7 +107,8 @@ def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int]) ->
     triples = [(cert, cls["representative"], member) for cls in result["classes"]
                for member, cert in cls["certificates"].items()]
     complete = len(triples) == len(label) - len(result["classes"])
-    sample = [triples[i] for i in np.random.default_rng(1).choice(len(triples), min(10, len(triples)), replace=False)]
+    count = len(triples) if replay == 0 else min(replay, len(triples))
+    sample = [triples[i] for i in np.random.default_rng(1).choice(len(triples), count, replace=False)]
     valid, times = 0, []
     for cert, rep, member in sample:
         t = time.perf_counter()
@@ -126,6 +127,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="20 models of 784-64-10 in 4 classes")
     parser.add_argument("--dir", help="build the zoo here and keep it (default: a temporary directory)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--replay", type=int, default=10, help="certificates replayed per case (0: every one)")
     args = parser.parse_args()
     classes, per_class, n, spare = (4, 5, 64, 8) if args.quick else (20, 10, 1024, 32)
     m, k = 784, 10
@@ -146,7 +148,7 @@ def main() -> None:
                               ("--dask local:2", ["--dask", "local:2"])):
             print(f"running certsym audit {name} ...", file=sys.stderr)
             rows.append((name, run_case(zoo, root / name.strip("-").replace(" ", "_").replace(":", "_"), options,
-                                        label)))
+                                        label, args.replay)))
     print(f"\n{len(label)} float32 models of {m}-{n}-{k}, {classes} classes; certsym audit DIR --cert-dir C "
           f"through the command line (wall time, process start included)\n")
     print("| case | time (s) | ratio to numpy | classes found | classes exact | certificates | "
