@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import functools
 import hashlib
 import json
 import re
@@ -84,7 +85,7 @@ class Reader:
     def _eval(self, node: ast.AST, source: str, poly: bool = False):
         F = self.F
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            c = decimal(ast.get_source_segment(source, node) or "")
+            c = decimal(_segment(source, node))
             return [c] if poly else F.zero + c
         if poly and isinstance(node, ast.Name) and node.id == "x":
             return [Fraction(0), Fraction(1)]
@@ -97,6 +98,8 @@ class Reader:
                     return self._power(node, source, poly)
                 return self._atom(node, source)
             a, b = self._eval(node.left, source, poly), self._eval(node.right, source, poly)
+            if _value_bits(a) + _value_bits(b) > MAX_POWER_BITS:
+                raise Reject("an expression is too large for the checker")
             if isinstance(node.op, ast.Add):
                 return _sub(a, [-c for c in b]) if poly else a + b
             if isinstance(node.op, ast.Sub):
@@ -182,9 +185,31 @@ def _key(node: ast.AST, source: str) -> str:
         if isinstance(sub, ast.Constant):
             if type(sub.value) not in (int, float):
                 raise Reject("unsupported constant in an expression")
-            q = decimal(ast.get_source_segment(source, sub) or "")
+            q = decimal(_segment(source, sub))
             sub.value = f"{q.numerator}/{q.denominator}"  # a string constant: no numeral spells it
     return ast.unparse(node)
+
+
+@functools.lru_cache(maxsize=16)
+def _lines(source: str) -> tuple[bytes, list[int]]:
+    """The source's UTF-8 bytes and the byte offset where each line starts (computed once per source), lines broken
+    as ast breaks them: at \\r\\n, \\r or \\n."""
+    data = source.encode("utf-8")
+    return data, [0] + [m.end() for m in re.finditer(rb"\r\n|\r|\n", data)]
+
+
+def _segment(source: str, node: ast.AST) -> str:
+    """The source text of ``node``, as ast.get_source_segment gives it (which re-splits the whole source on every
+    call: quadratic in the length); ast's column offsets count UTF-8 bytes."""
+    data, starts = _lines(source)
+    begin, end = starts[node.lineno - 1] + node.col_offset, starts[node.end_lineno - 1] + node.end_col_offset
+    return data[begin:end].decode("utf-8", "replace")
+
+
+def _value_bits(x) -> int:
+    """The size of a value or polynomial in bits (its coefficients' numerators and denominators)."""
+    coeffs = x if isinstance(x, list) else [x] if isinstance(x, Fraction) else list(x.c)
+    return sum(c.numerator.bit_length() + c.denominator.bit_length() for c in coeffs)
 
 
 def _is_integer(x) -> bool:

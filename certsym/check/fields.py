@@ -6,19 +6,30 @@ Standard library only. Polynomials are lists of Fractions, lowest degree first.
 - Nonzero and sign: certified only when gcd(e, p) = 1 (then e(α) ≠ 0 for every root α of p);
   the sign is read from rational interval arithmetic on a bisected isolating interval of α.
   If gcd(e, p) ≠ 1 the declared polynomial is reducible and the certificate is rejected.
+  Coprimality is Res(p, e) ≠ 0: a prime q dividing no leading coefficient with Res ≢ 0 mod q proves it
+  (2^61 − 1 first, then primes drawn from a hash of p and e, which a certificate cannot aim at), and
+  Res ≡ 0 modulo primes whose product exceeds Hadamard's bound on |Res| proves Res = 0.
+- Inverse: 1/e = U/Res with U the integer cofactor (U e ≡ Res mod p), found by Chinese remaindering
+  modulo primes whose product exceeds twice Hadamard's bound, which bounds U and Res alike (and so the
+  inverse's size).
 - α exists and is unique in [lo, hi]: p squarefree and a Sturm count of exactly one root.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import math
+import random
 import re
 from fractions import Fraction
 
 MAX_NUMBER_CHARS = 100_000
 MAX_DEGREE = 64          # of a field's polynomial, or of a CRootOf polynomial after expansion
 MAX_POLY_BITS = 1 << 14  # total bits of that polynomial's coefficients (the Sturm chain costs ~ degree² × bits²)
-SIGN_ROUNDS = 64  # × 16 bisections: signs of numbers within 2^-1024 of zero are refused, not hung on
+MAX_ELEMENT_BITS = 1 << 12  # total bits of one number-field element (inverting one costs ~ degree^3 on ~ degree x bits)
+MAX_RESULTANT_BITS = 1 << 14  # Hadamard bound on Res(p, e) for deciding Res = 0 exactly
+MAX_BISECTIONS = 1024  # of the isolating interval, kept across signs: numbers within ~2^-1024 of 0 are refused
 _RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
 
 
@@ -118,6 +129,122 @@ def _value(p: list, x: Fraction) -> Fraction:
 
 def _sign(x: Fraction) -> int:
     return (x > 0) - (x < 0)
+
+
+def _bits(coeffs) -> int:
+    return sum(c.numerator.bit_length() + c.denominator.bit_length() for c in coeffs)
+
+
+_PRIME = (1 << 61) - 1
+_PRIMES = [_PRIME]  # the primes below 2^61 in descending order, extended on demand
+_MR_BASES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)  # Miller-Rabin with these is exact below 3.3 · 10^24
+
+
+def _is_prime(n: int) -> bool:
+    if any(n % b == 0 for b in _MR_BASES):
+        return n in _MR_BASES
+    d, s = n - 1, 0
+    while d % 2 == 0:
+        d, s = d // 2, s + 1
+    for b in _MR_BASES:
+        x = pow(b, d, n)
+        if x == 1 or x == n - 1:
+            continue
+        for _ in range(s - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _primes(seed: bytes | None = None):
+    """Primes of 61 bits: 2^61 − 1 and the next ones below it, or (seed given) primes drawn from the seed."""
+    if seed is not None:
+        rnd = random.Random(seed)
+        while True:
+            n = rnd.getrandbits(59) | (1 << 59) | (1 << 60) | 1
+            if _is_prime(n):
+                yield n
+    for i in itertools.count():
+        if i == len(_PRIMES):
+            n = _PRIMES[-1] - 2
+            while not _is_prime(n):
+                n -= 2
+            _PRIMES.append(n)
+        yield _PRIMES[i]
+
+
+def _integer_form(coeffs) -> tuple[int, list[int]]:
+    """(den, den · e) for e with rational coefficients, den the least common denominator."""
+    den = math.lcm(*(c.denominator for c in coeffs))
+    return den, [c.numerator * (den // c.denominator) for c in coeffs]
+
+
+def _hadamard_bits(f: list[int], e: list[int]) -> int:
+    """H with |Res(f, e)| < 2^H, and every coefficient of the cofactor U below 2^H as well (U and Res are minors of the
+    Sylvester matrix: ‖f‖^deg e ‖e‖^deg f bounds them, each 2-norm of at most 65 coefficients < 2^(bits + 4))."""
+    return (len(e) - 1) * (max(abs(c).bit_length() for c in f) + 4) + \
+        (len(f) - 1) * (max(abs(c).bit_length() for c in e) + 4)
+
+
+def _res_mod(f: list[int], e: list[int], q: int, cofactor: bool = False) -> tuple[int, list[int] | None]:
+    """Res(f, e) modulo the prime q (f, e integer polynomials, q not dividing f's leading coefficient, e of formal
+    degree len(e) - 1) by the Euclidean algorithm modulo q, O(deg²) word operations; with cofactor=True also u with
+    u e ≡ 1 modulo f and q (None when the resultant is 0 modulo q)."""
+    a, b = [c % q for c in f], [c % q for c in e]
+    m = len(b) - 1
+    while b and not b[-1]:
+        b.pop()
+    if not b:
+        return 0, None
+    res = pow(a[-1], m - len(b) + 1, q)  # Res with e's formal degree m: lc(f)^(m - deg(e mod q)) times the rest
+    ta, tb = [], [1]  # ta e ≡ a and tb e ≡ b modulo f
+    while len(b) > 1:
+        n, k = len(a) - 1, len(b) - 1
+        inv, quo = pow(b[-1], -1, q), [0] * (n - k + 1)
+        for s in range(n - k, -1, -1):
+            c = a[s + k] * inv % q
+            if c:
+                quo[s] = c
+                for i in range(k):
+                    a[s + i] = (a[s + i] - c * b[i]) % q
+        del a[k:]
+        while a and not a[-1]:
+            a.pop()
+        if not a:
+            return 0, None
+        res = res * pow(b[-1], n - len(a) + 1, q) % q  # Res(a, b) = (-1)^(n k) lc(b)^(n - deg r) Res(b, r)
+        if n * k % 2:
+            res = -res % q
+        if cofactor:
+            t = ta + [0] * (len(quo) + len(tb) - 1 - len(ta))
+            for i, c in enumerate(quo):
+                if c:
+                    for j, y in enumerate(tb):
+                        t[i + j] = (t[i + j] - c * y) % q
+            ta, tb = tb, t
+        a, b = b, a
+    res = res * pow(b[0], len(a) - 1, q) % q
+    if not cofactor:
+        return res, None
+    inv = pow(b[0], -1, q)
+    return res, [y * inv % q for y in tb]
+
+
+def _crt(rows: list[list[int]], mods: list[int]) -> tuple[list[int], int]:
+    """The vector ≡ rows[i] modulo mods[i] (distinct primes), entries in [0, ∏ mods), and ∏ mods (product tree)."""
+    level = list(zip(rows, mods, strict=True))
+    while len(level) > 1:
+        pairs = [(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        tail = level[-1:] if len(level) % 2 else []
+        level = []
+        for (x, m), (y, n) in pairs:
+            inv = pow(m, -1, n)
+            level.append(([a + m * ((b - a) * inv % n) for a, b in zip(x, y, strict=True)], m * n))
+        level += tail
+    return level[0]
 
 
 def _sign_at(p: list[int], x: Fraction) -> int:
@@ -230,45 +357,97 @@ class NumberField:
         if changes(self.lo) - changes(self.hi) != 1:
             raise Reject("field: the interval does not isolate exactly one root")
         self.s_lo = _sign(_value(self.p, self.lo))
+        self.bisections, self.signs = 0, {}
         den = math.lcm(*(c.denominator for c in self.p))
         self.ints = [c.numerator * (den // c.denominator) for c in self.p]
         self.zero, self.one = Elt(self, []), Elt(self, [Fraction(1)])
 
     def number(self, s: object) -> Elt:
-        if not isinstance(s, list) or not s:
+        if not isinstance(s, list) or not s or len(s) > MAX_DEGREE:
             raise Reject(f"not a number-field element (coefficient list): {str(s)[:60]!r}")
         if len(s) >= len(self.p):  # one spelling per element: reduced modulo the minimal polynomial
             raise Reject(f"number-field element not reduced (degree >= {len(self.p) - 1}): {str(s)[:60]!r}")
-        return Elt(self, [rational(x) for x in s])
+        coeffs = [rational(x) for x in s]
+        if _bits(coeffs) > MAX_ELEMENT_BITS:
+            raise Reject(f"a number-field element of more than {MAX_ELEMENT_BITS} bits")
+        return Elt(self, coeffs)
+
+    def coprime(self, e: list[int]) -> bool:
+        """gcd(p, e) = 1 for the integer polynomial e, by the resultant test of the module's docstring."""
+        bound, zero_bits, seen = _hadamard_bits(self.ints, e), 0, set()
+        seed = hashlib.sha256(b"".join(c.to_bytes(c.bit_length() // 8 + 1, "little", signed=True) + b"," for c in
+                                       self.ints + [len(self.ints)] + e)).digest()
+        for q in itertools.chain([_PRIME], _primes(seed)):
+            if q in seen or self.ints[-1] % q == 0:
+                continue
+            seen.add(q)
+            if _res_mod(self.ints, e, q)[0]:
+                return True
+            zero_bits += q.bit_length() - 1  # the product of these primes, dividing Res, is at least 2^zero_bits
+            if zero_bits >= bound:
+                return False
+            if bound > MAX_RESULTANT_BITS and len(seen) >= 4:
+                raise Reject(f"field: coprimality with the polynomial not decided by 4 primes, and its exact test is "
+                             f"beyond the checker's bounds (Hadamard bound 2^{bound} > 2^{MAX_RESULTANT_BITS})")
+        raise AssertionError("unreachable")
 
     def sign(self, x) -> int:
         x = x if isinstance(x, Elt) else Elt(self, [Fraction(x)])
         if len(x.c) <= 1:
             return _sign(x.c[0]) if x.c else 0
-        if len(_gcd(self.p, list(x.c))) > 1:
+        if x.c in self.signs:
+            return self.signs[x.c]
+        if _bits(x.c) > MAX_ELEMENT_BITS:
+            raise Reject(f"a number-field element of more than {MAX_ELEMENT_BITS} bits")
+        _, e = _integer_form(x.c)  # den · e: same sign, integer coefficients
+        if not self.coprime(e):
             raise Reject("field: the declared polynomial is reducible; a sign cannot be certified")
-        den = math.lcm(*(c.denominator for c in x.c))
-        ints = [c.numerator * (den // c.denominator) for c in x.c]  # den · e: same sign, integer coefficients
-        for _ in range(SIGN_ROUNDS):
-            sign = _interval_sign(ints, self.lo, self.hi)
-            if sign:
-                return sign
-            for _ in range(16):
+        sign = _interval_sign(e, self.lo, self.hi)
+        while not sign:  # bisect (16, 16, 32, 64, ... steps, at most MAX_BISECTIONS for the field) and retry
+            if self.bisections >= MAX_BISECTIONS:
+                raise Reject("a sign could not be certified within the checker's budget")
+            steps = min(max(16, self.bisections), MAX_BISECTIONS - self.bisections)
+            for _ in range(steps):
                 mid = (self.lo + self.hi) / 2
                 if _sign_at(self.ints, mid) == self.s_lo:
                     self.lo = mid
                 else:
                     self.hi = mid
-        raise Reject("a sign could not be certified within the checker's budget")
+            self.bisections += steps
+            sign = _interval_sign(e, self.lo, self.hi)
+        if len(self.signs) < 1024:
+            self.signs[x.c] = sign
+        return sign
 
     def inverse(self, x: Elt) -> Elt:
+        """1/x: the solution y of (multiplication by x) y = 1, by fraction-free (Bareiss) elimination on the
+        integer-scaled d × d multiplication matrix: O(d^3) integer operations on numbers of O(d · bits) bits
+        (the extended Euclidean algorithm over Fractions blows up at degree 64)."""
         if self.sign(x) == 0:
             raise Reject("division by zero")
-        r0, r1, t0, t1 = list(self.p), list(x.c), [], [Fraction(1)]
-        while len(r1) > 1:
-            q, r = _divmod(r0, r1)
-            r0, r1, t0, t1 = r1, r, t1, _sub(t0, _mul(q, t1))
-        return Elt(self, [c / r1[0] for c in t1])
+        d = len(self.p) - 1
+        cols, v = [], list(x.c) + [Fraction(0)] * (d - len(x.c))
+        for _ in range(d):  # column j: x α^j reduced modulo the monic p
+            cols.append(v)
+            top = v[-1]
+            v = [Fraction(0)] + v[:-1]
+            v = [a - top * c for a, c in zip(v, self.p[:-1], strict=True)]
+        den = math.lcm(*(c.denominator for col in cols for c in col))
+        A = [[cols[j][i].numerator * (den // cols[j][i].denominator) for j in range(d)] + [den if i == 0 else 0]
+             for i in range(d)]
+        prev = 1
+        for k in range(d):
+            piv = next((i for i in range(k, d) if A[i][k]), None)
+            if piv is None:
+                raise Reject("division by zero")
+            A[k], A[piv] = A[piv], A[k]
+            for i in range(k + 1, d):
+                A[i] = [(A[k][k] * A[i][j] - A[i][k] * A[k][j]) // prev if j > k else 0 for j in range(d + 1)]
+            prev = A[k][k]
+        y = [Fraction(0)] * d
+        for i in range(d - 1, -1, -1):
+            y[i] = (A[i][d] - sum((A[i][j] * y[j] for j in range(i + 1, d)), Fraction(0))) / A[i][i]
+        return Elt(self, y)
 
     def is_rational(self, x: Elt) -> bool:
         return len(x.c) <= 1
