@@ -27,7 +27,7 @@ from fractions import Fraction
 MAX_NUMBER_CHARS = 100_000
 MAX_DEGREE = 64          # of a field's polynomial, or of a CRootOf polynomial after expansion
 MAX_POLY_BITS = 1 << 14  # total bits of that polynomial's coefficients (the Sturm chain costs ~ degree² × bits²)
-MAX_ELEMENT_BITS = 1 << 12  # total bits of one number-field element (inverting one costs ~ degree^3 on ~ degree x bits)
+MAX_ELEMENT_BITS = 1 << 17  # total bits of one number-field element's coefficients
 MAX_RESULTANT_BITS = 1 << 14  # Hadamard bound on Res(p, e) for deciding Res = 0 exactly
 MAX_BISECTIONS = 1024  # of the isolating interval, kept across signs: numbers within ~2^-1024 of 0 are refused
 _RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
@@ -420,34 +420,29 @@ class NumberField:
         return sign
 
     def inverse(self, x: Elt) -> Elt:
-        """1/x: the solution y of (multiplication by x) y = 1, by fraction-free (Bareiss) elimination on the
-        integer-scaled d × d multiplication matrix: O(d^3) integer operations on numbers of O(d · bits) bits
-        (the extended Euclidean algorithm over Fractions blows up at degree 64)."""
         if self.sign(x) == 0:
             raise Reject("division by zero")
-        d = len(self.p) - 1
-        cols, v = [], list(x.c) + [Fraction(0)] * (d - len(x.c))
-        for _ in range(d):  # column j: x α^j reduced modulo the monic p
-            cols.append(v)
-            top = v[-1]
-            v = [Fraction(0)] + v[:-1]
-            v = [a - top * c for a, c in zip(v, self.p[:-1], strict=True)]
-        den = math.lcm(*(c.denominator for col in cols for c in col))
-        A = [[cols[j][i].numerator * (den // cols[j][i].denominator) for j in range(d)] + [den if i == 0 else 0]
-             for i in range(d)]
-        prev = 1
-        for k in range(d):
-            piv = next((i for i in range(k, d) if A[i][k]), None)
-            if piv is None:
-                raise Reject("division by zero")
-            A[k], A[piv] = A[piv], A[k]
-            for i in range(k + 1, d):
-                A[i] = [(A[k][k] * A[i][j] - A[i][k] * A[k][j]) // prev if j > k else 0 for j in range(d + 1)]
-            prev = A[k][k]
-        y = [Fraction(0)] * d
-        for i in range(d - 1, -1, -1):
-            y[i] = (A[i][d] - sum((A[i][j] * y[j] for j in range(i + 1, d)), Fraction(0))) / A[i][i]
-        return Elt(self, y)
+        if len(x.c) == 1:
+            return Elt(self, [1 / x.c[0]])
+        den, e = _integer_form(x.c)
+        bound, d = _hadamard_bits(self.ints, e), len(self.ints) - 1
+        if (d + 1) * bound > MAX_ELEMENT_BITS:  # the inverse's d numerators and denominator are below 2^bound
+            raise Reject(f"an inverse beyond the checker's bounds: (degree + 1) × {bound} bits (Hadamard's bound) > "
+                         f"{MAX_ELEMENT_BITS}")
+        rows, mods, bits = [], [], 0
+        for q in _primes():  # Res ≠ 0 (sign): at most bound / 60 primes divide it and are skipped
+            if self.ints[-1] % q == 0:
+                continue
+            res, u = _res_mod(self.ints, e, q, cofactor=True)
+            if res:  # U ≡ Res · e^-1 modulo f and q
+                rows.append([res] + [y * res % q for y in u] + [0] * (d - len(u)))
+                mods.append(q)
+                bits += q.bit_length() - 1
+                if bits > bound + 1:
+                    break
+        values, modulus = _crt(rows, mods)
+        res, *cof = (v - modulus if 2 * v > modulus else v for v in values)
+        return Elt(self, [Fraction(den * c, res) for c in cof])
 
     def is_rational(self, x: Elt) -> bool:
         return len(x.c) <= 1
