@@ -16,7 +16,6 @@ import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -79,7 +78,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     """The network a source means (docs/FORMATS.md for files): a path, four arrays, a torch module or a Model.
     ``keys`` names the four tensors (W1, b1, W2, b2), ``layout`` is "out-in" (torch) or "in-out" (Flax, Keras),
     ``state_key`` the state dict's place in a torch checkpoint. Cost: reading the source."""
-    from certsym.io.models import Selection, default_choice, detect_format, parse_keys, read_arrays
+    from certsym.io.models import Selection, default_choice, is_model_file, parse_keys, read_arrays
     from certsym.io.params import file_digest, load_inputs
 
     if isinstance(source, Model):
@@ -101,7 +100,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     selection = Selection(keys=parse_keys(keys) if keys else None, layout=layout,
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
                           tuple(state_key) if state_key else None)
-    if detect_format(path) is not None or Path(path).suffix.lower() in (".npz", ".safetensors", ".onnx", ".pt"):
+    if is_model_file(path):
         arrays, record = read_arrays(path, selection)
         return Model(path, InputRecord(path, file_digest(path), (), record), list(arrays), path)
     (item,), _ = load_inputs([path])
