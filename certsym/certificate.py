@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from certsym.affine import AffineVerdict
+from certsym.configurations import ConfigurationEvidence
 from certsym.dyadic import DyadicNetwork, FastVerdict
 from certsym.equivalence import Verdict
 from certsym.errors import InputError
@@ -178,21 +179,28 @@ def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
     return _envelope("not_affine", F, [(record, theta)], proof)
 
 
-def _within_checker_bounds(products: int, pivots: int, free: int) -> None:
+def _within_checker_bounds(theta: Network, ev) -> None:
     """Refuse to write an identifiable certificate the checker would refuse to replay (certificates/FORMAT.md,
     "Bounds"): nobody could check it."""
-    from certsym.check.checker import MAX_FREE, MAX_KERNEL_WORK, MAX_PIVOTS, MAX_PRODUCTS
+    from certsym.check import theorem1 as B
 
-    if products > MAX_PRODUCTS or pivots > MAX_PIVOTS or free > MAX_FREE or (1 << free) * max(pivots, 1) > \
-            MAX_KERNEL_WORK:
-        raise InputError(f"the verdict holds, but its certificate would exceed the checker's bounds (k·m·n = "
-                         f"{products} ≤ {MAX_PRODUCTS}, {pivots} pivots ≤ {MAX_PIVOTS}, 2^{free} · pivots ≤ "
-                         f"{MAX_KERNEL_WORK}); no certificate written")
+    products = theta.k * theta.m * theta.n
+    if isinstance(ev, ConfigurationEvidence):
+        p, d = len(ev.planes), len(ev.doubled_minor)
+        problem = B.configuration_bounds(products, p, d, theta.m)
+    elif ev.split is not None:
+        problem = B.split_bounds(products, theta.n, ev.split)
+    else:
+        problem = B.kernel_bounds(products, len(ev.pivots), len(ev.free), theta.k * theta.m)
+    if problem:
+        raise InputError(f"the verdict holds, but its certificate would exceed the checker's bounds ({problem}); no "
+                         "certificate written")
 
 
 def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict:
-    """Theorem 1 (identifiable: each condition's evidence) or Corollary 9 (an explicit θ' in the
-    fibre, with the equivalence proof and the orbit separation the checker recomputes)."""
+    """Theorem 1 (identifiable: each condition's evidence: a rank minor and a kernel enumeration, a
+    meet-in-the-middle split, or the refuted configurations of MATH.md's antiparallel decision) or Corollary 9
+    (an explicit θ' in the fibre, with the equivalence proof and the orbit separation the checker recomputes)."""
     theta = v.theta
     F = theta.field
 
@@ -203,12 +211,19 @@ def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict
         proof = {"counterexample": parameters_json(v.counterexample),
                  "equivalence": _equivalence_proof(v.equivalence), "statement": "Corollary 9"}
         return _envelope("not_identifiable", F, [(record, theta)], proof)
-    nonzero_v = [next(j for j, x in enumerate(nu.v) if x != 0) for nu in theta.neurons()]
-    nonzero_a = [next(q for q, x in enumerate(nu.a) if x != 0) for nu in theta.neurons()]
+    proof = {"nonzero_v": [next(j for j, x in enumerate(nu.v) if x != 0) for nu in theta.neurons()],
+             "nonzero_a": [next(q for q, x in enumerate(nu.a) if x != 0) for nu in theta.neurons()]}
     ev = v.evidence
-    _within_checker_bounds(theta.k * theta.m * theta.n, len(ev.pivots), len(ev.free))
-    zf = {"rows": ev.rows, "pivots": ev.pivots, "free": ev.free, "R": [[enc(x) for x in row] for row in ev.R]}
-    proof = {"nonzero_v": nonzero_v, "nonzero_a": nonzero_a, "zero_factor": zf, "statement": "Theorem 1"}
+    _within_checker_bounds(theta, ev)
+    if isinstance(ev, ConfigurationEvidence):
+        proof |= {"hyperplanes": ev.planes, "doubled_minor": ev.doubled_minor,
+                  "configurations": [[[rows, cols] for rows, cols in layer] for layer in ev.minors],
+                  "statement": "Theorem 1 (antiparallel rows)"}
+    elif ev.split is not None:
+        proof |= {"zero_factor": {"split": ev.split}, "statement": "Theorem 1"}
+    else:
+        proof |= {"zero_factor": {"rows": ev.rows, "pivots": ev.pivots, "free": ev.free,
+                                  "R": [[enc(x) for x in row] for row in ev.R]}, "statement": "Theorem 1"}
     return _envelope("identifiable", F, [(record, theta)], proof)
 
 

@@ -536,156 +536,6 @@ def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
     _check_group(F, nets[0], p["rows"], True, rep, "proof.rows")
 
 
-_PRIME = (1 << 61) - 1
-MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers
-
-
-def _det_nonzero(F, M: list) -> bool:
-    """Is the square matrix M nonsingular? Over QQ first modulo the prime 2^61 − 1 (a nonzero determinant there
-    proves a nonzero determinant; rows are scaled to integers first), else by exact Gaussian elimination with
-    certified nonzero pivots, for at most MAX_EXACT_PIVOTS rows. Cost O(p^3)."""
-    if isinstance(F, QQ) and M:
-        rows = []
-        for row in M:
-            den = math.lcm(*(x.denominator for x in row))
-            rows.append([x.numerator * (den // x.denominator) % _PRIME for x in row])
-        for col in range(len(rows)):
-            piv = next((i for i in range(col, len(rows)) if rows[i][col]), None)
-            if piv is None:
-                break
-            rows[col], rows[piv] = rows[piv], rows[col]
-            inv = pow(rows[col][col], -1, _PRIME)
-            top = rows[col]
-            for i in range(col + 1, len(rows)):
-                f = rows[i][col] * inv % _PRIME
-                if f:
-                    rows[i] = [(x - f * y) % _PRIME for x, y in zip(rows[i], top, strict=True)]
-        else:
-            return True
-    if len(M) > MAX_EXACT_PIVOTS:
-        raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact "
-                     "elimination")
-    M = [list(row) for row in M]
-    for col in range(len(M)):
-        piv = next((i for i in range(col, len(M)) if F.sign(M[i][col]) != 0), None)
-        if piv is None:
-            return False
-        M[col], M[piv] = M[piv], M[col]
-        inv = F.inverse(M[col][col])
-        for i in range(col + 1, len(M)):
-            f = M[i][col] * inv
-            M[i] = [x - f * y for x, y in zip(M[i], M[col], strict=True)]
-    return True
-
-
-MAX_FREE = 24
-MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
-MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
-MAX_PIVOTS = 400        # the minor's elimination costs p^3
-MAX_CHECK_WORK = 2 * 10**7  # k·m·|free|·|pivots| integer products of the kernel description
-MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product is a polynomial product
-
-
-def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
-    """Theorem 1: live neurons, pairwise independent rows, and no zero factor (minor + kernel replay)."""
-    p = keys(proof, {"nonzero_v", "nonzero_a", "zero_factor", "statement"}, "proof")
-    (t,) = nets
-    n, m, k = t.n, t.m, t.k
-    if p["statement"] != "Theorem 1":
-        raise Reject("proof must cite 'Theorem 1'")
-    named = zip(seq(p["nonzero_v"], n, "proof.nonzero_v"), seq(p["nonzero_a"], n, "proof.nonzero_a"), strict=True)
-    for i, (j, q) in enumerate(named):
-        if F.sign(t.v[i][index(j, k, "nonzero_v")]) == 0 or F.sign(t.rows[i][index(q, m, "nonzero_a")]) == 0:
-            raise Reject(f"neuron {i}: the named entry of v_i or a_i is zero")
-    rep.checks["Theorem 1: every v_i != 0 and a_i != 0"] += 1
-    keyed = []
-    for r in t.rows:  # rows scaled so that the first nonzero entry of a_i is 1: equal iff dependent
-        inv = F.inverse(next(x for x in r[:-1] if F.sign(x) != 0))
-        keyed.append([x * inv for x in r])
-    _distinct_sorted(F, keyed, "two rows are linearly dependent")
-    rep.checks["Theorem 1: rows pairwise linearly independent"] += 1
-    z = keys(p["zero_factor"], {"rows", "pivots", "free", "R"}, "proof.zero_factor")
-    piv = [index(i, n, "proof.zero_factor.pivots") for i in seq(z["pivots"], None, "pivots")]
-    free = [index(i, n, "proof.zero_factor.free") for i in seq(z["free"], None, "free")]
-    rows = [index(r, k * m, "proof.zero_factor.rows") for r in seq(z["rows"], len(piv), "rows")]
-    if sorted(piv + free) != list(range(n)) or len(set(rows)) != len(rows) or len(free) > MAX_FREE:
-        raise Reject("pivots and free columns must partition the neurons (at most 24 free); rows distinct")
-    if k * m * n > MAX_PRODUCTS or len(piv) > MAX_PIVOTS or (1 << len(free)) * max(len(piv), 1) > MAX_KERNEL_WORK \
-            or k * m * len(free) * len(piv) > MAX_CHECK_WORK:
-        raise Reject(f"beyond the checker's bounds for Theorem 1 (k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_PIVOTS} "
-                     f"pivots, 2^free · pivots ≤ {MAX_KERNEL_WORK}, k·m·free·pivots ≤ {MAX_CHECK_WORK})")
-    R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
-    if isinstance(F, QQ):
-        _kernel_in_integers(t, piv, free, rows, R)
-    else:
-        if k * m * n * max(len(free), 1) > MAX_FIELD_PRODUCTS:
-            raise Reject(f"beyond the checker's bounds for Theorem 1 over a number field (k·m·n·free ≤ "
-                         f"{MAX_FIELD_PRODUCTS})")
-        _kernel_in_field(F, t, piv, free, rows, R)
-    rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
-
-
-def _kernel_in_field(F, t: Net, piv: list, free: list, rows: list, R: list) -> None:
-    """The minor, the kernel description and the kernel candidates of Theorem 1, in the field's arithmetic."""
-    n, m, k = t.n, t.m, t.k
-    W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)] if n else []
-    if not _det_nonzero(F, [[W[r][c] for c in piv] for r in rows]):
-        raise Reject("the stated minor is singular")
-    for r in range(len(W)):  # the free columns are the stated combinations of the pivot columns
-        for b, f in enumerate(free):
-            if W[r][f] != sum((W[r][c] * R[s][b] for s, c in enumerate(piv)), F.zero):
-                raise Reject("the kernel description R does not match v_i a_i^T")
-    # every kernel vector with 0/1 free part is not a 0/1 vector: x_pivots = −R x_free, visited in Gray-code
-    # order so that each candidate costs one column update
-    xs = [F.zero] * len(piv)
-    for step in range(1, 1 << len(free)):
-        b = (step & -step).bit_length() - 1
-        sign = 1 if (step ^ (step >> 1)) >> b & 1 else -1
-        xs = [x - R[s][b] if sign > 0 else x + R[s][b] for s, x in enumerate(xs)]
-        if not any(F.sign(x) != 0 and F.sign(x - 1) != 0 for x in xs):
-            raise Reject("a zero factor exists: the search record is wrong")
-
-
-def _integers(xs: list) -> tuple[list[int], int]:
-    """Integers and a positive common denominator d with xs = integers / d."""
-    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
-    return [x.numerator * (d // x.denominator) for x in xs], d
-
-
-def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> None:
-    """As ``_kernel_in_field`` over Q, with every column v_i a_i^T = (v'_i a'_i^T) / d_i scaled to integers and
-    each equation multiplied out, so that the k·m·|free|·|pivots| products are integer products (no gcds)."""
-    m = t.m
-    cols = []
-    for i in range(t.n):
-        (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
-        cols.append((v, a, dv * da))
-    minor = [[Fraction(cols[c][0][r // m] * cols[c][1][r % m], cols[c][2]) for c in piv] for r in rows]
-    if not _det_nonzero(QQ(), minor):
-        raise Reject("the stated minor is singular")
-    for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
-        coeffs, D = _integers([R[s][b] for s in range(len(piv))])
-        L = math.lcm(cols[f][2], *(cols[c][2] for c in piv))
-        lhs = D * (L // cols[f][2])
-        scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
-        vf, af = cols[f][0], cols[f][1]
-        for j in range(t.k):
-            u = [w * cols[c][0][j] for w, c in zip(scaled, piv, strict=True)]
-            left = lhs * vf[j]
-            for q in range(m):
-                if left * af[q] != sum(x * cols[c][1][q] for x, c in zip(u, piv, strict=True)):
-                    raise Reject("the kernel description R does not match v_i a_i^T")
-    flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
-    columns = [[flat[s * len(free) + b] for s in range(len(piv))] for b in range(len(free))]
-    xs = [0] * len(piv)
-    for step in range(1, 1 << len(free)):
-        b = (step & -step).bit_length() - 1
-        on = (step ^ (step >> 1)) >> b & 1
-        xs = [x - c if on else x + c for x, c in zip(xs, columns[b], strict=True)]
-        if all(x == 0 or x == D for x in xs):
-            raise Reject("a zero factor exists: the search record is wrong")
-
-
 def _clone(t: Net) -> Net:
     c = Net.__new__(Net)
     c.F, c.m, c.n, c.k = t.F, t.m, t.n, t.k
@@ -720,9 +570,17 @@ def check_not_identifiable(F, nets: list[Net], proof: object, rep: Report) -> No
 KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_equivalent),
          "minimal_form": (1, check_minimal_form), "stabilizer": (1, check_stabilizer),
          "affine": (1, check_affine), "not_affine": (1, check_not_affine),
-         "identifiable": (1, check_identifiable), "not_identifiable": (1, check_not_identifiable),
+         "identifiable": (1, lambda F, nets, proof, rep: _theorem1().check_identifiable(F, nets, proof, rep)),
+         "not_identifiable": (1, check_not_identifiable),
          "critical_point": (0, lambda F, nets, proof, rep: _landscape().check_box(proof, rep, keys, seq)),
          "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq))}
+
+
+def _theorem1():
+    """The Theorem 1 replay (its own module: three certificate forms)."""
+    from certsym.check import theorem1
+
+    return theorem1
 
 
 def _landscape():

@@ -80,6 +80,10 @@ class NumberField(Field):
         """The element Σ coeffs[i] α^i (lowest degree first), reduced modulo the minimal polynomial."""
         return NFElement(self, fmpq_poly(coeffs) % self.minpoly)
 
+    def coefficients(self, x) -> list[fmpq]:
+        """The rational coordinates of ``x`` in the power basis 1, α, α², … (lowest first; trailing zeros cut)."""
+        return [fmpq(c) for c in self(x).poly.coeffs()]
+
     def sign(self, x) -> int:
         x = self(x)
         if x.poly.is_zero():

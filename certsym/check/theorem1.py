@@ -1,0 +1,396 @@
+"""Replay of Theorem 1 certificates (``identifiable``): three forms, each checked without search.
+
+- Kernel: a nonsingular minor of the km × n matrix W with columns vec(v_i a_i^T), the free columns as stated
+  combinations of the pivot columns, and the 2^d kernel points with 0/1 free part, none a 0/1 vector.
+- Meet in the middle: every subset sum of the first s and of the last n − s vectors w_i, each reduced to a
+  residue modulo 2^61 − 1 by a linear form drawn from a hash of θ; a zero factor would make a left and a right
+  residue cancel, and the residues that do cancel are compared exactly.
+- Antiparallel rows (MATH.md's decision by configurations): the hyperplanes, a nonsingular minor of the
+  doubled normals, and for every configuration (T, N') other than θ's own, in the fixed enumeration order, a
+  nonsingular (g+1)-minor of X' = Σ_{H∉T} (N'_H − N_H) u'_H^T, u'_H the normals reduced modulo span{u_H : H ∈ T}.
+The checker forms every matrix itself from θ; the certificate only names indices. Standard library only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+import random
+from fractions import Fraction
+
+from certsym.check.checker import Net, Report, _distinct_sorted, index, keys, seq
+from certsym.check.fields import QQ, Reject
+
+_PRIME = (1 << 61) - 1
+MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers
+
+
+def _det_nonzero(F, M: list) -> bool:
+    """Is the square matrix M nonsingular? Over QQ first modulo the prime 2^61 − 1 (a nonzero determinant there
+    proves a nonzero determinant; rows are scaled to integers first), else by exact Gaussian elimination with
+    certified nonzero pivots, for at most MAX_EXACT_PIVOTS rows. Cost O(p^3)."""
+    if isinstance(F, QQ) and M:
+        rows = []
+        for row in M:
+            den = math.lcm(*(x.denominator for x in row))
+            rows.append([x.numerator * (den // x.denominator) % _PRIME for x in row])
+        for col in range(len(rows)):
+            piv = next((i for i in range(col, len(rows)) if rows[i][col]), None)
+            if piv is None:
+                break
+            rows[col], rows[piv] = rows[piv], rows[col]
+            inv = pow(rows[col][col], -1, _PRIME)
+            top = rows[col]
+            for i in range(col + 1, len(rows)):
+                f = rows[i][col] * inv % _PRIME
+                if f:
+                    rows[i] = [(x - f * y) % _PRIME for x, y in zip(rows[i], top, strict=True)]
+        else:
+            return True
+    if len(M) > MAX_EXACT_PIVOTS:
+        raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact "
+                     "elimination")
+    M = [list(row) for row in M]
+    for col in range(len(M)):
+        piv = next((i for i in range(col, len(M)) if F.sign(M[i][col]) != 0), None)
+        if piv is None:
+            return False
+        M[col], M[piv] = M[piv], M[col]
+        inv = F.inverse(M[col][col])
+        for i in range(col + 1, len(M)):
+            f = M[i][col] * inv
+            M[i] = [x - f * y for x, y in zip(M[i], M[col], strict=True)]
+    return True
+
+
+MAX_FREE = 24
+MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
+MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
+MAX_PIVOTS = 400        # the minor's elimination costs p^3
+MAX_CHECK_WORK = 2 * 10**7  # k·m·|free|·|pivots| integer products of the kernel description
+MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product is a polynomial product
+
+
+MAX_SPLIT_LEFT = 20    # the meet-in-the-middle table holds at most 2^20 residues
+MAX_SPLIT_RIGHT = 22   # and at most 2^22 right subset sums are streamed past it
+MAX_MATCHES = 64       # residue matches compared exactly
+MAX_CONFIGURATIONS = 1 << 16
+MAX_DOUBLED = 16
+MAX_CONFIGURATION_WORK = 1 << 25  # configurations × hyperplanes × (g + 1)², plus subsets T × |T| × m
+
+
+def kernel_bounds(products: int, pivots: int, free: int, km: int) -> str | None:
+    """Why a kernel-form certificate exceeds the bounds, or None."""
+    if products > MAX_PRODUCTS or pivots > MAX_PIVOTS or free > MAX_FREE or (1 << free) * max(pivots, 1) > \
+            MAX_KERNEL_WORK or km * free * pivots > MAX_CHECK_WORK:
+        return (f"k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_PIVOTS} pivots and {MAX_FREE} free columns, 2^free · pivots "
+                f"≤ {MAX_KERNEL_WORK}, k·m·free·pivots ≤ {MAX_CHECK_WORK}")
+    return None
+
+
+def split_bounds(products: int, n: int, split: int) -> str | None:
+    """Why a meet-in-the-middle certificate exceeds the bounds, or None."""
+    if products > MAX_PRODUCTS or not 0 < split < n or split > MAX_SPLIT_LEFT or n - split > MAX_SPLIT_RIGHT:
+        return (f"k·m·n ≤ {MAX_PRODUCTS}, 0 < split < n, split ≤ {MAX_SPLIT_LEFT}, n − split ≤ {MAX_SPLIT_RIGHT}")
+    return None
+
+
+def configuration_count(p: int, d: int) -> int:
+    """Σ_{t ≤ d} C(p, t) 2^(p−t) − 1: the configurations other than θ's own."""
+    return sum(math.comb(p, t) << (p - t) for t in range(d + 1)) - 1
+
+
+def configuration_bounds(products: int, p: int, d: int, m: int) -> str | None:
+    """Why a configuration certificate exceeds the bounds, or None (checked before any work)."""
+    if products > MAX_PRODUCTS or d > MAX_DOUBLED or p > 40:
+        return f"k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_DOUBLED} doubled hyperplanes and 40 hyperplanes"
+    subsets = sum(math.comb(p, t) for t in range(d + 1))
+    count = configuration_count(p, d)
+    work = count * p * (d // 2 + 1) ** 2 + subsets * d * m
+    if count > MAX_CONFIGURATIONS or work > MAX_CONFIGURATION_WORK:
+        return (f"at most {MAX_CONFIGURATIONS} configurations (here {count}) and {MAX_CONFIGURATION_WORK} "
+                f"operations (here {work})")
+    return None
+
+
+def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """Theorem 1: live neurons, then the zero-factor evidence (kernel or meet in the middle) with pairwise
+    independent rows, or MATH.md's configurations for antiparallel rows."""
+    (t,) = nets
+    antiparallel = isinstance(proof, dict) and "hyperplanes" in proof
+    if antiparallel:
+        p = keys(proof, {"nonzero_v", "nonzero_a", "hyperplanes", "doubled_minor", "configurations", "statement"},
+                 "proof")
+    else:
+        p = keys(proof, {"nonzero_v", "nonzero_a", "zero_factor", "statement"}, "proof")
+    if p["statement"] != ("Theorem 1 (antiparallel rows)" if antiparallel else "Theorem 1"):
+        raise Reject("proof must cite 'Theorem 1' ('Theorem 1 (antiparallel rows)' with hyperplanes)")
+    named = zip(seq(p["nonzero_v"], t.n, "proof.nonzero_v"), seq(p["nonzero_a"], t.n, "proof.nonzero_a"), strict=True)
+    for i, (j, q) in enumerate(named):
+        if F.sign(t.v[i][index(j, t.k, "nonzero_v")]) == 0 or F.sign(t.rows[i][index(q, t.m, "nonzero_a")]) == 0:
+            raise Reject(f"neuron {i}: the named entry of v_i or a_i is zero")
+    rep.checks["Theorem 1: every v_i != 0 and a_i != 0"] += 1
+    if antiparallel:
+        _check_configurations(F, t, p, rep)
+        return
+    keyed = []
+    for r in t.rows:  # rows scaled so that the first nonzero entry of a_i is 1: equal iff dependent
+        inv = F.inverse(next(x for x in r[:-1] if F.sign(x) != 0))
+        keyed.append([x * inv for x in r])
+    _distinct_sorted(F, keyed, "two rows are linearly dependent")
+    rep.checks["Theorem 1: rows pairwise linearly independent"] += 1
+    if isinstance(p["zero_factor"], dict) and set(p["zero_factor"]) == {"split"}:
+        _check_split(F, t, p["zero_factor"]["split"], rep)
+        return
+    z = keys(p["zero_factor"], {"rows", "pivots", "free", "R"}, "proof.zero_factor")
+    n, m, k = t.n, t.m, t.k
+    piv = [index(i, n, "proof.zero_factor.pivots") for i in seq(z["pivots"], None, "pivots")]
+    free = [index(i, n, "proof.zero_factor.free") for i in seq(z["free"], None, "free")]
+    rows = [index(r, k * m, "proof.zero_factor.rows") for r in seq(z["rows"], len(piv), "rows")]
+    if sorted(piv + free) != list(range(n)) or len(set(rows)) != len(rows) or len(free) > MAX_FREE:
+        raise Reject("pivots and free columns must partition the neurons (at most 24 free); rows distinct")
+    problem = kernel_bounds(k * m * n, len(piv), len(free), k * m)
+    if problem:
+        raise Reject(f"beyond the checker's bounds for Theorem 1 ({problem})")
+    R = [[F.number(x) for x in seq(row, len(free), "R")] for row in seq(z["R"], len(piv), "proof.zero_factor.R")]
+    if isinstance(F, QQ):
+        _kernel_in_integers(t, piv, free, rows, R)
+    else:
+        if k * m * n * max(len(free), 1) > MAX_FIELD_PRODUCTS:
+            raise Reject(f"beyond the checker's bounds for Theorem 1 over a number field (k·m·n·free ≤ "
+                         f"{MAX_FIELD_PRODUCTS})")
+        _kernel_in_field(F, t, piv, free, rows, R)
+    rep.checks[f"Theorem 1: no zero factor (rank minor, {(1 << len(free)) - 1} kernel candidates replayed)"] += 1
+
+
+_P = (1 << 61) - 1
+
+
+def _residues(F, t: Net) -> list[int]:
+    """h_i = L(α^T v_i a_i^T β) modulo 2^61 − 1, with α, β and the Q-linear L drawn from a hash of θ."""
+    def text(x) -> str:
+        return str(x) if isinstance(x, Fraction) else str(x.c)
+
+    digest = hashlib.sha256("|".join(text(x) for r, v in zip(t.rows, t.v, strict=True) for x in r + v).encode())
+    rng = random.Random(digest.digest())
+    alpha = [rng.randrange(1, _P) for _ in range(t.k)]
+    beta = [rng.randrange(1, _P) for _ in range(t.m)]
+    gamma = [rng.randrange(1, _P) for _ in range(getattr(F, "degree", 1))]
+
+    def res(x: Fraction) -> int:
+        if x.denominator % _P == 0:
+            raise Reject("a denominator is divisible by 2^61 - 1: the meet-in-the-middle form does not apply")
+        return x.numerator * pow(x.denominator, -1, _P) % _P
+
+    out = []
+    for r, v in zip(t.rows, t.v, strict=True):
+        if isinstance(F, QQ):
+            out.append(sum(s * res(x) for s, x in zip(alpha, v, strict=True)) *
+                       sum(s * res(x) for s, x in zip(beta, r[:-1], strict=True)) % _P)
+        else:
+            e = sum((s * x for s, x in zip(alpha, v, strict=True)), F.zero) * \
+                sum((s * x for s, x in zip(beta, r[:-1], strict=True)), F.zero)
+            out.append(sum(g * res(c) for g, c in zip(gamma, e.c, strict=False)) % _P)
+    return out
+
+
+def _sum_is_zero(F, t: Net, subset: list[int]) -> bool:
+    return all(F.sign(sum((t.v[i][j] * t.rows[i][q] for i in subset), F.zero)) == 0
+               for j in range(t.k) for q in range(t.m))
+
+
+def _check_split(F, t: Net, split: object, rep: Report) -> None:
+    """No nonempty subset of the w_i sums to 0: left residues in a table, right ones streamed in Gray-code order,
+    every cancelling pair compared exactly. Cost 2^split + 2^(n−split) steps, O(2^split) memory."""
+    n = t.n
+    if isinstance(split, bool) or not isinstance(split, int):
+        raise Reject("proof.zero_factor.split must be an integer")
+    problem = split_bounds(t.k * t.m * n, n, split)
+    if problem:
+        raise Reject(f"beyond the checker's bounds for Theorem 1 ({problem})")
+    h = _residues(F, t)
+    left: dict[int, list[int]] = {}
+    sums = [0]
+    for x in h[:split]:
+        sums += [(s + x) % _P for s in sums]
+    for mask, s in enumerate(sums):
+        left.setdefault(s, []).append(mask)
+    del sums
+    matches, s, rmask = 0, 0, 0
+    for step in range(1 << (n - split)):
+        if step:
+            b = (step & -step).bit_length() - 1
+            rmask ^= 1 << b
+            s = (s + h[split + b] if rmask >> b & 1 else s - h[split + b]) % _P
+        for lmask in left.get(-s % _P, ()):
+            if lmask == rmask == 0:
+                continue
+            matches += 1
+            if matches > MAX_MATCHES:
+                raise Reject(f"more than {MAX_MATCHES} residue matches to compare exactly")
+            subset = [i for i in range(split) if lmask >> i & 1] + \
+                [split + i for i in range(n - split) if rmask >> i & 1]
+            if _sum_is_zero(F, t, subset):
+                raise Reject(f"a zero factor exists: {subset}")
+    rep.checks[f"Theorem 1: no zero factor (meet in the middle, 2^{split} + 2^{n - split} subset sums)"] += 1
+
+
+def _rref(F, rows: list) -> tuple[list, list[int]]:
+    """Reduced row echelon form (nonzero rows) and pivot columns, with exact zero tests."""
+    R = [list(r) for r in rows]
+    pivots: list[int] = []
+    for col in range(len(R[0]) if R else 0):
+        piv = next((i for i in range(len(pivots), len(R)) if F.sign(R[i][col]) != 0), None)
+        if piv is None:
+            continue
+        top = len(pivots)
+        R[top], R[piv] = R[piv], R[top]
+        inv = F.inverse(R[top][col])
+        R[top] = [x * inv for x in R[top]]
+        for i in range(len(R)):
+            if i != top and F.sign(R[i][col]) != 0:
+                f = R[i][col]
+                R[i] = [x - f * y for x, y in zip(R[i], R[top], strict=True)]
+        pivots.append(col)
+    return R[:len(pivots)], pivots
+
+
+def _hyperplanes(F, t: Net, planes: list) -> list[tuple[list, list, list]]:
+    """(u_H, J_H, N_H) for each listed hyperplane, after checking the listing: a partition of the neurons into
+    hyperplanes of one neuron or of two antiparallel ones with a nonzero kink, all distinct."""
+    out, keyed = [], []
+    for h, pl in enumerate(planes):
+        key = None
+        J, N = [F.zero] * t.k, [F.zero] * t.k
+        signs = []
+        for i in pl:
+            r = t.rows[i]
+            lead = next(x for x in r[:-1] if F.sign(x) != 0)
+            s = F.sign(lead)
+            this = [x * F.inverse(lead) for x in r]
+            if key is not None and any(F.sign(x - y) != 0 for x, y in zip(key, this, strict=True)):
+                raise Reject(f"hyperplanes[{h}]: its neurons do not lie on one hyperplane")
+            key, lam = this, (lead if s > 0 else -lead)
+            signs.append(s)
+            J = [x + lam * y for x, y in zip(J, t.v[i], strict=True)]
+            if s < 0:
+                N = [x + lam * y for x, y in zip(N, t.v[i], strict=True)]
+        if len(signs) == 2 and (signs[0] == signs[1] or all(F.sign(x) == 0 for x in J)):
+            raise Reject(f"hyperplanes[{h}]: two neurons must be antiparallel with a nonzero kink")
+        out.append((key[:-1], J, N))
+        keyed.append(key)
+    _distinct_sorted(F, keyed, "two listed hyperplanes coincide")
+    return out
+
+
+def _check_configurations(F, t: Net, p: dict, rep: Report) -> None:
+    """MATH.md's decision for antiparallel rows: (a) fails by a minor, every configuration of (b) by another."""
+    n, m, k = t.n, t.m, t.k
+    planes = [[index(i, n, f"proof.hyperplanes[{h}]") for i in seq(pl, None, f"proof.hyperplanes[{h}]")]
+              for h, pl in enumerate(seq(p["hyperplanes"], None, "proof.hyperplanes"))]
+    if sorted(i for pl in planes for i in pl) != list(range(n)) or any(len(pl) not in (1, 2) for pl in planes):
+        raise Reject("proof.hyperplanes must partition the neurons into lists of one or two")
+    D = tuple(h for h, pl in enumerate(planes) if len(pl) == 2)
+    d, count = len(D), len(planes)
+    if not D:
+        raise Reject("no doubled hyperplane: the zero-factor form applies")
+    problem = configuration_bounds(k * m * n, count, d, m)
+    if problem:
+        raise Reject(f"beyond the checker's bounds for Theorem 1 ({problem})")
+    info = _hyperplanes(F, t, planes)
+    rep.checks["Theorem 1 (antiparallel rows): hyperplanes listed, pairs antiparallel with nonzero kinks"] += 1
+    cols = [index(c, m, "proof.doubled_minor") for c in seq(p["doubled_minor"], d, "proof.doubled_minor")]
+    if len(set(cols)) != d or not _det_nonzero(F, [[info[h][0][c] for c in cols] for h in D]):
+        raise Reject("the doubled hyperplanes' normals: the stated minor is not nonsingular")
+    rep.checks["Theorem 1 (antiparallel rows): the doubled normals are independent"] += 1
+    layers = iter(seq(p["configurations"], sum(math.comb(count, s) for s in range(d + 1)), "proof.configurations"))
+    refuted = 0
+    for size in range(d + 1):
+        g = (d - size) // 2
+        for T in itertools.combinations(range(count), size):
+            reduced = [u for u, _, _ in info]
+            if T:
+                R, pivots = _rref(F, [info[h][0] for h in T])
+                reduced = [[x - sum((u[piv] * row[q] for piv, row in zip(pivots, R, strict=True)), F.zero)
+                            for q, x in enumerate(u)] for u in reduced]
+            S = [h for h in range(count) if h not in T]
+            own = sum(1 << b for b, h in enumerate(S) if any(F.sign(x) != 0 for x in info[h][2])) if T == D else None
+            masks = [mask for mask in range(1 << len(S)) if mask != own]
+            layer = seq(next(layers), len(masks), f"proof.configurations (T = {list(T)})")
+            for mask, minor in zip(masks, layer, strict=True):
+                rows, cs = (seq(x, g + 1, "a minor") for x in seq(minor, 2, "a minor"))
+                rows = [index(r, k, "a minor's row") for r in rows]
+                cs = [index(c, m, "a minor's column") for c in cs]
+                if len(set(rows)) != g + 1 or len(set(cs)) != g + 1:
+                    raise Reject("a minor's rows and columns must be distinct")
+                deltas = [([(J[j] if mask >> b & 1 else F.zero) - N[j] for j in rows], reduced[h])
+                          for b, h in enumerate(S) for _, J, N in [info[h]]]
+                M = [[sum((dl[a] * u[c] for dl, u in deltas), F.zero) for c in cs] for a in range(g + 1)]
+                if not _det_nonzero(F, M):
+                    raise Reject(f"configuration T = {list(T)}, choice {mask}: the stated minor of X' is singular")
+                refuted += 1
+    rep.checks[f"Theorem 1 (antiparallel rows): {refuted} configurations refuted by rank minors"] += 1
+
+
+def _kernel_in_field(F, t: Net, piv: list, free: list, rows: list, R: list) -> None:
+    """The minor, the kernel description and the kernel candidates of Theorem 1, in the field's arithmetic."""
+    n, m, k = t.n, t.m, t.k
+    W = [[t.v[i][j] * t.rows[i][q] for i in range(n)] for j in range(k) for q in range(m)] if n else []
+    if not _det_nonzero(F, [[W[r][c] for c in piv] for r in rows]):
+        raise Reject("the stated minor is singular")
+    for r in range(len(W)):  # the free columns are the stated combinations of the pivot columns
+        for b, f in enumerate(free):
+            if W[r][f] != sum((W[r][c] * R[s][b] for s, c in enumerate(piv)), F.zero):
+                raise Reject("the kernel description R does not match v_i a_i^T")
+    # every kernel vector with 0/1 free part is not a 0/1 vector: x_pivots = −R x_free, visited in Gray-code
+    # order so that each candidate costs one column update
+    xs = [F.zero] * len(piv)
+    for step in range(1, 1 << len(free)):
+        b = (step & -step).bit_length() - 1
+        sign = 1 if (step ^ (step >> 1)) >> b & 1 else -1
+        xs = [x - R[s][b] if sign > 0 else x + R[s][b] for s, x in enumerate(xs)]
+        if not any(F.sign(x) != 0 and F.sign(x - 1) != 0 for x in xs):
+            raise Reject("a zero factor exists: the search record is wrong")
+
+
+def _integers(xs: list) -> tuple[list[int], int]:
+    """Integers and a positive common denominator d with xs = integers / d."""
+    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
+    return [x.numerator * (d // x.denominator) for x in xs], d
+
+
+def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> None:
+    """As ``_kernel_in_field`` over Q, with every column v_i a_i^T = (v'_i a'_i^T) / d_i scaled to integers and
+    each equation multiplied out, so that the k·m·|free|·|pivots| products are integer products (no gcds)."""
+    m = t.m
+    cols = []
+    for i in range(t.n):
+        (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
+        cols.append((v, a, dv * da))
+    minor = [[Fraction(cols[c][0][r // m] * cols[c][1][r % m], cols[c][2]) for c in piv] for r in rows]
+    if not _det_nonzero(QQ(), minor):
+        raise Reject("the stated minor is singular")
+    for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
+        coeffs, D = _integers([R[s][b] for s in range(len(piv))])
+        L = math.lcm(cols[f][2], *(cols[c][2] for c in piv))
+        lhs = D * (L // cols[f][2])
+        scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
+        vf, af = cols[f][0], cols[f][1]
+        for j in range(t.k):
+            u = [w * cols[c][0][j] for w, c in zip(scaled, piv, strict=True)]
+            left = lhs * vf[j]
+            for q in range(m):
+                if left * af[q] != sum(x * cols[c][1][q] for x, c in zip(u, piv, strict=True)):
+                    raise Reject("the kernel description R does not match v_i a_i^T")
+    flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
+    columns = [[flat[s * len(free) + b] for s in range(len(piv))] for b in range(len(free))]
+    xs = [0] * len(piv)
+    for step in range(1, 1 << len(free)):
+        b = (step & -step).bit_length() - 1
+        on = (step ^ (step >> 1)) >> b & 1
+        xs = [x - c if on else x + c for x, c in zip(xs, columns[b], strict=True)]
+        if all(x == 0 or x == D for x in xs):
+            raise Reject("a zero factor exists: the search record is wrong")
+
+
