@@ -242,9 +242,11 @@ def _configuration_fibre(theta: Network, planes: list, cap: int, max_search: int
 def perturb(theta: Network, eps, max_search: int = DEFAULT_MAX_SEARCH, tries: int = 64) -> Identifiability:
     """Theorem 1 (density): an identifiable θ' with max-norm distance ≤ eps from θ.
 
-    Each entry moves by eps·t/97 with t a deterministic pseudo-random integer in [−97, 97] \\ {0}; the
-    identifiable set is open and dense (its complement lies in finitely many proper algebraic
-    subsets), so a few tries suffice. Cost: ``tries`` identifiability decisions at most."""
+    Each entry moves by eps·t/97 with t a deterministic pseudo-random integer in [−97, 97] \\ {0}. Theorem 1's
+    sufficient conditions (live neurons, pairwise independent rows, no zero factor) fail only on finitely many
+    proper algebraic subsets, so a few tries suffice. (The identifiable set itself is not open: σ(x) + σ(−x + δ)
+    is not identifiable for any δ > 0 although |x| is; MATH.md.) Cost: ``tries`` identifiability decisions at
+    most."""
     import random
 
     F = theta.field

@@ -1,6 +1,7 @@
 """Theorem 1 (generic identifiability), as certsym formalizes it: with all v_i ≠ 0, a_i ≠ 0 and pairwise
 independent rows, the fibre of θ in Ω(m,n,k) is ⊔_F H_n·θ^F over the zero factors F (Σ_F v_i a_i^T = 0);
-the identifiable set is Zariski open and dense.
+these conditions hold on a dense Zariski-open set (sufficient, not necessary: |x| is identifiable with
+antiparallel rows, and the identifiable set is not open).
 
 Instances: the MATH.md examples (E1 identifiable; E2–E6 not); seeded random θ over Q and over Q(√2) with
 entries of height up to 10^6, which must all be identifiable (genericity); a perturbation within 10^-6 of

@@ -358,17 +358,23 @@ def cmd_fibre(args: argparse.Namespace) -> int:
     fibre = describe_fibre(net, args.cap, args.max_search)
     if args.json:
         _emit_json({"minimal": fibre.minimal, "zero_factors": fibre.zero_factors, "complete": fibre.complete,
-                    "free_directions": fibre.free_directions, "note": fibre.note})
+                    "free_directions": fibre.free_directions, "configurations": fibre.configurations,
+                    "note": fibre.note})
         return EXIT_OK
+    more = "" if fibre.complete else " at least"
     if fibre.free_directions:
-        print("the fibre has free directions:" if not fibre.minimal else "θ is minimal, with antiparallel rows:")
+        print("the fibre has free directions:")
         for line in fibre.free_directions:
             print(f"  {line}")
-    else:
+    elif fibre.configurations:
+        print(f"θ is minimal, with antiparallel rows: besides its own orbit, the fibre holds{more} "
+              f"{len(fibre.configurations)} families of other orbits (MATH.md, antiparallel rows; hyperplanes named "
+              "by their first neuron):")
+        for line in fibre.configurations:
+            print(f"  {line}")
+    elif fibre.minimal:
         orbits = len(fibre.zero_factors) + 1
-        more = "" if fibre.complete else " at least"
-        print(f"θ is minimal with pairwise independent rows: the fibre is the union of{more} {orbits} H_n-orbits "
-              "H_n·θ^F (MATH.md, Fibres):")
+        print(f"θ is minimal: the fibre is the union of{more} {orbits} H_n-orbits H_n·θ^F (MATH.md, Fibres):")
         print("  F = ∅ (the orbit of θ itself)")
         for F in fibre.zero_factors:
             print(f"  F = {F}: Σ_F v_i a_i^T = 0")
@@ -642,7 +648,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 _PARAMS = "parameter or model file (JSON, .npz, .safetensors, .pt, .onnx)"
-_MAX_SEARCH = 1 << 16
+_MAX_SEARCH = 1 << 22
 
 
 def _command(sub, name: str, text: str, func, *, params: str | None = "params", cert: str | None = None,
@@ -661,7 +667,8 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
         _selection_options(p, two=params == "params1")
     if max_search:
         p.add_argument("--max-search", type=int, default=_MAX_SEARCH, metavar="N",
-                       help=f"refuse zero-factor searches over N candidates (default {_MAX_SEARCH})")
+                       help=f"refuse searches over N steps: kernel candidates, subset sums or configurations "
+                       f"(default {_MAX_SEARCH})")
     p.set_defaults(func=func)
     return p
 
