@@ -187,9 +187,10 @@ def _within_checker_bounds(theta: Network, ev) -> None:
     products = theta.k * theta.m * theta.n
     if isinstance(ev, ConfigurationEvidence):
         p, d = len(ev.planes), len(ev.doubled_minor)
-        problem = B.configuration_bounds(products, p, d, theta.m)
+        problem = B.configuration_bounds(products, p, d, theta.m, getattr(theta.field, "degree", 1))
     elif ev.split is not None:
-        problem = B.split_bounds(products, theta.n, ev.split)
+        problem = B.split_bounds(products, theta.n, ev.split) if theta.field is QQ else \
+            "the meet-in-the-middle form is accepted over QQ only"
     else:
         problem = B.kernel_bounds(products, len(ev.pivots), len(ev.free), theta.k * theta.m)
     if problem:

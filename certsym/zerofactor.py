@@ -199,7 +199,9 @@ def enumerate_all(theta: Network, budget: int, ker: tuple | None = None):
     kernel_cost = (1 << len(free)) - 1
     split = min((n + 1) // 2, MAX_LEFT)
     mitm_cost = (1 << split) + (1 << (n - split)) if residues.values is not None else None
-    if mitm_cost is not None and mitm_cost < kernel_cost:
+    # over a number field the kernel form is preferred whenever it fits: only it can be certified there
+    certifiable_kernel = theta.field is not QQ and kernel_cost <= budget
+    if mitm_cost is not None and mitm_cost < kernel_cost and not certifiable_kernel:
         if mitm_cost > budget:
             raise SearchTooLarge(f"the zero-factor search needs 2^{split} + 2^{n - split} = {mitm_cost} subset sums "
                                  f"(meet in the middle; the kernel has dimension {len(free)}, {kernel_cost} "

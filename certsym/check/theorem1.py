@@ -74,10 +74,10 @@ MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product i
 
 MAX_SPLIT_LEFT = 20    # the meet-in-the-middle table holds at most 2^20 residues
 MAX_SPLIT_RIGHT = 22   # and at most 2^22 right subset sums are streamed past it
-MAX_MATCHES = 64       # residue matches compared exactly
+MAX_MATCH_WORK = 1 << 22  # residue matches × k·m·n products compared exactly
 MAX_CONFIGURATIONS = 1 << 16
 MAX_DOUBLED = 16
-MAX_CONFIGURATION_WORK = 1 << 25  # configurations × hyperplanes × (g + 1)², plus subsets T × |T| × m
+MAX_CONFIGURATION_WORK = 1 << 22  # configurations × hyperplanes × (g + 1)², plus subsets T × (d² + p d) × m
 
 
 def kernel_bounds(products: int, pivots: int, free: int, km: int) -> str | None:
@@ -101,13 +101,14 @@ def configuration_count(p: int, d: int) -> int:
     return sum(math.comb(p, t) << (p - t) for t in range(d + 1)) - 1
 
 
-def configuration_bounds(products: int, p: int, d: int, m: int) -> str | None:
-    """Why a configuration certificate exceeds the bounds, or None (checked before any work)."""
+def configuration_bounds(products: int, p: int, d: int, m: int, degree: int = 1) -> str | None:
+    """Why a configuration certificate exceeds the bounds, or None (checked before any work). Over a number field
+    of degree δ each operation is a polynomial product: the work is charged 4δ² times."""
     if products > MAX_PRODUCTS or d > MAX_DOUBLED or p > 40:
         return f"k·m·n ≤ {MAX_PRODUCTS}, at most {MAX_DOUBLED} doubled hyperplanes and 40 hyperplanes"
     subsets = sum(math.comb(p, t) for t in range(d + 1))
     count = configuration_count(p, d)
-    work = count * p * (d // 2 + 1) ** 2 + subsets * d * m
+    work = (count * p * (d // 2 + 1) ** 2 + subsets * (d * d + p * d) * m) * (1 if degree == 1 else 4 * degree ** 2)
     if count > MAX_CONFIGURATIONS or work > MAX_CONFIGURATION_WORK:
         return (f"at most {MAX_CONFIGURATIONS} configurations (here {count}) and {MAX_CONFIGURATION_WORK} "
                 f"operations (here {work})")
@@ -167,49 +168,56 @@ def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
 _P = (1 << 61) - 1
 
 
-def _residues(F, t: Net) -> list[int]:
-    """h_i = L(α^T v_i a_i^T β) modulo 2^61 − 1, with α, β and the Q-linear L drawn from a hash of θ."""
+def _residues(t: Net) -> list[int]:
+    """h_i = α^T v_i a_i^T β modulo 2^61 − 1 (a ring map Z_(P) → F_P), with α, β drawn from a hash of θ."""
     def text(x) -> str:
-        return str(x) if isinstance(x, Fraction) else str(x.c)
+        return str(x)
 
     digest = hashlib.sha256("|".join(text(x) for r, v in zip(t.rows, t.v, strict=True) for x in r + v).encode())
     rng = random.Random(digest.digest())
     alpha = [rng.randrange(1, _P) for _ in range(t.k)]
     beta = [rng.randrange(1, _P) for _ in range(t.m)]
-    gamma = [rng.randrange(1, _P) for _ in range(getattr(F, "degree", 1))]
 
     def res(x: Fraction) -> int:
         if x.denominator % _P == 0:
             raise Reject("a denominator is divisible by 2^61 - 1: the meet-in-the-middle form does not apply")
         return x.numerator * pow(x.denominator, -1, _P) % _P
 
-    out = []
-    for r, v in zip(t.rows, t.v, strict=True):
-        if isinstance(F, QQ):
-            out.append(sum(s * res(x) for s, x in zip(alpha, v, strict=True)) *
-                       sum(s * res(x) for s, x in zip(beta, r[:-1], strict=True)) % _P)
-        else:
-            e = sum((s * x for s, x in zip(alpha, v, strict=True)), F.zero) * \
-                sum((s * x for s, x in zip(beta, r[:-1], strict=True)), F.zero)
-            out.append(sum(g * res(c) for g, c in zip(gamma, e.c, strict=False)) % _P)
-    return out
+    return [sum(s * res(x) for s, x in zip(alpha, v, strict=True)) *
+            sum(s * res(x) for s, x in zip(beta, r[:-1], strict=True)) % _P for r, v in zip(t.rows, t.v, strict=True)]
 
 
-def _sum_is_zero(F, t: Net, subset: list[int]) -> bool:
-    return all(F.sign(sum((t.v[i][j] * t.rows[i][q] for i in subset), F.zero)) == 0
-               for j in range(t.k) for q in range(t.m))
+def _sum_is_zero(cols: list, subset: list[int], k: int) -> bool:
+    """Σ_{i ∈ subset} v_i a_i^T = 0, with each neuron as integers (v'_i, a'_i, d_i): v_i a_i^T = v'_i a'_i^T / d_i."""
+    L = math.lcm(*(cols[i][2] for i in subset))
+    for j in range(k):
+        total = None
+        for i in subset:
+            v, a, d = cols[i]
+            if v[j]:
+                f = v[j] * (L // d)
+                total = [f * x for x in a] if total is None else [y + f * x for x, y in zip(a, total, strict=True)]
+        if total is not None and any(total):
+            return False
+    return True
 
 
 def _check_split(F, t: Net, split: object, rep: Report) -> None:
     """No nonempty subset of the w_i sums to 0: left residues in a table, right ones streamed in Gray-code order,
     every cancelling pair compared exactly. Cost 2^split + 2^(n−split) steps, O(2^split) memory."""
     n = t.n
+    if not isinstance(F, QQ):  # over Q[x]/(p) a reducible p would let a zero factor at α go unmatched
+        raise Reject("the meet-in-the-middle form is accepted over QQ only")
     if isinstance(split, bool) or not isinstance(split, int):
         raise Reject("proof.zero_factor.split must be an integer")
     problem = split_bounds(t.k * t.m * n, n, split)
     if problem:
         raise Reject(f"beyond the checker's bounds for Theorem 1 ({problem})")
-    h = _residues(F, t)
+    h = _residues(t)
+    cols = []
+    for i in range(n):
+        (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
+        cols.append((v, a, dv * da))
     left: dict[int, list[int]] = {}
     sums = [0]
     for x in h[:split]:
@@ -226,12 +234,12 @@ def _check_split(F, t: Net, split: object, rep: Report) -> None:
         for lmask in left.get(-s % _P, ()):
             if lmask == rmask == 0:
                 continue
-            matches += 1
-            if matches > MAX_MATCHES:
-                raise Reject(f"more than {MAX_MATCHES} residue matches to compare exactly")
             subset = [i for i in range(split) if lmask >> i & 1] + \
                 [split + i for i in range(n - split) if rmask >> i & 1]
-            if _sum_is_zero(F, t, subset):
+            matches += t.k * t.m * len(subset)
+            if matches > MAX_MATCH_WORK:
+                raise Reject(f"residue matches would need more than {MAX_MATCH_WORK} products to compare exactly")
+            if _sum_is_zero(cols, subset, t.k):
                 raise Reject(f"a zero factor exists: {subset}")
     rep.checks[f"Theorem 1: no zero factor (meet in the middle, 2^{split} + 2^{n - split} subset sums)"] += 1
 
@@ -295,7 +303,7 @@ def _check_configurations(F, t: Net, p: dict, rep: Report) -> None:
     d, count = len(D), len(planes)
     if not D:
         raise Reject("no doubled hyperplane: the zero-factor form applies")
-    problem = configuration_bounds(k * m * n, count, d, m)
+    problem = configuration_bounds(k * m * n, count, d, m, 1 if isinstance(F, QQ) else len(F.p) - 1)
     if problem:
         raise Reject(f"beyond the checker's bounds for Theorem 1 ({problem})")
     info = _hyperplanes(F, t, planes)

@@ -624,18 +624,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     ok = all(r.reproduced for r in rows) and not rejected
     figures = write_report(out, ctx, rows, rejected)
     if args.json:
-        _emit_json({"reproduced": ok, "rows": [{"statement": r.statement, "instances": r.instances,
-                                                "agreeing": r.agreeing, "certificates": r.certificates,
-                                                "checked": r.checked, "seconds": round(r.seconds, 2),
-                                                "failures": r.failures[:10]} for r in rows],
-                    "report": str(out / "REPORT.md")})
+        _emit_json({"reproduced": ok, "rows": [r.as_json() for r in rows], "report": str(out / "REPORT.md")})
         return EXIT_OK if ok else EXIT_NEGATIVE
     table = Table(title="certsym reproduce" + (" --quick" if args.quick else ""))
-    for col in ("statement", "instances", "agreeing", "certificates checked", "time", "result"):
+    for col in rows[0].HEADERS if rows else ():
         table.add_column(col)
     for r in rows:
-        table.add_row(r.statement, str(r.instances), str(r.agreeing), f"{r.checked}/{r.certificates}",
-                      f"{r.seconds:.1f} s", "[green]reproduced[/green]" if r.reproduced else "[red]FAILED[/red]")
+        *cells, result = r.cells()
+        table.add_row(*cells, "[green]reproduced[/green]" if r.reproduced else "[red]FAILED[/red]")
     console.print(table)
     for r in rows:
         for failure in r.failures[:5]:
