@@ -27,7 +27,7 @@ from certsym.network import Network
 from certsym.reduction import reduce
 from paper_checks import CheckResult, Context
 from paper_checks.examples import EXAMPLES
-from paper_checks.oracle import same_function_m1
+from paper_checks.oracle import same_function, same_function_m1
 
 STATEMENT = "MATH.md worked examples"
 SLUG = "worked_examples"
@@ -80,8 +80,8 @@ def run(ctx: Context) -> None:
         verdict = decide(p, q)
         records = tuple(InputRecord(f"{name}[{i}]", hashlib.sha256(json.dumps(d).encode()).hexdigest())
                         for i, d in enumerate(EXAMPLES[name]))
-        ctx.record(STATEMENT, SLUG, f"{name.split()[0]}_equiv", verdict.equivalent,
-                   equivalence_certificate(verdict, records))
+        ctx.compare(STATEMENT, SLUG, f"{name.split()[0]}_equiv", verdict.equivalent, same_function(p, q),
+                    "breakpoint or restriction oracle", equivalence_certificate(verdict, records))
         red = reduce(p)
         ctx.record(STATEMENT, SLUG, f"{name.split()[0]}_minimal", canonical_form(red.minimal) == canonical_form(p),
                    minimal_form_certificate(red, records[0]))

@@ -70,6 +70,29 @@ def test_reproduce_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
     assert {row["statement"] for row in data["rows"]} == {m.STATEMENT for m in statement_modules()}
     assert all(row["agreeing"] == row["instances"] > 0 and row["checked"] == row["certificates"]
                for row in data["rows"])
+    assert all(row["refusals"] == 0 and row["disagreements"] == {"certsym_yes_oracle_no": 0, "certsym_no_oracle_yes": 0}
+               for row in data["rows"])
+    independent = {row["statement"]: row["independent"] for row in data["rows"]}
+    for module in statement_modules():
+        if module.SLUG != "landscape":
+            assert independent[module.STATEMENT] > 0, module.STATEMENT
+
+
+def test_disagreements_and_refusals_are_counted() -> None:
+    """Disagreements with an oracle are counted by kind, self-consistency apart; one refusal fails the row."""
+    ctx = Context(quick=True)
+    ctx.compare("S", "s", "a", True, False, "oracle")
+    ctx.compare("S", "s", "b", False, True, "oracle")
+    ctx.compare("S", "s", "c", True, True, "oracle")
+    ctx.compare("S", "s", "d", True, None, "oracle")  # the oracle could not answer
+    ctx.record("S", "s", "e", True)
+    row = ctx.rows["S"]
+    assert (row.instances, row.independent, row.yes_no, row.no_yes, row.self_consistency) == (5, 3, 1, 1, 2)
+    assert row.failures == ["a: certsym True, oracle False", "b: certsym False, oracle True"]
+    ctx.record("R", "r", "f", True)
+    assert ctx.rows["R"].reproduced
+    ctx.refuse("R", "g", "too big")
+    assert not ctx.rows["R"].reproduced and ctx.rows["R"].cells()[5] == "1"
 
 
 def test_a_failing_instance_is_reported() -> None:
