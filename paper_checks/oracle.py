@@ -146,7 +146,7 @@ def _arrangement(net: Network) -> list[tuple]:
     return list(keys)
 
 
-def is_zero_function(h: Network) -> bool:
+def is_zero_function(h: Network, quick: bool = True) -> bool:
     """Decide ρ(h) ≡ 0 on R^m exactly (any m, k).
 
     m = 1: the breakpoint oracle (values at all breakpoints and one point beyond each end).
@@ -160,30 +160,33 @@ def is_zero_function(h: Network) -> bool:
 
     Cost: with N_j ≤ n + j hyperplanes at dimension j, at most N_m N_{m−1} ··· N_2 univariate checks of
     O(n log n) evaluations each (O(n(m + k)) field operations per evaluation): exponential in m, fine for
-    m ≤ 3 and n up to a few dozen. A failed evaluation at a fixed point ends the search early.
+    m ≤ 3 and n up to a few dozen. With ``quick`` a nonzero value at one of a few fixed points ends the
+    search early (a refutation only: the verdict is the same with ``quick=False``, which tests use to
+    exercise the recursion alone).
     """
     zero = h.field.zero
     if all(_first_nonzero(row) is None for row in h.A):
         return all(y == zero for y in h.evaluate([zero] * h.m))
-    for x in fixed_points(h.m, 2 * FINGERPRINT_POINTS):
-        if any(y != zero for y in h.evaluate(x)):
-            return False
+    if quick:
+        for x in fixed_points(h.m, 2 * FINGERPRINT_POINTS):
+            if any(y != zero for y in h.evaluate(x)):
+                return False
     if h.m == 1:
         return all(all(y == zero for y in h.evaluate([t])) for t in probe_points(h))
-    return all(is_zero_function(restrict_to_hyperplane(h, u, beta)) for u, beta in _arrangement(h))
+    return all(is_zero_function(restrict_to_hyperplane(h, u, beta), quick) for u, beta in _arrangement(h))
 
 
-def same_function(f: Network, g: Network) -> bool:
+def same_function(f: Network, g: Network, quick: bool = True) -> bool:
     """Decide ρ(f) = ρ(g) on R^m exactly, for any m, k (f and g with the same m, k and field).
 
-    m = 1: ``same_function_m1``. m ≥ 2: ``is_zero_function(f ⊖ g)`` (h = f − g realized by the
+    m = 1: ``same_function_m1``. m ≥ 2: ``is_zero_function(f ⊖ g, quick)`` (h = f − g realized by the
     network ([M | −M'], [A; A'], [b; b'], c − c')). Cost: see ``is_zero_function`` with n = n_f + n_g.
     """
     if (f.m, f.k) != (g.m, g.k):
         raise ValueError(f"shapes differ: (m={f.m}, k={f.k}) vs (m={g.m}, k={g.k})")
     if f.m == 1:
         return same_function_m1(f, g)[0]
-    return is_zero_function(f.minus(g))
+    return is_zero_function(f.minus(g), quick)
 
 
 # --- H_n-orbits ------------------------------------------------------------------------------------
