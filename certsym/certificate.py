@@ -40,6 +40,7 @@ CLAIMS = {
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
     "critical_point": "the restricted loss has exactly one critical point in the box, a critical point of F on M(k,k), "
                       "with F in the interval given",
+    "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
 }
@@ -305,3 +306,19 @@ def hessian_inertia_certificate(c, inertia) -> dict:
     proof = {"critical_point": _box_json(c), "irreps": irreps_of(c, inertia.method), "probes": probes,
              "negative": inertia.negative, "statement": "isotypic decomposition and Sylvester's law of inertia"}
     return _document("hessian_inertia", QQ, [], proof)
+
+
+def distance_certificate(d, records: tuple[InputRecord, InputRecord], nets: tuple[Network, Network],
+                         embed: bool = True) -> dict:
+    """``distance_bound``: the box, the alignment, U, and L with its witness (or, for an exactly equivalent pair,
+    the equivalence proof and L = U = 0). Inputs embedded, or referenced by SHA-256 when ``embed`` is False."""
+    inputs = [_input_json(QQ, rec, net if embed else None, (net.m, net.n, net.k))
+              for rec, net in zip(records, nets, strict=True)]
+    proof: dict[str, Any] = {"box": [[str(lo), str(hi)] for lo, hi in d.box], "upper": str(d.upper),
+                             "lower": str(d.lower)}
+    if d.equivalence is not None:
+        proof |= {"equivalence": _equivalence_proof(d.equivalence), "statement": "Theorems 3/4"}
+    else:
+        proof |= {"pairs": [[i, j, str(s)] for i, j, s in d.pairs], "witness": [str(x) for x in d.witness],
+                  "statement": "symbolic intervals and exact evaluation"}
+    return _document("distance_bound", QQ, inputs, proof)

@@ -33,6 +33,7 @@ CLAIMS = {
     "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
     "critical_point": "the restricted loss has exactly one critical point in the box, a critical point of F on M(k,k), "
                       "with F in the interval given",
+    "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
 }
@@ -572,8 +573,16 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "affine": (1, check_affine), "not_affine": (1, check_not_affine),
          "identifiable": (1, lambda F, nets, proof, rep: _theorem1().check_identifiable(F, nets, proof, rep)),
          "not_identifiable": (1, check_not_identifiable),
+         "distance_bound": (2, lambda F, nets, proof, rep: _distance().check_distance(F, nets, proof, rep)),
          "critical_point": (0, lambda F, nets, proof, rep: _landscape().check_box(proof, rep, keys, seq)),
          "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq))}
+
+
+def _distance():
+    """The distance replay (its own module)."""
+    from certsym.check import distance
+
+    return distance
 
 
 def _theorem1():
@@ -643,9 +652,9 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
         raise Reject(f"{len(files)} input files given, the certificate has {count}")
     referenced = ["parameters" not in r for r in records]
     if any(referenced):
-        if rep.kind not in ("equivalent", "not_equivalent") or not isinstance(F, QQ):
-            raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent' and 'not_equivalent' "
-                         "certificates over QQ")
+        if rep.kind not in ("equivalent", "not_equivalent", "distance_bound") or not isinstance(F, QQ):
+            raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent', 'not_equivalent' and "
+                         "'distance_bound' certificates over QQ")
         if files is None:
             raise CannotCheck("the certificate references its input files by SHA-256 without embedding them: give "
                               "them with --inputs")

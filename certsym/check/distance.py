@@ -1,0 +1,185 @@
+"""Replay of ``distance_bound`` certificates: sup_{x ∈ B} ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ∈ [L, U].
+
+The checker recomputes U itself from the box and the stated alignment (pairs (i, i', d), d > 0, each neuron in
+at most one pair), by the rule of certificates/FORMAT.md: every neuron's extremes on the box, the exact affine
+part of the stably active terms maximized exactly on the box, and the interval terms of the others. It requires
+the stated U to be that number, the witness to lie in the box, and L = ‖D(witness)‖∞ evaluated exactly. An
+exactly equivalent pair instead carries an equivalence proof, replayed as such, and L = U = 0. No search: every
+step is linear in the number of weights, in integer arithmetic (each row scaled to integers once).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from certsym.check.checker import Net, Report, index, keys, seq
+from certsym.check.fields import QQ, Reject, rational
+
+MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
+
+
+def _ints(xs: list) -> tuple[list[int], int]:
+    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
+    return [x.numerator * (d // x.denominator) for x in xs], d
+
+
+class _Rows:
+    """A network's neurons as integer rows: (a_i, b_i) = ints_i / den_i, scaled by d_i for the paired ones."""
+
+    def __init__(self, t: Net, scale: dict[int, Fraction]):
+        self.rows, self.dens = [], []
+        for i, r in enumerate(t.rows):
+            ints, den = _ints(r)
+            d = scale.get(i, Fraction(1))
+            self.rows.append([x * d.numerator for x in ints] if d.numerator != 1 else ints)
+            self.dens.append(den * d.denominator)
+        self.v = [[x / scale.get(i, Fraction(1)) for x in v] for i, v in enumerate(t.v)]
+
+    def extremes(self, i: int, LO: list[int], HI: list[int], Db: int) -> tuple[Fraction, Fraction]:
+        """(min, max) of a_i·x + b_i over the box lo = LO/Db, hi = HI/Db."""
+        return _extremes(self.rows[i], self.dens[i], LO, HI, Db)
+
+
+def _extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int) -> tuple[Fraction, Fraction]:
+    a, b = row[:-1], row[-1]
+    top = sum(x * (H if x > 0 else L) for x, H, L in zip(a, HI, LO, strict=True))
+    bottom = sum(x * (L if x > 0 else H) for x, H, L in zip(a, HI, LO, strict=True))
+    return Fraction(bottom + b * Db, den * Db), Fraction(top + b * Db, den * Db)
+
+
+def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
+    """A ``distance_bound`` certificate (certificates/FORMAT.md)."""
+    if not isinstance(F, QQ):
+        raise Reject("distance_bound certificates are over QQ")
+    t1, t2 = nets
+    if (t1.m, t1.k) != (t2.m, t2.k):
+        raise Reject("the two networks differ in input or output size")
+    m, k = t1.m, t1.k
+    if (t1.n + t2.n) * (m + k) > MAX_WEIGHTS:
+        raise Reject(f"beyond the checker's bounds ((n1 + n2)(m + k) ≤ {MAX_WEIGHTS})")
+    equivalent = isinstance(proof, dict) and "equivalence" in proof
+    p = keys(proof, {"box", "upper", "lower", "equivalence", "statement"} if equivalent else
+             {"box", "upper", "lower", "pairs", "witness", "statement"}, "proof")
+    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], m, "proof.box")]
+    if any(lo > hi for lo, hi in box):
+        raise Reject("proof.box: lo > hi")
+    upper, lower = rational(p["upper"]), rational(p["lower"])
+    if equivalent:
+        if p["statement"] != "Theorems 3/4" or upper != 0 or lower != 0:
+            raise Reject("an equivalence proof gives L = U = 0 and cites 'Theorems 3/4'")
+        from certsym.check.checker import check_equivalent
+
+        check_equivalent(F, nets, p["equivalence"], rep)
+        rep.facts.append(f"distance 0 on every box: rho(theta1) = rho(theta2); box {_box_text(box)}")
+        return
+    if p["statement"] != "symbolic intervals and exact evaluation":
+        raise Reject("proof must cite 'symbolic intervals and exact evaluation'")
+    pairs, used1, used2 = [], set(), set()
+    for s, pair in enumerate(seq(p["pairs"], None, "proof.pairs")):
+        i, j, d = seq(pair, 3, f"proof.pairs[{s}]")
+        i, j, d = index(i, t1.n, "proof.pairs"), index(j, t2.n, "proof.pairs"), rational(d)
+        if d <= 0 or i in used1 or j in used2:
+            raise Reject(f"proof.pairs[{s}]: scalings must be positive and each neuron paired at most once")
+        used1.add(i)
+        used2.add(j)
+        pairs.append((i, j, d))
+    computed = _upper(t1, t2, box, pairs)
+    if upper != computed:
+        raise Reject(f"the stated upper bound is not the one the alignment gives ({computed})")
+    rep.checks["distance: U recomputed from the box, the alignment and every neuron's extremes"] += 1
+    x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
+    if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
+        raise Reject("the witness lies outside the box")
+    value = max(abs(a - b) for a, b in zip(_evaluate(t1, x), _evaluate(t2, x), strict=True))
+    if value != lower:
+        raise Reject(f"the stated lower bound is not ‖D(witness)‖∞ ({value})")
+    rep.checks["distance: L = ‖D(witness)‖∞ evaluated exactly, witness in the box"] += 1
+    rep.facts.append(f"sup over the box of the output difference in [{lower}, {upper}]; box {_box_text(box)}")
+
+
+def _box_text(box: list) -> str:
+    distinct = set(box)
+    if len(distinct) == 1:
+        lo, hi = box[0]
+        return f"[{lo}, {hi}]^{len(box)}"
+    return " x ".join(f"[{lo}, {hi}]" for lo, hi in box)
+
+
+def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
+    """ρ(θ)(x) exactly, rows in integers."""
+    X, Dx = _ints(x)
+    out = list(t.c)
+    for r, v in zip(t.rows, t.v, strict=True):
+        ints, den = _ints(r)
+        z = Fraction(sum(a * y for a, y in zip(ints[:-1], X, strict=True)) + ints[-1] * Dx, den * Dx)
+        if z > 0:
+            out = [o + w * z for o, w in zip(out, v, strict=True)]
+    return out
+
+
+def _upper(t1: Net, t2: Net, box: list, pairs: list) -> Fraction:
+    """U by the rule of certificates/FORMAT.md, recomputed."""
+    k = t1.k
+    LO, Db = _ints([lo for lo, _ in box])
+    HI, Dh = _ints([hi for _, hi in box])
+    Db2 = math.lcm(Db, Dh)
+    LO, HI = [y * (Db2 // Db) for y in LO], [y * (Db2 // Dh) for y in HI]
+    R1, R2 = _Rows(t1, {}), _Rows(t2, {j: d for _, j, d in pairs})
+    z1 = [R1.extremes(i, LO, HI, Db2) for i in range(t1.n)]
+    z2 = [R2.extremes(j, LO, HI, Db2) for j in range(t2.n)]
+    elo, ehi = [Fraction(0)] * k, [Fraction(0)] * k
+    active: list[tuple[_Rows, int, list]] = []  # (rows, neuron, weights) entering the exact affine part
+
+    def interval(t: int, a: Fraction, b: Fraction) -> None:
+        elo[t] += min(a, b)
+        ehi[t] += max(a, b)
+
+    partner = {i: j for i, j, _ in pairs}
+    for i in range(t1.n):
+        (lo1, hi1) = z1[i]
+        if i in partner:
+            j = partner[i]
+            lo2, hi2 = z2[j]
+            if lo1 >= 0 and lo2 >= 0:
+                active.append((R1, i, R1.v[i]))
+                active.append((R2, j, [-w for w in R2.v[j]]))
+                continue
+            if hi1 <= 0 and hi2 <= 0:
+                continue
+            den = math.lcm(R1.dens[i], R2.dens[j])
+            diff = [a * (den // R1.dens[i]) - b * (den // R2.dens[j]) for a, b in zip(R1.rows[i], R2.rows[j],
+                                                                                   strict=True)]
+            dlo, dhi = _extremes(diff, den, LO, HI, Db2)
+            s_lo, s_hi, d_lo, d_hi = max(lo1, 0), max(hi1, 0), min(dlo, 0), max(dhi, 0)
+            for t in range(k):
+                dv, vb = R1.v[i][t] - R2.v[j][t], R2.v[j][t]
+                interval(t, dv * s_lo, dv * s_hi)
+                interval(t, vb * d_lo, vb * d_hi)
+            continue
+        _single(R1, i, lo1, hi1, 1, active, interval, k)
+    paired = set(partner.values())
+    for j in range(t2.n):
+        if j not in paired:
+            _single(R2, j, *z2[j], -1, active, interval, k)
+    best = Fraction(0)
+    for t in range(k):
+        coeffs = [(rows, i, w[t]) for rows, i, w in active if w[t] != 0]
+        G = math.lcm(*(w.denominator * rows.dens[i] for rows, i, w in coeffs)) if coeffs else 1
+        acc = [0] * (t1.m + 1)
+        for rows, i, w in coeffs:
+            s = w.numerator * (G // (w.denominator * rows.dens[i]))
+            acc = [x + s * y for x, y in zip(acc, rows.rows[i], strict=True)]
+        amin, amax = _extremes(acc, G, LO, HI, Db2)
+        c = t1.c[t] - t2.c[t]
+        best = max(best, amax + c + ehi[t], -(amin + c + elo[t]))
+    return best
+
+
+def _single(rows: _Rows, i: int, lo: Fraction, hi: Fraction, sign: int, active: list, interval, k: int) -> None:
+    if lo >= 0:
+        active.append((rows, i, [sign * w for w in rows.v[i]]))
+    elif hi > 0:
+        for t in range(k):
+            interval(t, sign * rows.v[i][t] * hi, Fraction(0))

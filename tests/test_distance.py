@@ -1,0 +1,152 @@
+"""Certified distance: soundness against sampling, U = 0 for equivalent pairs, and a checker that rejects
+tampered bounds, alignments and witnesses."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from flint import fmpq
+
+from certsym.api import load
+from certsym.certificate import InputRecord, distance_certificate
+from certsym.check import check_certificate
+from certsym.cli import main
+from certsym.distance import distance, evaluate_difference, parse_box, parse_vnnlib
+from certsym.errors import InputError
+
+RECORDS = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
+
+
+def _model(seed: int, m: int = 6, n: int = 10, k: int = 2) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [(rng.normal(size=(n, m)) / np.sqrt(m)).astype(np.float32), (rng.normal(size=n) * 0.3).astype(np.float32),
+            (rng.normal(size=(k, n)) / np.sqrt(n)).astype(np.float32), (rng.normal(size=k) * 0.1).astype(np.float32)]
+
+
+def _copies(arrays: list[np.ndarray]) -> dict[str, list[np.ndarray]]:
+    W1, b1, W2, b2 = arrays
+    norms = np.linalg.norm(W2, axis=0) * np.linalg.norm(W1, axis=1)
+    keep = np.sort(np.argsort(norms)[max(1, len(norms) // 10):])
+    return {"float16": [x.astype(np.float16) for x in arrays],
+            "times3": [(W1 * 3).astype(np.float32), (b1 * 3).astype(np.float32), (W2 / 3).astype(np.float32), b2],
+            "pruned": [W1[keep], b1[keep], W2[:, keep], b2],
+            "unrelated": _model(99, W1.shape[1], W1.shape[0], W2.shape[0])}
+
+
+def _float_difference(a: list[np.ndarray], b: list[np.ndarray], X: np.ndarray) -> np.ndarray:
+    def rho(W1, b1, W2, b2):
+        W1, b1, W2, b2 = (np.asarray(t, dtype=np.float64) for t in (W1, b1, W2, b2))
+        return np.maximum(X @ W1.T + b1, 0) @ W2.T + b2
+
+    return rho(*a) - rho(*b)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("kind", ["float16", "times3", "pruned", "unrelated"])
+def test_bounds_are_sound_on_ten_thousand_samples(seed: int, kind: str) -> None:
+    """L ≤ U, every one of 10^4 random points of the box has |difference| ≤ U (floating point with a margin far
+    below U), and 50 of them exactly; the witness's value is L, exactly."""
+    a = _model(seed)
+    b = _copies(a)[kind]
+    A, B = load(a).network, load(b).network
+    box = parse_box("-1,2", A.m) if seed == 2 else None
+    d = distance(A, B, box)
+    assert d.lower <= d.upper
+    lo, hi = np.array([float(x) for x, _ in d.box]), np.array([float(y) for _, y in d.box])
+    X = lo + (hi - lo) * np.random.default_rng(seed + 7).random((10_000, A.m))
+    sampled = np.abs(_float_difference(a, b, X)).max()
+    assert sampled <= float(d.upper) * (1 + 1e-9) + 1e-12
+    for x in X[:50]:
+        exact = [fmpq(*float(t).as_integer_ratio()) for t in x]
+        assert max(abs(v) for v in evaluate_difference(A, B, exact)) <= d.upper
+    assert max(abs(v) for v in evaluate_difference(A, B, d.witness)) == d.lower
+    assert all(lo_q <= t <= hi_q for t, (lo_q, hi_q) in zip(d.witness, d.box, strict=True))
+    assert check_certificate(distance_certificate(d, RECORDS, (A, B))).valid
+
+
+def test_equivalent_pair_has_distance_zero() -> None:
+    a = _model(3)
+    W1, b1, W2, b2 = a
+    perm = np.array([3, 1, 0, 2, 4, 5, 6, 7, 9, 8])
+    b = [W1[perm] * 2, b1[perm] * 2, W2[:, perm] / 2, b2]  # an H_n image: powers of two keep it exact
+    A, B = load(a).network, load(b).network
+    d = distance(A, B)
+    assert d.upper == d.lower == 0 and d.equivalence is not None
+    doc = distance_certificate(d, RECORDS, (A, B))
+    report = check_certificate(doc)
+    assert report.valid and doc["proof"]["statement"] == "Theorems 3/4"
+    forged = copy.deepcopy(doc)
+    forged["inputs"][1]["parameters"]["c"] = ["1/3", "0"]
+    assert not check_certificate(forged).valid
+
+
+def _doc():
+    a = _model(5)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    return distance_certificate(distance(A, B), RECORDS, (A, B))
+
+
+MUTATIONS = {
+    "upper lowered": lambda d: d["proof"].__setitem__("upper", str(fmpq(*[int(t) for t in (d["proof"]["upper"] + "/1")
+                                                                                   .split("/")[:2]]) / 2)),
+    "upper raised": lambda d: d["proof"].__setitem__("upper", d["proof"]["upper"] + "1"),
+    "lower raised": lambda d: d["proof"].__setitem__("lower", "1000"),
+    "scaling changed": lambda d: d["proof"]["pairs"][0].__setitem__(2, "2"),
+    "scaling negative": lambda d: d["proof"]["pairs"][0].__setitem__(2, "-1"),
+    "pair dropped": lambda d: d["proof"]["pairs"].pop(),
+    "pair repeated": lambda d: d["proof"]["pairs"].append(list(d["proof"]["pairs"][0])),
+    "pair swapped": lambda d: d["proof"]["pairs"][0].__setitem__(1, d["proof"]["pairs"][1][1]),
+    "witness nudged": lambda d: d["proof"]["witness"].__setitem__(0, d["proof"]["witness"][0] + "1"),
+    "witness outside the box": lambda d: d["proof"]["witness"].__setitem__(0, "2"),
+    "box shrunk": lambda d: d["proof"]["box"].__setitem__(0, ["0", "1/2"]),
+    "box inverted": lambda d: d["proof"]["box"].__setitem__(0, ["1", "0"]),
+    "input swapped": lambda d: d["inputs"].reverse(),
+    "weight changed": lambda d: d["inputs"][1]["parameters"]["M"][0].__setitem__(0, "7"),
+    "unknown key": lambda d: d["proof"].__setitem__("multipliers", []),
+    "statement": lambda d: d["proof"].__setitem__("statement", "trust me"),
+}
+
+
+@pytest.mark.parametrize("name", list(MUTATIONS))
+def test_checker_rejects_tampered_distance_certificates(name: str) -> None:
+    doc = _doc()
+    assert check_certificate(doc).valid
+    broken = copy.deepcopy(doc)
+    MUTATIONS[name](broken)
+    report = check_certificate(json.loads(json.dumps(broken)))
+    assert not report.valid, name
+
+
+def test_box_and_vnnlib_parsing() -> None:
+    assert parse_box(None, 2) == [(0, 1), (0, 1)]
+    assert parse_box("-1/2,3", 2) == [(fmpq(-1, 2), 3)] * 2
+    assert parse_box("0,1;2,5/2", 2) == [(0, 1), (2, fmpq(5, 2))]
+    for bad in ("1,0", "0,1;0,1;0,1", "a,b", "0"):
+        with pytest.raises(InputError):
+            parse_box(bad, 2)
+    text = "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(assert (<= X_0 0.5))\n(assert (>= X_0 -0.5))\n" \
+           "(assert (<= X_1 1))\n(assert (>= X_1 0))\n(assert (<= Y_0 3))\n"
+    assert parse_vnnlib(text, 2) == [(fmpq(-1, 2), fmpq(1, 2)), (0, 1)]
+    with pytest.raises(InputError):
+        parse_vnnlib(text.replace("(assert (>= X_1 0))", ""), 2)
+
+
+def test_cli_distance(tmp_path, capsys) -> None:
+    a = _model(6)
+    names = ("0.weight", "0.bias", "2.weight", "2.bias")
+    np.savez(tmp_path / "a.npz", **dict(zip(names, a, strict=True)))
+    np.savez(tmp_path / "b.npz", **dict(zip(names, _copies(a)["float16"], strict=True)))
+    cert = tmp_path / "d.json"
+    assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--cert", str(cert), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["default_box"] and fmpq(*map(int, (out["lower"] + "/1").split("/")[:2])) <= \
+        fmpq(*map(int, (out["upper"] + "/1").split("/")[:2]))
+    assert main(["check", str(cert), "--inputs", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 0
+    assert "sup over the box" in capsys.readouterr().out
+    (tmp_path / "p.vnnlib").write_text("(assert (<= X_0 1))\n")
+    assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--box", str(tmp_path / "p.vnnlib")]) \
+        == 2
+    assert "VNN-LIB" in capsys.readouterr().err
