@@ -79,6 +79,27 @@ def test_hole_split_form_over_reducible_polynomial_accepts_the_clamp():
     assert not check_certificate(doc).valid
 
 
+
+def _antiparallel_certificate(m: int, doubled: int, singles: int) -> dict:
+    """The producer's identifiable certificate of a seeded m = k network with ``doubled`` antiparallel pairs on the
+    coordinate hyperplanes and ``singles`` generic neurons."""
+    import random
+
+    rng = random.Random(0)
+    k = m
+    A, b, cols = [], [], []
+    for h in range(doubled):
+        for s in (1, -1):
+            A.append([s if q == h else 0 for q in range(m)])
+            b.append(0)
+            cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
+    for _ in range(singles):
+        A.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(m)])
+        b.append(rng.choice([-1, 1]) * rng.randint(1, 9))
+        cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
+    M = [[col[j] for col in cols] for j in range(k)]
+    return _produce(M, A, b, [0] * k)
+
 def test_hole_split_form_residue_collisions_cost_k_m_per_match(tmp_path):
     """HOLE (> 10 s, about 60 s, on a 20 KB certificate). Six pairs of neurons with v = e_k and a_{2i} = e_i, a_{2i+1}
     = −e_i + (2^61 − 1) e_m: each pair sums to (2^61 − 1) E_{k,m}, nonzero (the claim is true) but ≡ 0 modulo 2^61 −
@@ -107,22 +128,7 @@ def test_hole_configurations_over_high_degree_field_are_unbounded(tmp_path):
     λ = 1 + α + ... + α^63 > 0: every minor only scales by λ^(g+1), so the certificate stays valid, but every
     configuration now costs degree-64 polynomial products and a certified sign. configuration_bounds counts
     operations without the field's degree (the kernel form has MAX_FIELD_PRODUCTS; this form has no analogue)."""
-    import random
-
-    rng = random.Random(0)
-    m = k = 3
-    A, b, cols = [], [], []
-    for h in range(2):
-        for s in (1, -1):
-            A.append([s if q == h else 0 for q in range(m)])
-            b.append(0)
-            cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
-    for _ in range(6):
-        A.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(m)])
-        b.append(rng.choice([-1, 1]) * rng.randint(1, 9))
-        cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
-    M = [[col[j] for col in cols] for j in range(k)]
-    base = _produce(M, A, b, [0] * k)
+    base = _antiparallel_certificate(3, 2, 6)
     assert base["kind"] == "identifiable" and check_certificate(base).valid
     degree = 64
     doc = copy.deepcopy(base)
@@ -141,22 +147,7 @@ def test_hole_configurations_reduction_cost_ignores_p(tmp_path):
     doubled hyperplanes, four singletons: 1807 configurations, 64 sets T) padded with 6000 zero input columns: the
     minors stay valid. For every T the checker reduces all p normals (length m) modulo span{u_H : H ∈ T}, i.e. Σ_T
     p·|T|·m Fraction operations (≈ 1078·m here), while configuration_bounds charges subsets·d·m (= 192·m)."""
-    import random
-
-    rng = random.Random(0)
-    m = k = 4
-    A, b, cols = [], [], []
-    for h in range(3):
-        for s in (1, -1):
-            A.append([s if q == h else 0 for q in range(m)])
-            b.append(0)
-            cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
-    for _ in range(4):
-        A.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(m)])
-        b.append(rng.choice([-1, 1]) * rng.randint(1, 9))
-        cols.append([rng.choice([-1, 1]) * rng.randint(1, 9) for _ in range(k)])
-    M = [[col[j] for col in cols] for j in range(k)]
-    base = _produce(M, A, b, [0] * k)
+    base = _antiparallel_certificate(4, 3, 4)
     assert base["kind"] == "identifiable" and check_certificate(base).valid
     doc = copy.deepcopy(base)
     par = doc["inputs"][0]["parameters"]
