@@ -11,6 +11,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import itertools
 import math
 from fractions import Fraction
 
@@ -18,6 +19,29 @@ from certsym.check.checker import Net, Report, index, keys, seq
 from certsym.check.fields import QQ, Reject, rational
 
 MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
+MAX_DENOMINATOR_BITS = 1 << 16  # the distinct denominators together: bounds every common denominator formed
+
+
+def _show(x: Fraction) -> str:
+    """A rational for a report line; very long ones (beyond Python's int-to-text limit) approximately."""
+    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 10_000:
+        return f"{float(x):.9g} (exact value {x.numerator.bit_length()}/{x.denominator.bit_length()} bits)"
+    return str(x)
+
+
+def _denominators_bounded(nets: list[Net], numbers: list[Fraction]) -> None:
+    """Reject before the work when the distinct denominators exceed MAX_DENOMINATOR_BITS in total: common
+    denominators (and so every intermediate number) stay within that size."""
+    seen: set[int] = set()
+    total = 0
+    for x in itertools.chain(numbers, *(itertools.chain(*t.rows, *t.v, t.c) for t in nets)):
+        d = x.denominator
+        if d not in seen:
+            seen.add(d)
+            total += d.bit_length()
+            if total > MAX_DENOMINATOR_BITS:
+                raise Reject(f"beyond the checker's bounds: the distinct denominators exceed {MAX_DENOMINATOR_BITS} "
+                             "bits in total")
 
 
 def _ints(xs: list) -> tuple[list[int], int]:
@@ -85,26 +109,28 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
         used1.add(i)
         used2.add(j)
         pairs.append((i, j, d))
+    x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
+    _denominators_bounded(nets, [y for b in box for y in b] + [d for _, _, d in pairs] + x + [upper, lower])
     computed = _upper(t1, t2, box, pairs)
     if upper != computed:
-        raise Reject(f"the stated upper bound is not the one the alignment gives ({computed})")
+        raise Reject(f"the stated upper bound is not the one the alignment gives ({_show(computed)})")
     rep.checks["distance: U recomputed from the box, the alignment and every neuron's extremes"] += 1
-    x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(_evaluate(t1, x), _evaluate(t2, x), strict=True))
     if value != lower:
-        raise Reject(f"the stated lower bound is not ‖D(witness)‖∞ ({value})")
+        raise Reject(f"the stated lower bound is not ‖D(witness)‖∞ ({_show(value)})")
     rep.checks["distance: L = ‖D(witness)‖∞ evaluated exactly, witness in the box"] += 1
-    rep.facts.append(f"sup over the box of the output difference in [{lower}, {upper}]; box {_box_text(box)}")
+    rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
+                     f"{_box_text(box)}")
 
 
 def _box_text(box: list) -> str:
     distinct = set(box)
     if len(distinct) == 1:
         lo, hi = box[0]
-        return f"[{lo}, {hi}]^{len(box)}"
-    return " x ".join(f"[{lo}, {hi}]" for lo, hi in box)
+        return f"[{_show(lo)}, {_show(hi)}]^{len(box)}"
+    return " x ".join(f"[{_show(lo)}, {_show(hi)}]" for lo, hi in box)
 
 
 def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
