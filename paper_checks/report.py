@@ -26,15 +26,17 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
     figures = []
     for name in ("E5", "E4"):
         t1, t2 = load_pair(name)
-        fig.m1_pair(t1, t2, f"{name}: two parameters, one function (kinks marked)", out / f"{name}_m1.png")
-        figures.append((f"{name}: both realized functions of an equivalent pair, kinks marked", f"{name}_m1.png"))
+        title = fig.m1_pair(t1, t2, f"{name}: two parameters, one function", out / f"{name}_m1.png")
+        figures.append((f"{title}: both realized functions of an equivalent pair (solid and dashed coincide)",
+                        f"{name}_m1.png"))
     t1, _ = load_pair("E6")
     fig.m2_arrangement(t1, "E6: hyperplane arrangement and kinks", out / "E6_m2.png")
     figures.append(("E6 (m = 2): the hyperplane arrangement with its kink values J_H", "E6_m2.png"))
     if ctx.landscape:
         fig.loss_against_k(ctx.landscape, out / "landscape_loss.png")
         figures.append(("Teacher-student loss: certified critical values of each family against k (log-log; filled "
-                        "markers are certified local minima, open ones saddles)", "landscape_loss.png"))
+                        "markers are certified local minima, open ones saddles; negative-diagonal, wide and pale, lies "
+                        "just under good-plus-negative)", "landscape_loss.png"))
     ok = all(r.reproduced for r in rows) and not rejected
     head = Row.HEADERS
     cells = [r.cells() for r in rows]
@@ -44,9 +46,9 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
     md += ["", INDEPENDENCE, ""]
     md += ["", f"Certificates: {len(ctx.written)} written under `certificates/`, each replayed from disk by the "
            "independent checker" + (f"; rejected: {', '.join(rejected)}" if rejected else "."), ""]
-    for r in rows:
-        md += [f"- {r.statement}: failed instance {f}" for f in r.failures[:10]]
-    md += _landscape_tables(ctx)
+    extra = [f"- {r.statement}: failed instance {f}" for r in rows for f in r.failures[:10]]
+    extra += _landscape_tables(ctx)
+    md += extra
     md += ["", "## Figures", ""] + [f"![{cap}]({file})\n\n{cap}\n" for cap, file in figures]
     (out / "REPORT.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     esc = html.escape
@@ -60,9 +62,46 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
             f"<p>{esc(verdict)}</p>{table}<p>{esc(INDEPENDENCE)}</p>"
             f"<p>{len(ctx.written)} certificates written and replayed.</p>"
             f"<p>{len(ctx.written)} certificates written and replayed.</p>"
-            f"<h2>Figures</h2>{imgs}</body></html>")
+            f"{_html(extra)}<h2>Figures</h2>{imgs}</body></html>")
     (out / "report.html").write_text(page, encoding="utf-8")
     return figures
+
+
+def _html(lines: list[str]) -> str:
+    """The report's Markdown lines (headings, tables, bullets, paragraphs) as HTML, so that report.html carries
+    every table REPORT.md has."""
+    esc = html.escape
+    out, table, bullets = [], [], []
+
+    def flush() -> None:
+        if table:
+            head, *body = table
+            out.append("<table><tr>" + "".join(f"<th>{esc(c)}</th>" for c in head) + "</tr>" + "".join(
+                "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in body) + "</table>")
+            table.clear()
+        if bullets:
+            out.append("<ul>" + "".join(f"<li>{esc(b)}</li>" for b in bullets) + "</ul>")
+            bullets.clear()
+
+    for line in lines:
+        if line.startswith("|"):
+            if bullets:
+                flush()
+            if not set(line) <= set("|-: "):
+                table.append([c.strip() for c in line.strip().strip("|").split("|")])
+            continue
+        if line.startswith("- "):
+            if table:
+                flush()
+            bullets.append(line[2:])
+            continue
+        flush()
+        if line.startswith("## "):
+            out.append(f"<h2>{esc(line[3:])}</h2>")
+        elif line.strip():
+            out.append(f"<p>{esc(line)}</p>")
+    flush()
+    return "".join(out)
 
 
 def _landscape_tables(ctx: Context) -> list[str]:
