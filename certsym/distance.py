@@ -136,15 +136,18 @@ def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
 
 
 def _extremes(rows: fmpq_mat, bias: list, box: Box) -> tuple[list, list]:
-    """(min, max) over the box of every row's affine function a·x + b: exact, by A⁺ hi + A⁻ lo + b."""
+    """(min, max) over the box of every row's affine function a·x + b, exactly: a·mid ∓ |a|·rad + b with
+    mid = (lo + hi)/2 and rad = (hi − lo)/2 (two matrix products)."""
     n, m = rows.nrows(), rows.ncols()
-    flat = rows.entries()
-    pos = fmpq_mat(n, m, [x if x > 0 else 0 for x in flat])
-    neg = fmpq_mat(n, m, [x if x < 0 else 0 for x in flat])
-    lo = fmpq_mat(m, 1, [b[0] for b in box])
-    hi = fmpq_mat(m, 1, [b[1] for b in box])
-    top, bottom = (pos * hi + neg * lo).entries(), (pos * lo + neg * hi).entries()
-    return [x + y for x, y in zip(bottom, bias, strict=True)], [x + y for x, y in zip(top, bias, strict=True)]
+    mid = fmpq_mat(m, 1, [(lo + hi) / 2 for lo, hi in box])
+    rad = fmpq_mat(m, 1, [(hi - lo) / 2 for lo, hi in box])
+    centre = (rows * mid).entries()
+    if all(r == 0 for r in rad.entries()):
+        spread = [fmpq(0)] * n
+    else:
+        spread = (fmpq_mat(n, m, [abs(x) for x in rows.entries()]) * rad).entries()
+    return ([c - s + b for c, s, b in zip(centre, spread, bias, strict=True)],
+            [c + s + b for c, s, b in zip(centre, spread, bias, strict=True)])
 
 
 def upper_bound(A: Network, B: Network, box: Box, pairs: list[tuple[int, int, fmpq]]):
@@ -154,7 +157,7 @@ def upper_bound(A: Network, B: Network, box: Box, pairs: list[tuple[int, int, fm
     # every term is v σ(r·x + β) with sign ±; B's paired neurons carry their scaling d
     scale = {j: d for _, j, d in pairs}
     rows_A = fmpq_mat(A.n, m, [x for row in A.A for x in row])
-    rows_B = fmpq_mat(B.n, m, [x * scale.get(i, 1) for i, row in enumerate(B.A) for x in row])
+    rows_B = fmpq_mat(B.n, m, [x * scale[i] if scale.get(i, 1) != 1 else x for i, row in enumerate(B.A) for x in row])
     bias_B = [x * scale.get(i, 1) for i, x in enumerate(B.b)]
     v_B = [[B.M[j][i] / scale.get(i, 1) for j in range(k)] for i in range(B.n)]
     v_A = [[A.M[j][i] for j in range(k)] for i in range(A.n)]
@@ -168,7 +171,10 @@ def upper_bound(A: Network, B: Network, box: Box, pairs: list[tuple[int, int, fm
     paired_B = {j for _, j, _ in pairs}
     dz = {}
     if pairs:  # Δ = z − z' = (a − d a')·x + (b − d b'), its extremes over the box
-        diff = fmpq_mat(len(pairs), m, [rows_A[i, q] - rows_B[j, q] for i, j, _ in pairs for q in range(m)])
+        flat_A, flat_B = rows_A.entries(), rows_B.entries()
+        diff = fmpq_mat(len(pairs), m, [x - y for i, j, _ in pairs
+                                        for x, y in zip(flat_A[i * m:(i + 1) * m], flat_B[j * m:(j + 1) * m],
+                                                        strict=True)])
         dlo, dhi = _extremes(diff, [A.b[i] - bias_B[j] for i, j, _ in pairs], box)
         dz = {i: (lo, hi) for (i, _, _), lo, hi in zip(pairs, dlo, dhi, strict=True)}
     for i in range(A.n):
@@ -286,14 +292,15 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0) -> D
     box = box or parse_box(None, A.m)
     if len(box) != A.m:
         raise InputError(f"the box has {len(box)} coordinates, the networks {A.m} inputs")
-    verdict = decide(A, B)
-    if verdict.equivalent:
-        return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict)
-    pairs = align(A, B)
-    U, stable, unstable = upper_bound(A, B, box, pairs)
     x = search_witness(A, B, box, seed)
     values = evaluate_difference(A, B, x)
     L = max(abs(v) for v in values)
+    if L == 0:  # only then can the networks be equivalent (a nonzero difference anywhere says they are not)
+        verdict = decide(A, B)
+        if verdict.equivalent:
+            return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict)
+    pairs = align(A, B)
+    U, stable, unstable = upper_bound(A, B, box, pairs)
     if L > U:  # pragma: no cover - a soundness failure, never a result
         raise AssertionError("lower bound above the upper bound")
     return Distance(L, U, box, pairs, x, values, stable, unstable)
