@@ -81,7 +81,7 @@ def milp_max(a, b, output: int, time_limit: float) -> tuple[float | None, float,
         res = milp(c, constraints=LinearConstraint(np.array(rows), lo, hi), bounds=bounds, integrality=integrality,
                    options={"time_limit": time_limit, "disp": False})
         if res.x is not None:
-            value = -res.fun + sign * (a[3][output] - b[3][output])
+            value = float(-res.fun + sign * (float(a[3][output]) - float(b[3][output])))
             best = value if best is None else max(best, value)
         if res.status != 0:
             status = res.message
