@@ -516,11 +516,13 @@ def _landscape_k(k: int, limit: int = MAX_LANDSCAPE_K) -> int:
 
 
 def _family(name: str):
-    from certsym.landscape.families import FAMILIES
+    from certsym.landscape.families import FAMILIES, family
 
-    if name not in FAMILIES:
-        raise InputError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}")
-    return FAMILIES[name]
+    try:
+        return family(name)
+    except KeyError:
+        raise InputError(f"unknown family {name!r}; choose one of {', '.join(FAMILIES)}, or misfit-M (M ≥ 1)") \
+            from None
 
 
 def cmd_landscape_families(args: argparse.Namespace) -> int:
@@ -537,23 +539,32 @@ def cmd_landscape_families(args: argparse.Namespace) -> int:
 
 
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
-    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
-    from certsym.landscape.certify import certificate_inertia, critical
-    from certsym.numbers import rational_from_arb
+    from certsym.landscape.certify import critical
 
     _family(args.family)
     c = critical(args.family, _landscape_k(args.k))
+    return _emit_critical(c, args, {"family": args.family, "k": args.k})
+
+
+def _emit_critical(c, args: argparse.Namespace, head: dict) -> int:
+    """Certificates (--cert, --inertia-cert) and the report of a certified critical point (text or --json)."""
+    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
+    from certsym.landscape.certify import certificate_inertia
+    from certsym.numbers import rational_from_arb
+
     box = c.box
     if args.cert and box.certified:
         write_json_atomic(args.cert, critical_point_certificate(c))
     if args.inertia_cert and c.certified:
         replayable = certificate_inertia(c)  # the decomposition the checker replays (isotypic where it applies)
-        if replayable.negative is None:
-            raise InputError("the Hessian's signs are certified here but not by the decomposition a certificate "
-                             "states; no hessian_inertia certificate written")
+        if replayable.negative is None or (replayable.method == "full" and c.k * c.k > 40):
+            raise InputError("the Hessian's signs are certified here but not by a decomposition the checker replays "
+                             "(isotypic tables for (k), (k−1, 1), (k−2, 2); the full Hessian for k² ≤ 40); no "
+                             "hessian_inertia certificate written")
         write_json_atomic(args.inertia_cert, hessian_inertia_certificate(c, replayable))
     neg = c.inertia.negative
-    out = {"family": args.family, "k": args.k, "certified": c.certified,
+    name = c.family.name
+    out = {**head, "certified": c.certified,
            "loss": box.loss.mid().str(20, radius=False) if box.loss is not None else None,
            "loss_enclosure": [str(rational_from_arb(box.loss.lower())), str(rational_from_arb(box.loss.upper()))]
            if box.loss is not None else None,
@@ -568,17 +579,66 @@ def cmd_landscape_critical(args: argparse.Namespace) -> int:
         value = float(loss(box.layout, [float(x) for x in box.center]))
         hint = (" F ≈ 0 there: the family has run into the global minimum, where rows are parallel to targets and F "
                 "is not twice differentiable." if abs(value) < 1e-9 else "")
-        print(f"{args.family} at k = {args.k:,}: NOT certified: Krawczyk's test failed on every box tried around "
+        print(f"{name} at k = {c.k:,}: NOT certified: Krawczyk's test failed on every box tried around "
               f"the Newton point ({', '.join(f'{n} = {v:.6g}' for n, v in out['point'].items())}).{hint}")
     else:
         status = "certified" if c.certified else "NOT certified (the Hessian's signs could not be certified)"
         kind = "?" if neg is None else ("local minimum" if neg == 0 else f"saddle ({neg} negative eigenvalues)")
-        print(f"{args.family} at k = {args.k:,}: {kind}, {status}")
+        print(f"{name} at k = {c.k:,}: {kind}, {status}")
         print(f"  F = {out['loss']}   (enclosure {box.loss.str(20)})")
         print("  point: " + ", ".join(f"{n} = {v:.12g}" for n, v in out["point"].items()))
         print(f"  unique critical point within ± {float(box.radius):.3g} (Krawczyk); Hessian inertia by the "
               f"{c.inertia.method} method")
     return EXIT_OK if c.certified else EXIT_NEGATIVE
+
+
+def _read_matrix(path: str):
+    """W from a .npz (its array "W", or its only array; never pickles) or a JSON file ({"W": rows} or rows)."""
+    import numpy as np
+
+    if path.endswith(".npz"):
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                names = list(data.files)
+                key = "W" if "W" in names else names[0] if len(names) == 1 else None
+                if key is None:
+                    raise InputError(f"{path}: name the matrix W (the archive holds {names})")
+                W = np.asarray(data[key], dtype=float)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{path}: not a readable .npz ({exc})") from None
+    else:
+        doc = json.loads(read_text(path))
+        rows = doc.get("W") if isinstance(doc, dict) else doc
+        try:
+            W = np.asarray(rows, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{path}: expected a k × k matrix of numbers") from None
+    return W
+
+
+def cmd_landscape_certify(args: argparse.Namespace) -> int:
+    from certsym.landscape.given import certify_matrix
+
+    W = _read_matrix(args.W)
+    if args.k is not None and W.shape != (args.k, args.k):
+        raise InputError(f"W has shape {W.shape}, not ({args.k}, {args.k})")
+    if not args.tol > 0:
+        raise InputError("--tol must be positive")
+    given = certify_matrix(W, args.tol)
+    head = {"k": given.k, "isotropy": "Δ(" + " × ".join(f"S_{p}" for p in given.sizes) + ")",
+            "family": given.name, "projection_distance": given.projection_distance,
+            "newton_distance": given.newton_distance}
+    if given.critical is None:
+        if args.json:
+            _emit_json({**head, "certified": False, "reason": given.reason})
+        else:
+            print(f"NOT certified: {given.reason} (isotropy {head['isotropy']}, W within "
+                  f"{given.projection_distance:.3g} of its fixed-point space)")
+        return EXIT_NEGATIVE
+    if not args.json:
+        print(f"W (k = {given.k}) has isotropy {head['isotropy']} within {given.projection_distance:.3g}; Newton "
+              f"moved the projection by {given.newton_distance:.3g}")
+    return _emit_critical(given.critical, args, head)
 
 
 def cmd_landscape_point(args: argparse.Namespace) -> int:
@@ -613,16 +673,46 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
         raise InputError("--runs must be positive")
     runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
     e = experiment(k, runs, args.seed, max_steps=max_steps)
+    certified = {} if args.no_certify else e.certified_end_points()
+    if args.certs:
+        from pathlib import Path
+
+        from certsym.certificate import critical_point_certificate
+
+        folder = Path(args.certs)
+        folder.mkdir(parents=True, exist_ok=True)
+        for g in certified.values():
+            if g.critical is not None and g.critical.box.certified:
+                write_json_atomic(folder / f"k{k}_{g.name}_critical_point.json", critical_point_certificate(g.critical))
     out = {"k": k, "runs": runs, "seed": args.seed, "spurious_fraction": e.spurious_fraction,
-           "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs)}
+           "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs),
+           "certified": {name: _given_json(g) for name, g in certified.items()}}
     if args.json:
         _emit_json(out)
     else:
         print(f"k = {k}: {runs} runs, {out['converged']} converged, spurious fraction "
               f"{e.spurious_fraction:.2f}")
         for name, count in e.counts.most_common():
-            print(f"  {count:>4}  {name}")
+            row = out["certified"].get(name)
+            if row is None:
+                print(f"  {count:>4}  {name}")
+            elif row["certified"]:
+                kind = "?" if row["negative"] is None else "local minimum" if row["negative"] == 0 else \
+                    f"saddle ({row['negative']} negative)"
+                print(f"  {count:>4}  {name}: certified {row['family']}, F in [{row['loss'][0]:.12g}, "
+                      f"{row['loss'][1]:.12g}], {kind}")
+            else:
+                print(f"  {count:>4}  {name}: not certified ({row['reason']})")
     return EXIT_OK
+
+
+def _given_json(g) -> dict:
+    c = g.critical
+    if c is None:
+        return {"certified": False, "reason": g.reason, "family": g.name}
+    lo, hi = c.box.loss.lower(), c.box.loss.upper()
+    return {"certified": c.box.certified, "family": c.family.name, "loss": [float(lo), float(hi)],
+            "negative": c.inertia.negative, "inertia_method": c.inertia.method}
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -796,7 +886,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "enclosure, Hessian inertia (exit 0 certified, 1 not)"),
                              ("point", cmd_landscape_point, "the full matrix W of a family member (JSON or .npz)")):
         p = _command(lsub, name, text, func, params=None, json_flag=name == "critical")
-        p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative")
+        p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
+                       "or misfit-M (M ≥ 1)")
         p.add_argument("--k", type=int, required=True, help="the number of neurons (3 to 1,000,000)")
     p.add_argument("-o", "--output", metavar="OUT", help="write W here (.json or .npz; default: standard output)")
     p = lsub.choices["critical"]
@@ -809,6 +900,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=20000)
     p.add_argument("--quick", action="store_true", help="at most 4 runs of at most 5000 steps")
+    p.add_argument("--no-certify", action="store_true", help="do not certify the distinct end points")
+    p.add_argument("--certs", metavar="DIR", help="write each certified end point's critical_point certificate here")
+    p = _command(lsub, "certify", "certify a given W: isotropy, Newton and Krawczyk in its fixed-point space, "
+                 "the loss and the inertia (exit 0 certified, 1 not)", cmd_landscape_certify, params=None)
+    p.add_argument("W", help="W as .npz (array 'W' or the only array) or JSON ({\"W\": rows} or rows)")
+    p.add_argument("--k", type=int, help="the expected k (checked against W's shape)")
+    p.add_argument("--tol", type=float, default=1e-3, help="the tolerance of the isotropy detection (default 1e-3)")
+    p.add_argument("--cert", metavar="OUT", help="write the critical_point certificate")
+    p.add_argument("--inertia-cert", metavar="OUT", help="write the hessian_inertia certificate")
     p = _command(sub, "reproduce", "reproduce the papers' statements on concrete instances", cmd_reproduce,
                  params=None)
     p.add_argument("--out", default="reproduce-report", metavar="DIR",

@@ -29,7 +29,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from certsym.landscape import restricted
-from certsym.landscape.families import FAMILIES, Family, continue_in_k, newton
+from certsym.landscape.families import Family, continue_in_k, family, newton
 from certsym.landscape.restricted import ArbBackend, Layout
 
 FULL_HESSIAN_MAX_K = 20
@@ -262,6 +262,11 @@ class Inertia:
 def inertia(family: Family, k: int, box: Box, method: str = "auto") -> Inertia:
     """∇²F inertia at the certified point: "full" (the k²×k² Hessian) or "isotypic" (module docstring); "auto"
     takes the full Hessian for k ≤ FULL_HESSIAN_MAX_K and wherever the isotypic table does not apply."""
+    if family.name not in ISOTYPIC:  # no isotypic table (misfit-M, M ≥ 3): the full Hessian, for small k only
+        if k > FULL_HESSIAN_MAX_K:
+            return Inertia("none", None, False)
+        with ctx.workprec(box.prec):
+            return _full_inertia(box, k)
     irreps, probes, least = ISOTYPIC[family.name]
     with ctx.workprec(box.prec):
         if method == "full" or k < least or (method == "auto" and k <= FULL_HESSIAN_MAX_K):
@@ -319,19 +324,21 @@ class Critical:
 
 def critical(name: str, k: int) -> Critical:
     """Find (Newton + continuation in k), certify (Krawczyk) and classify (inertia) the family member at k."""
-    family = FAMILIES[name]
-    layout = family.layout(k)
+    fam = family(name)
+    layout = fam.layout(k)
     try:
-        x0 = newton(layout, family.start(k)).x
+        x0 = newton(layout, fam.start(k)).x
     except Exception:  # the start formula is for moderate k: continue from there instead
-        x0 = continue_in_k(family, [k])[-1].result.x
+        x0 = continue_in_k(fam, [k])[-1].result.x
     box = certify_point(layout, x0, k)
-    return Critical(family, k, box, inertia(family, k, box) if box.certified else Inertia("none", None, False))
+    return Critical(fam, k, box, inertia(fam, k, box) if box.certified else Inertia("none", None, False))
 
 
 def certificate_inertia(c: Critical) -> Inertia:
     """The inertia as a certificate replays it: the isotypic probes wherever the table applies (≤ 18 parameters
     each, cheap to replay at any k), the full Hessian below that."""
+    if c.family.name not in ISOTYPIC:
+        return inertia(c.family, c.k, c.box, "full")
     irreps, _, least = ISOTYPIC[c.family.name]
     return inertia(c.family, c.k, c.box, "isotypic" if c.k >= least else "full")
 
@@ -348,9 +355,9 @@ def block_negatives(name: str, k: float, x0: Sequence[float] | None = None) -> t
     """Certified negative-eigenvalue counts of each isotypic block at a real k (the restricted loss and its
     compressions are analytic in the block sizes), with the float point for the next call; None if not
     certified."""
-    family = FAMILIES[name]
-    layout = family.layout(k)
-    x = newton(layout, family.start(k) if x0 is None else x0).x
+    fam = family(name)
+    layout = fam.layout(k)
+    x = newton(layout, fam.start(k) if x0 is None else x0).x
     box = certify_point(layout, x, k)
     if not box.certified:
         return None, x

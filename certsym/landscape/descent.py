@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from certsym.landscape import kernel, restricted
-from certsym.landscape.families import FAMILIES, newton
+from certsym.landscape.families import FAMILIES, misfit, newton
+from certsym.landscape.given import GivenPoint, certify_matrix, isotropy_type
 
 
 @dataclass
@@ -28,6 +29,7 @@ class Run:
     steps: int
     converged: bool
     lands_in: str
+    W: np.ndarray | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -42,6 +44,15 @@ class Experiment:
         """How many runs ended at each place."""
         return Counter(r.lands_in for r in self.runs)
 
+    def certified_end_points(self) -> dict[str, GivenPoint]:
+        """Each distinct end point the runs report (one per class other than the global minimum), certified from
+        the first run that reached it (``given.certify_matrix``). Cost: one certification per class."""
+        out: dict[str, GivenPoint] = {}
+        for run in self.runs:
+            if run.lands_in != "global minimum" and run.lands_in not in out and run.W is not None:
+                out[run.lands_in] = certify_matrix(run.W)
+        return out
+
     @property
     def spurious_fraction(self) -> float:
         """The fraction of runs that did not end at the global minimum."""
@@ -50,46 +61,15 @@ class Experiment:
 
 
 def _family_points(k: int) -> dict[str, tuple[float, np.ndarray]]:
+    """Each family's point at k (the four named ones and misfit-M for 3 ≤ M ≤ k/2): its loss and sorted entries."""
     out = {}
-    for name, family in FAMILIES.items():
+    for name, family in [*FAMILIES.items(), *((f"misfit-{M}", misfit(M)) for M in range(3, k // 2 + 1))]:
         try:
             res = newton(family.layout(k), family.start(k))
         except Exception:  # noqa: BLE001 - a family that Newton cannot reach from its start at this k is skipped
             continue
         out[name] = (res.loss, np.sort(restricted.expand(family.layout(k), res.x).ravel()))
     return out
-
-
-def isotropy_type(W: np.ndarray, tol: float = 1e-3) -> str:
-    """The isotropy Δ(S_p1 × … × S_pr) of W up to ``tol`` (up to conjugation in Γ: the columns are first permuted so
-    that each neuron's largest entry is on the diagonal). Indices are grouped by the sorted entries of
-    their row and column and their diagonal entry, and each group is kept only if every transposition inside it
-    fixes W (|P W Pᵀ − W| ≤ tol). Floating point (an experiment's end point). Cost O(k³)."""
-    k = W.shape[0]
-    target = np.abs(W).argmax(axis=1)  # Γ = S_k × S_k: first align each neuron with its nearest target
-    if len(set(target.tolist())) == k:
-        W = W[:, target]
-
-    def signature(i: int) -> tuple:
-        rest = [j for j in range(k) if j != i]
-        return (round(W[i, i] / tol), *np.round(np.sort(W[i, rest]) / tol), *np.round(np.sort(W[rest, i]) / tol))
-
-    groups: dict[tuple, list[int]] = {}
-    for i in range(k):
-        groups.setdefault(signature(i), []).append(i)
-    sizes = []
-    for members in groups.values():
-        first = members[0]
-        for j in members[1:]:
-            perm = np.arange(k)
-            perm[[first, j]] = perm[[j, first]]
-            if np.abs(W[np.ix_(perm, perm)] - W).max() > tol:
-                sizes += [1] * len(members)
-                break
-        else:
-            sizes.append(len(members))
-    sizes.sort(reverse=True)
-    return "Δ(" + " × ".join(f"S_{p}" for p in sizes) + ")"
 
 
 def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.ndarray]]) -> str:
@@ -121,5 +101,5 @@ def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: flo
             W = W - step * G
             steps += 1
         value = kernel.fast_loss(W)
-        out.runs.append(Run(value, steps, converged, classify(W, value, families)))
+        out.runs.append(Run(value, steps, converged, classify(W, value, families), W))
     return out

@@ -135,6 +135,73 @@ GOOD_PLUS_NEGATIVE = Family(
                 "d2: the good neuron's W_kk", "c12: last column W_ik, i < k", "c21: last row W_kj, j < k"),
 )
 FAMILIES: dict[str, Family] = {f.name: f for f in (ONE_MISFIT, NEGATIVE_DIAGONAL, TWO_MISFIT, GOOD_PLUS_NEGATIVE)}
+MAX_DESCENT_STEPS = 5000
+
+
+def descend(layout: Layout, x0: Sequence[float], steps: int = MAX_DESCENT_STEPS, tol: float = 1e-9) -> np.ndarray:
+    """Gradient descent on the restricted loss in the metric of W-space (each parameter's gradient divided by the
+    number of entries of W it sets), with backtracking: a start for Newton's method that lands in the basin of
+    the minimum near x0. Floats only; it proposes, Krawczyk certifies. Cost: ``steps`` loss and gradient
+    evaluations, each O(P²) in the number of parameters (independent of k)."""
+    x = np.asarray(x0, dtype=float)
+    weights = np.asarray([float(w) for w in layout.orbit_sizes()])
+    value, step = float(restricted.loss(layout, x)), 1.0
+    for _ in range(steps):
+        direction = -np.asarray(restricted.gradient(layout, x), dtype=float) / weights
+        if np.abs(direction).max() < tol:
+            break
+        while step > 1e-14:
+            trial = x + step * direction
+            trial_value = float(restricted.loss(layout, trial))
+            if trial_value < value:
+                x, value, step = trial, trial_value, step * 1.5
+                break
+            step /= 2
+        else:
+            break
+    return x
+
+
+def _misfit_start(M: int) -> Callable[[Size], np.ndarray]:
+    def start(k: Size) -> np.ndarray:
+        k = float(k)
+        layout = Layout((k - M, M))
+        guess = _aligned(layout, {"d1": 1.0, "o1": -3 / k**2, "d2": -k / (k + 4.5), "o2": 1.9 / k,
+                                  "c12": 2.2 / (k + 0.5), "c21": 1.6 / k})
+        return descend(layout, guess)
+
+    return start
+
+
+def misfit(M: int) -> Family:
+    """The m-misfit family: isotropy Δ(S_{k−M} × S_M), k − M neurons near their targets and M misfits (rows with
+    a negative diagonal), continued from the Safran–Shamir points. Its Newton start comes from gradient descent
+    in the fixed-point space, which works for M up to k/2."""
+    if M == 1:
+        return ONE_MISFIT
+    if M == 2:
+        return TWO_MISFIT
+    return Family(
+        name=f"misfit-{M}",
+        description=f"k−{M} neurons near their targets, {M} misfit neurons with negative diagonal",
+        isotropy=f"Δ(S_{{k−{M}}} × S_{M})",
+        layout=lambda k: Layout((_size(k, M), M)),
+        start=_misfit_start(M),
+        parameters=(f"d1: diagonal of the (k−{M})-block", f"o1: off-diagonal of the (k−{M})-block",
+                    f"d2: diagonal of the {M}-block (misfits)", f"o2: off-diagonal of the {M}-block",
+                    f"c12: the last {M} columns, rows < k−{M + 1}", f"c21: the last {M} rows, columns < k−{M + 1}"),
+    )
+
+
+def family(name: str) -> Family:
+    """A family by name: the four named ones, or misfit-M for any M ≥ 1 (misfit-1 and misfit-2 are one-misfit and
+    two-misfit). Raises KeyError for anything else."""
+    if name in FAMILIES:
+        return FAMILIES[name]
+    prefix, _, count = name.partition("-")
+    if prefix == "misfit" and count.isdigit() and int(count) >= 1 and count == str(int(count)):
+        return misfit(int(count))
+    raise KeyError(name)
 
 
 # --------------------------------------------------------------------------------------------------------------

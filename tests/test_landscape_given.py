@@ -1,0 +1,76 @@
+"""misfit-M families and certifying a given point W (descent end points included)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from certsym.check import check_certificate
+from certsym.cli import main
+from certsym.landscape.certify import critical
+from certsym.landscape.families import family
+from certsym.landscape.given import certify_matrix, isotropy
+from certsym.landscape.restricted import expand
+
+
+def test_misfit_three_at_eighteen_is_the_descent_point() -> None:
+    """The "other" end point of the descent at k = 18 (F = 0.03473, isotropy Δ(S_15 × S_3)) is misfit-3."""
+    c = critical("misfit-3", 18)
+    assert c.certified and c.inertia.negative == 0
+    assert abs(float(c.box.loss.mid()) - 0.03473) < 5e-6
+    from certsym.certificate import critical_point_certificate
+
+    report = check_certificate(critical_point_certificate(c))
+    assert report.valid and any("misfit-3" in fact for fact in report.facts)
+
+
+def test_misfit_names() -> None:
+    assert family("misfit-1").name == "one-misfit" and family("misfit-2").name == "two-misfit"
+    assert family("misfit-5").layout(12).sizes == (7, 5)
+    for bad in ("misfit-0", "misfit-x", "misfit-03", "misfit"):
+        with pytest.raises(KeyError):
+            family(bad)
+
+
+def test_a_given_point_is_certified_up_to_symmetry_and_noise() -> None:
+    """A family member scrambled by Γ = S_k × S_k and perturbed by 1e-7 is recognized and certified."""
+    c = critical("misfit-3", 9)
+    W = expand(c.box.layout, [float(x) for x in c.box.center])
+    rng = np.random.default_rng(0)
+    rows, cols = rng.permutation(9), rng.permutation(9)
+    scrambled = W[rows][:, cols] + 1e-7 * rng.standard_normal((9, 9))
+    assert isotropy(scrambled)[2] == [6, 3]
+    given = certify_matrix(scrambled)
+    assert given.critical is not None and given.name == "misfit-3"
+    assert abs(float(given.critical.box.loss.mid()) - float(c.box.loss.mid())) < 1e-15
+
+
+def test_a_point_far_from_any_critical_point_is_refused_with_the_reason() -> None:
+    W = np.random.default_rng(1).standard_normal((6, 6))
+    given = certify_matrix(W)
+    assert given.critical is None and given.reason
+
+
+def test_cli_certify_and_descent_certificates(tmp_path, capsys) -> None:
+    c = critical("one-misfit", 7)
+    W = expand(c.box.layout, [float(x) for x in c.box.center])
+    np.savez(tmp_path / "w.npz", W=W)
+    cert = tmp_path / "w.json"
+    assert main(["landscape", "certify", str(tmp_path / "w.npz"), "--cert", str(cert), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["family"] == "one-misfit" and out["certified"] and out["isotropy"] == "Δ(S_6 × S_1)"
+    assert main(["check", str(cert)]) == 0
+    (tmp_path / "bad.json").write_text(json.dumps({"W": [[1, 2], [3]]}))
+    assert main(["landscape", "certify", str(tmp_path / "bad.json")]) == 2
+    capsys.readouterr()
+    folder = tmp_path / "certs"
+    assert main(["landscape", "descent", "--k", "10", "--runs", "6", "--seed", "3", "--certs", str(folder),
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    spurious = [name for name in data["lands_in"] if name != "global minimum"]
+    assert spurious and all(data["certified"][name]["certified"] for name in spurious)
+    written = sorted(folder.glob("*.json"))
+    assert len(written) == len({data["certified"][name]["family"] for name in spurious})
+    assert all(check_certificate(json.loads(p.read_text())).valid for p in written)
