@@ -74,3 +74,29 @@ def test_cli_certify_and_descent_certificates(tmp_path, capsys) -> None:
     written = sorted(folder.glob("*.json"))
     assert len(written) == len({data["certified"][name]["family"] for name in spurious})
     assert all(check_certificate(json.loads(p.read_text())).valid for p in written)
+
+
+@pytest.mark.parametrize("M, k", [(3, 9), (4, 9), (5, 11)])
+def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(M: int, k: int) -> None:
+    """The isotypic table of Δ(S_{k−M} × S_M) (M ≥ 3): the producer's count equals the full Hessian's, the
+    checker replays it with its own table, and a wrong count is rejected."""
+    import copy
+
+    from flint import ctx
+
+    from certsym.certificate import hessian_inertia_certificate
+    from certsym.check.landscape import decomposition
+    from certsym.landscape.certify import _full_inertia, certificate_inertia
+
+    c = critical(f"misfit-{M}", k)
+    iso = certificate_inertia(c)
+    with ctx.workprec(c.box.prec):
+        full = _full_inertia(c.box, k)
+    assert iso.method == "isotypic" and iso.negative == full.negative and iso.negative is not None
+    irreps, _ = decomposition([k - M, M])
+    assert sum(ir["block"] * ir["dim"] for ir in irreps) == k * k
+    doc = hessian_inertia_certificate(c, iso)
+    assert check_certificate(doc).valid
+    wrong = copy.deepcopy(doc)
+    wrong["proof"]["negative"] += 1
+    assert not check_certificate(wrong).valid

@@ -300,12 +300,13 @@ def negative_count(H: list, Q: list) -> int:
 def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]] | None:
     """The checker's own table (not the certificate's): the isotypic blocks of M(k, k) under the isotropy
     Δ(S_p1 × … × S_pr) of the layout, and the probes (Young subgroups K, as refinements of the blocks) with
-    m_ρ(K) = dim ρ^K. Representation theory of the symmetric group (branching rule), for the three layouts
-    certsym's families use; any other layout, or k too small for the table, only gets the full Hessian:
+    m_ρ(K) = dim ρ^K. Representation theory of the symmetric group (branching rule), for the layouts certsym's
+    families use; any other layout, or k too small for the table, only gets the full Hessian:
     - (k): R^k = 1 ⊕ std, so M = 2·1 ⊕ 3·[k−1,1] ⊕ [k−2,2] ⊕ [k−2,1,1]  (k ≥ 4);
     - (k−1, 1): R^k = 2·1 ⊕ std_{k−1}, so M = 5·1 ⊕ 5·[k−2,1] ⊕ [k−3,2] ⊕ [k−3,1,1]  (k ≥ 5);
     - (k−2, 2): R^k = 2·(1⊗1) ⊕ std⊗1 ⊕ 1⊗sgn, so M = 6·(1⊗1) ⊕ 5·(std⊗1) ⊕ 4·(1⊗sgn) ⊕ 2·(std⊗sgn)
-      ⊕ [k−4,2]⊗1 ⊕ [k−4,1,1]⊗1  (k ≥ 6).
+      ⊕ [k−4,2]⊗1 ⊕ [k−4,1,1]⊗1  (k ≥ 6);
+    - (k−M, M), M ≥ 3, k − M ≥ 4: ``_two_blocks``.
     Each entry is (name, block size, dimension); each probe is (parts, fixed)."""
     k = sum(sizes)
 
@@ -329,7 +330,32 @@ def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]] | None:
                      [([[k - 2], [2]], [1, 0, 0, 0, 0, 0]), ([[k - 3, 1], [2]], [1, 1, 0, 0, 0, 0]),
                       ([[k - 2], [1, 1]], [1, 0, 1, 0, 0, 0]), ([[k - 3, 1], [1, 1]], [1, 1, 1, 1, 0, 0]),
                       ([[k - 4, 1, 1], [2]], [1, 2, 0, 0, 1, 1]), ([[k - 4, 2], [2]], [1, 1, 0, 0, 1, 0])])
+    if len(sizes) == 2 and sizes[1] >= 3 and sizes[0] >= 4:
+        return table(*_two_blocks(sizes[0], sizes[1]))
     return full_decomposition(sizes)
+
+
+# dim ρ^{S_λ} (Kostka numbers) for ρ, λ ∈ {[n], [n−1,1], [n−2,2], [n−2,1,1]}
+_KOSTKA = ((1, 1, 1, 1), (0, 1, 1, 2), (0, 0, 1, 1), (0, 0, 0, 1))
+
+
+def _two_blocks(p: int, M: int) -> tuple[list, list]:
+    """Δ(S_p × S_M), M ≥ 3, p ≥ 4: R^k = 2·(1⊗1) ⊕ std⊗1 ⊕ 1⊗std, and std⊗std of S_n is 1 ⊕ std ⊕ [n−2,2] ⊕
+    [n−2,1,1], so M(k, k) = 6·(1⊗1) ⊕ 5·(std⊗1) ⊕ 5·(1⊗std) ⊕ 2·(std⊗std) ⊕ [p−2,2]⊗1 ⊕ [p−2,1,1]⊗1 ⊕ 1⊗[M−2,2]
+    ⊕ 1⊗[M−2,1,1] (no [1,2] when M = 3). Probes S_λ × S_μ, with dim (ρ⊗σ)^{S_λ×S_μ} = K_ρλ K_σμ."""
+    irreps = [((0, 0), "trivial", 6, 1), ((1, 0), "std x 1", 5, p - 1), ((0, 1), "1 x std", 5, M - 1),
+              ((1, 1), "std x std", 2, (p - 1) * (M - 1)), ((2, 0), "[p-2,2] x 1", 1, p * (p - 3) // 2),
+              ((3, 0), "[p-2,1,1] x 1", 1, (p - 1) * (p - 2) // 2)]
+    if M >= 4:
+        irreps.append(((0, 2), "1 x [M-2,2]", 1, M * (M - 3) // 2))
+    irreps.append(((0, 3), "1 x [M-2,1,1]", 1, (M - 1) * (M - 2) // 2))
+
+    def parts(lam: int, n: int) -> list[int]:
+        return [[n], [n - 1, 1], [n - 2, 2], [n - 2, 1, 1]][lam]
+
+    pairs = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (3, 0)] + ([(0, 2)] if M >= 4 else []) + [(0, 3)]
+    probes = [([parts(a, p), parts(b, M)], [_KOSTKA[r][a] * _KOSTKA[t][b] for (r, t), *_ in irreps]) for a, b in pairs]
+    return [(name, block, dim) for _, name, block, dim in irreps], probes
 
 
 def _strict_ints(x: object) -> bool:

@@ -183,6 +183,48 @@ _S_K2_2_PROBES = (Probe(((_km(2),), (_c(2),)), (1, 0, 0, 0, 0, 0)),
                   Probe(((_km(4), _c(1), _c(1)), (_c(2),)), (1, 2, 0, 0, 1, 1)),
                   Probe(((_km(4), _c(2)), (_c(2),)), (1, 1, 0, 0, 1, 0)))
 
+
+def _kostka(rho: int, lam: int) -> int:
+    """dim ρ^{S_λ} (a Kostka number) for ρ, λ among [n], [n−1,1], [n−2,2], [n−2,1,1] (indices 0–3)."""
+    return ((1, 1, 1, 1), (0, 1, 1, 2), (0, 0, 1, 1), (0, 0, 0, 1))[rho][lam]
+
+
+def _misfit_table(M: int) -> tuple[tuple[Irrep, ...], tuple[Probe, ...], int]:
+    """Δ(S_p × S_M), p = k − M, M ≥ 3 (blocks (k − M, M)): R^k = 2 (1⊗1) ⊕ std⊗1 ⊕ 1⊗std, so
+    M(k, k) = 6 (1⊗1) ⊕ 5 (std⊗1) ⊕ 5 (1⊗std) ⊕ 2 (std⊗std) ⊕ [p−2,2]⊗1 ⊕ [p−2,1,1]⊗1 ⊕ 1⊗[M−2,2] ⊕ 1⊗[M−2,1,1]
+    (std⊗std of S_n is 1 ⊕ std ⊕ [n−2,2] ⊕ [n−2,1,1]; for M = 3 there is no [1,2]). Probes: Young subgroups
+    S_λ × S_μ with λ, μ among (n), (n−1,1), (n−2,2), (n−2,1,1); dim (ρ⊗σ)^{S_λ×S_μ} = K_ρλ K_σμ (Kostka).
+    Valid for p ≥ 4."""
+    def parts_of(lam: int, n: Callable[[int], int]) -> tuple[Callable[[int], int], ...]:
+        """The block sizes of λ = (n), (n−1,1), (n−2,2), (n−2,1,1) (index ``lam``), as functions of k."""
+        return ((n,), (lambda k: n(k) - 1, _c(1)), (lambda k: n(k) - 2, _c(2)),
+                (lambda k: n(k) - 2, _c(1), _c(1)))[lam]
+
+    p_of = _km(M)
+    irreps = [((0, 0), "trivial", 6, _c(1)), ((1, 0), "std x 1", 5, lambda k: k - M - 1),
+              ((0, 1), "1 x std", 5, _c(M - 1)), ((1, 1), "std x std", 2, lambda k: (k - M - 1) * (M - 1)),
+              ((2, 0), "[p-2,2] x 1", 1, lambda k: (k - M) * (k - M - 3) // 2),
+              ((3, 0), "[p-2,1,1] x 1", 1, lambda k: (k - M - 1) * (k - M - 2) // 2)]
+    if M >= 4:
+        irreps.append(((0, 2), "1 x [M-2,2]", 1, _c(M * (M - 3) // 2)))
+    irreps.append(((0, 3), "1 x [M-2,1,1]", 1, _c((M - 1) * (M - 2) // 2)))
+    probe_pairs = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (3, 0)] + ([(0, 2)] if M >= 4 else []) + [(0, 3)]
+    probes = tuple(Probe((parts_of(a, p_of), parts_of(b, _c(M))), tuple(_kostka(r, a) * _kostka(s, b)
+                                                                           for (r, s), *_ in irreps))
+                   for a, b in probe_pairs)
+    return tuple(Irrep(name, block, dim) for _, name, block, dim in irreps), probes, M + 4
+
+
+def isotypic_table(name: str) -> tuple[tuple[Irrep, ...], tuple[Probe, ...], int] | None:
+    """The isotypic table of a family's layout: the four named families', or misfit-M's (M ≥ 3); None otherwise."""
+    if name in ISOTYPIC:
+        return ISOTYPIC[name]
+    prefix, _, count = name.partition("-")
+    if prefix == "misfit" and count.isdigit() and int(count) >= 3:
+        return _misfit_table(int(count))
+    return None
+
+
 ISOTYPIC: dict[str, tuple[tuple[Irrep, ...], tuple[Probe, ...], int]] = {
     # family -> (irreps, probes, least k for which every probe block is nonempty and the table holds)
     "one-misfit": (_S_K1, _S_K1_PROBES, 5),
@@ -262,12 +304,13 @@ class Inertia:
 def inertia(family: Family, k: int, box: Box, method: str = "auto") -> Inertia:
     """∇²F inertia at the certified point: "full" (the k²×k² Hessian) or "isotypic" (module docstring); "auto"
     takes the full Hessian for k ≤ FULL_HESSIAN_MAX_K and wherever the isotypic table does not apply."""
-    if family.name not in ISOTYPIC:  # no isotypic table (misfit-M, M ≥ 3): the full Hessian, for small k only
+    table = isotypic_table(family.name)
+    if table is None:  # no isotypic table for this layout: the full Hessian, for small k only
         if k > FULL_HESSIAN_MAX_K:
             return Inertia("none", None, False)
         with ctx.workprec(box.prec):
             return _full_inertia(box, k)
-    irreps, probes, least = ISOTYPIC[family.name]
+    irreps, probes, least = table
     with ctx.workprec(box.prec):
         if method == "full" or k < least or (method == "auto" and k <= FULL_HESSIAN_MAX_K):
             return _full_inertia(box, k)
@@ -337,9 +380,10 @@ def critical(name: str, k: int) -> Critical:
 def certificate_inertia(c: Critical) -> Inertia:
     """The inertia as a certificate replays it: the isotypic probes wherever the table applies (≤ 18 parameters
     each, cheap to replay at any k), the full Hessian below that."""
-    if c.family.name not in ISOTYPIC:
+    table = isotypic_table(c.family.name)
+    if table is None:
         return inertia(c.family, c.k, c.box, "full")
-    irreps, _, least = ISOTYPIC[c.family.name]
+    _, _, least = table
     return inertia(c.family, c.k, c.box, "isotypic" if c.k >= least else "full")
 
 
@@ -347,7 +391,7 @@ def irreps_of(c: Critical, method: str) -> list[dict]:
     """The blocks of the decomposition the certificate states: name, block size, dimension at this k."""
     if method == "full":
         return [{"name": "all", "block": c.k * c.k, "dim": 1}]
-    return [{"name": ir.name, "block": ir.block, "dim": ir.dim(c.k)} for ir in ISOTYPIC[c.family.name][0]]
+    return [{"name": ir.name, "block": ir.block, "dim": ir.dim(c.k)} for ir in isotypic_table(c.family.name)[0]]
 
 
 # -- the real k at which a family turns from saddle into minimum ---------------------------------------------
@@ -361,7 +405,7 @@ def block_negatives(name: str, k: float, x0: Sequence[float] | None = None) -> t
     box = certify_point(layout, x, k)
     if not box.certified:
         return None, x
-    irreps, probes, _ = ISOTYPIC[name]
+    irreps, probes, _ = isotypic_table(name)
     with ctx.workprec(box.prec):
         result = _isotypic_inertia(box, k, irreps, probes)  # (the total, Σ dim ρ · neg, means nothing at real k)
     return (result.blocks or None), x

@@ -83,15 +83,22 @@ def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.nd
     return f"other (F = {value:.5f}, isotropy {isotropy_type(W)})"
 
 
-def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6) -> Experiment:
-    """``runs`` descents from W_ij ~ N(0, 1/k) with numpy's generator seeded by (seed, k), step 4/k (the largest
-    Hessian eigenvalues grow like k). Cost O(runs · max_steps · k³)."""
+def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6,
+               init: str = "normal") -> Experiment:
+    """``runs`` descents from W_ij ~ N(0, 1/k) (``init`` "normal") or Xavier's uniform U(−√(3/k), √(3/k)) (the same
+    variance; Safran and Shamir's choice), numpy's generator seeded by (seed, k), step 4/k (the largest Hessian
+    eigenvalues grow like k). Cost O(runs · max_steps · k³)."""
+    if init not in ("normal", "xavier"):
+        raise ValueError("init must be 'normal' or 'xavier'")
     step = 4.0 / k
     rng = np.random.default_rng([seed, k])
     families = _family_points(k)
     out = Experiment(k)
     for _ in range(runs):
-        W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(k, k))
+        if init == "xavier":
+            W = rng.uniform(-np.sqrt(3.0 / k), np.sqrt(3.0 / k), size=(k, k))
+        else:
+            W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(k, k))
         converged, steps = False, 0
         while steps < max_steps:
             G = kernel.fast_gradient(W)
