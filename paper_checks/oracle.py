@@ -441,6 +441,25 @@ def identifiable_by_definition(t: Network) -> bool:
     return decide_identifiability(t).identifiable
 
 
+def _gauss_jordan(mat: list[list[Scalar]], ncols: int) -> list[int]:
+    """Reduced row echelon form of ``mat`` in place over its first ``ncols`` columns; returns the pivot columns."""
+    pivots: list[int] = []
+    for col in range(ncols):
+        top = len(pivots)
+        piv = next((i for i in range(top, len(mat)) if mat[i][col] != 0), None)
+        if piv is None:
+            continue
+        mat[top], mat[piv] = mat[piv], mat[top]
+        inv = mat[top][col]
+        mat[top] = [z / inv for z in mat[top]]
+        for i in range(len(mat)):
+            if i != top and mat[i][col] != 0:
+                f = mat[i][col]
+                mat[i] = [z - f * w for z, w in zip(mat[i], mat[top], strict=True)]
+        pivots.append(col)
+    return pivots
+
+
 def _row_space_split(rows: Sequence[Sequence[Scalar]], basis: Sequence[Sequence[Scalar]], m: int, fld: Field):
     """Write each row x of ``rows`` as Σ_b coeff_b basis_b + w, with the w in a complement of span(basis)
     (``basis`` linearly independent). Returns (coefficients per row, remainders). Gaussian elimination."""
@@ -454,15 +473,7 @@ def _row_space_split(rows: Sequence[Sequence[Scalar]], basis: Sequence[Sequence[
     for x in rows:
         # solve y · full = x (full is m×m invertible) by elimination on the transposed system
         aug = [[full[j][q] for j in range(m)] + [x[q]] for q in range(m)]
-        for col in range(m):
-            piv = next(i for i in range(col, m) if aug[i][col] != 0)
-            aug[col], aug[piv] = aug[piv], aug[col]
-            inv = aug[col][col]
-            aug[col] = [z / inv for z in aug[col]]
-            for i in range(m):
-                if i != col and aug[i][col] != 0:
-                    f = aug[i][col]
-                    aug[i] = [z - f * w for z, w in zip(aug[i], aug[col], strict=True)]
+        _gauss_jordan(aug, m)
         y = [aug[q][m] for q in range(m)]
         coeffs.append(y[: len(basis)])
         rest = [fld.zero] * m
@@ -601,20 +612,7 @@ def _kernel_vector(rows: list[list[Scalar]], m: int, fld: Field) -> list[Scalar]
         return None
     # columns of the m×r matrix are the rows; row-reduce it and read a free column
     mat = [[rows[j][q] for j in range(r)] for q in range(m)]
-    pivots, row_i = [], 0
-    for col in range(r):
-        piv = next((i for i in range(row_i, m) if mat[i][col] != 0), None)
-        if piv is None:
-            continue
-        mat[row_i], mat[piv] = mat[piv], mat[row_i]
-        inv = mat[row_i][col]
-        mat[row_i] = [z / inv for z in mat[row_i]]
-        for i in range(m):
-            if i != row_i and mat[i][col] != 0:
-                f = mat[i][col]
-                mat[i] = [z - f * w for z, w in zip(mat[i], mat[row_i], strict=True)]
-        pivots.append(col)
-        row_i += 1
+    pivots = _gauss_jordan(mat, r)
     free = next(col for col in range(r) if col not in pivots)
     alpha = [fld.zero] * r
     alpha[free] = fld.one
