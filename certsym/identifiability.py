@@ -54,11 +54,6 @@ class Identifiability:
         return self.identifiable
 
 
-def zero_factor_vectors(theta: Network) -> list[list[Scalar]]:
-    """w_i = vec(v_i a_i^T) ∈ F^{km}, row-major over (output j, input q)."""
-    return zerofactor.vectors(theta)
-
-
 def flip(theta: Network, F: list[int]) -> Network:
     """θ^F: the rows r_i, i ∈ F, negated and c += Σ_{i∈F} v_i b_i (MATH.md, fibres)."""
     neurons = theta.neurons()
