@@ -100,3 +100,17 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
     wrong = copy.deepcopy(doc)
     wrong["proof"]["negative"] += 1
     assert not check_certificate(wrong).valid
+
+
+@pytest.mark.parametrize("p, M", [(4, 3), (5, 3), (9, 3), (4, 4), (6, 5), (12, 7)])
+def test_checker_table_of_two_blocks_is_consistent(p: int, M: int) -> None:
+    """The checker's own table for Δ(S_p × S_M): the blocks fill M(k, k) (Σ block·dim = k²), and every probe's
+    fixed dimensions add up to the number of parameters of the refined layout (Σ block·m_ρ(K) = dim Fix(K))."""
+    from certsym.check.landscape import decomposition, names
+
+    irreps, probes = decomposition([p, M])
+    assert len(irreps) == (8 if M >= 4 else 7)
+    assert sum(ir["block"] * ir["dim"] for ir in irreps) == (p + M) ** 2
+    for probe in probes:
+        sizes = [s for part in probe["parts"] for s in part]
+        assert sum(ir["block"] * f for ir, f in zip(irreps, probe["fixed"], strict=True)) == len(names(sizes))

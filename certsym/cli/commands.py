@@ -672,7 +672,7 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise InputError("--runs must be positive")
     runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
-    e = experiment(k, runs, args.seed, max_steps=max_steps)
+    e = experiment(k, runs, args.seed, max_steps=max_steps, init=args.init)
     certified = {} if args.no_certify else e.certified_end_points()
     if args.certs:
         from pathlib import Path
@@ -684,7 +684,7 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
         for g in certified.values():
             if g.critical is not None and g.critical.box.certified:
                 write_json_atomic(folder / f"k{k}_{g.name}_critical_point.json", critical_point_certificate(g.critical))
-    out = {"k": k, "runs": runs, "seed": args.seed, "spurious_fraction": e.spurious_fraction,
+    out = {"k": k, "runs": runs, "seed": args.seed, "init": args.init, "spurious_fraction": e.spurious_fraction,
            "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs),
            "certified": {name: _given_json(g) for name, g in certified.items()}}
     if args.json:
@@ -843,7 +843,7 @@ def build_parser() -> argparse.ArgumentParser:
                  params="params1", cert="write a distance_bound certificate")
     p.add_argument("params2", help=_PARAMS)
     p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
-                   "file (its input bounds); default [0, 1]^m")
+                   "file (its input bounds); default [0, 1]^m; write --box=-1,1 when lo is negative")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
     p.add_argument("--reference", action="store_true",
                    help="reference the input files by SHA-256 in the certificate instead of embedding them")
@@ -900,6 +900,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=20000)
     p.add_argument("--quick", action="store_true", help="at most 4 runs of at most 5000 steps")
+    p.add_argument("--init", choices=("normal", "xavier"), default="normal",
+                   help="W_ij ~ N(0, 1/k) (default) or Xavier's uniform U(−√(3/k), √(3/k)), the same variance")
     p.add_argument("--no-certify", action="store_true", help="do not certify the distinct end points")
     p.add_argument("--certs", metavar="DIR", help="write each certified end point's critical_point certificate here")
     p = _command(lsub, "certify", "certify a given W: isotropy, Newton and Krawczyk in its fixed-point space, "

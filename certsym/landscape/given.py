@@ -74,7 +74,8 @@ def isotropy_type(W: np.ndarray, tol: float = 1e-3) -> str:
 
 def label(sizes: list[int], x: np.ndarray) -> str:
     """The family name the checker derives (check/landscape.py ``family_of``) from the block sizes and the signs
-    of the diagonal parameters."""
+    of the diagonal parameters. Written here again on purpose: the certificate states the name, and the checker's
+    own derivation (on interval boxes) must agree with it independently."""
     names = Layout(tuple(sizes)).names
     signs = [1 if x[names.index(f"d{a + 1}")] > 0 else -1 for a in range(len(sizes))]
     if len(sizes) == 1 and signs == [-1]:
