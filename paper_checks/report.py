@@ -118,13 +118,17 @@ def _landscape_tables(ctx: Context) -> list[str]:
         md += [f"- {name}: k* in [{b[0]}, {b[1]}] = [{float(Fraction(b[0])):.7f}, {float(Fraction(b[1])):.7f}]"
                if b else f"- {name}: not bracketed" for name, b in f["crossing"]]
     if "series" in f:
-        md += ["", "One-misfit critical points as series in t = k^(-1/2) (least squares over k = 10^4 … 10^12 at 60 "
-               "digits; uncertainty = change between degrees 8 and 9; closed forms found by mpmath.identify, "
-               "numerical evidence only):", "", "| parameter | fit residual | coefficients (power: value ± uncertainty "
-               "[closed form]) |", "|---|---|---|"]
-        for name, residual, coefs in f["series"]:
-            cells = "; ".join(f"t^{p}: {v} ± {u}" + (f" [{cf}]" if cf and cf != "0" else "") for p, v, u, cf in coefs)
-            md.append(f"| {name} | {residual} | {cells} |")
+        md += ["", "Critical points and critical values as series in t = k^(-1/2), derived exactly by solving the "
+               "restricted critical-point equations order by order (certsym/landscape/expansion.py; "
+               "`certsym landscape series --family NAME --order N`), beside least-squares fits of the certified "
+               "critical points at k = 10^4 … 10^12 (certsym/landscape/series.py; fit uncertainty = change between "
+               "fit degrees 8 and 9). k*F and F are the critical values."]
+        for name, seconds, rows in f["series"]:
+            md += ["", f"{name} (derived in {seconds} s):", "",
+                   "| series | power | exact | value | fit | difference | fit uncertainty |",
+                   "|---|---|---|---|---|---|---|"]
+            md += [f"| {n} | t^{p} | `{ex}` | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
+                   for n, p, ex, v, ft, d, u in rows]
     if "spectrum" in f:
         md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
                "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]

@@ -538,6 +538,38 @@ def cmd_landscape_families(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_landscape_series(args: argparse.Namespace) -> int:
+    """The exact series in t = k^(-1/2) of a family's critical point and critical value, beside the fits."""
+    from certsym.landscape.expansion import MAX_ORDER, ExpansionError, agreement, expand
+    from certsym.landscape.families import FAMILIES
+    from certsym.landscape.series import fit
+
+    _family(args.family)
+    if not 0 <= args.order <= MAX_ORDER:
+        raise InputError(f"--order must be from 0 to {MAX_ORDER}, got {args.order}")
+    try:
+        e = expand(args.family, args.order)
+    except ExpansionError as exc:
+        print(f"certsym: {args.family}: the series cannot be derived: {exc}", file=sys.stderr)
+        return EXIT_NEGATIVE
+    rows = agreement(e, fit(e.family, report=9) if not args.no_fit and e.family in FAMILIES else [])
+    if args.json:
+        _emit_json({"family": e.family, "t": "k^(-1/2)", "order": args.order, "seconds": round(e.seconds, 3),
+                    "series": [{"name": s.name, "valuation": s.valuation,
+                                "coefficients": [{"power": p, "exact": str(c)} for p, c in s.terms()]}
+                               for s in (*e.parameters, e.loss)],
+                    "fits": [{"name": r.name, "power": r.power, "value": repr(r.value), "fit": repr(r.fit),
+                              "fit_uncertainty": repr(r.uncertainty), "difference": repr(r.difference)}
+                             for r in rows if r.fit is not None]})
+        return EXIT_OK
+    print(f"{e.family}: exact series in t = k^(-1/2), derived order by order in {e.seconds:.1f} s "
+          f"({e.rounds} rounds); {e.loss.name} is the critical value")
+    for r in rows:
+        fitted = "" if r.fit is None else f"   fit {r.fit:+.12e} ± {r.uncertainty:.1e}, |difference| {r.difference:.1e}"
+        print(f"  {r.name:>4}  t^{r.power:<2} {str(r.exact):<40} = {r.value:+.15e}{fitted}")
+    return EXIT_OK
+
+
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
     from certsym.landscape.certify import critical
 
@@ -893,6 +925,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = lsub.choices["critical"]
     p.add_argument("--cert", metavar="OUT", help="write the critical_point certificate")
     p.add_argument("--inertia-cert", metavar="OUT", help="write the hessian_inertia certificate")
+    p = _command(lsub, "series", "the exact power series in t = k^(-1/2) of a family's critical point and critical "
+                 "value, derived order by order, beside least-squares fits", cmd_landscape_series, params=None)
+    p.add_argument("--family", required=True, help="one-misfit, negative-diagonal or good-plus-negative (the "
+                   "families whose coefficients lie in Q(π))")
+    p.add_argument("--order", type=int, default=3, help="coefficients beyond each leading term (default 3, at most 10)")
+    p.add_argument("--no-fit", action="store_true", help="skip the numerical fits (about a second)")
     p = _command(lsub, "descent", "gradient descent from random starts (Safran-Shamir's experiment)",
                  cmd_landscape_descent, params=None)
     p.add_argument("--k", type=int, required=True)

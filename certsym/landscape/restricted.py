@@ -371,15 +371,18 @@ class _Accumulator:
                 self._add_h((i, j), w * k_NN * u * v)
 
 
-def _evaluate(layout: Layout, x: Sequence[Any], order: int, B: Backend) -> _Accumulator:
-    """The grouped sum of the module docstring, carried to the given derivative order."""
+def _evaluate(layout: Layout, x: Sequence[Any], order: int, B: Backend,
+              sizes: Sequence[Scalar] | None = None) -> _Accumulator:
+    """The grouped sum of the module docstring, carried to the given derivative order. ``sizes`` replaces the
+    layout's block sizes by backend numbers (e.g. power series in k^{-1/2}); the layout then gives only the
+    parameter structure."""
     if len(x) != len(layout.names):
         raise ValueError(f"expected {len(layout.names)} parameters {layout.names}, got {len(x)}")
     one, zero = B.number(1), B.number(0)
     X = [_Jet.variable(B.number(v), i, one, order) for i, v in enumerate(x)]
     r = layout.r
-    p = [B.number(s) for s in layout.sizes]
-    k = B.number(layout.k)
+    p = [B.number(s) for s in (layout.sizes if sizes is None else sizes)]
+    k = sum(p[1:], p[0])
     pi = B.pi()
     d = [X[layout.d(a)] for a in range(r)]
     o = [X[i] if (i := layout.o(a)) is not None else None for a in range(r)]

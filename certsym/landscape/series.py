@@ -1,15 +1,15 @@
-"""The one-misfit critical points as power series in t = k^{-1/2} (MATH.md, Part II; Arjevani & Field).
+"""A family's critical points as power series in t = k^{-1/2}, fitted numerically (MATH.md, Part II).
 
-Evidence, not proof: the critical point is computed at k = 10^4 … 10^12 (continuation in k, then Newton in arb
-at 300 bits, ``certify.refine``), and each parameter is fitted by a polynomial in t of degree J by least
-squares in mpmath at 60 digits, for two degrees J and J + 1. A coefficient is reported with the change between
-the two fits as its uncertainty, and with a closed form when ``mpmath.identify`` finds one with small rationals in
-terms of 1/π that agrees to the stated uncertainty. The loss is fitted too, as k·F. Cost: about a second.
+The numerical counterpart of ``expansion`` (which derives the coefficients exactly) and its independent check:
+the critical point is computed at k = 10^4 … 10^12 (continuation in k, then Newton in arb at 300 bits,
+``certify.refine``), and each parameter is fitted by a polynomial in t of degree J by least squares in mpmath at
+60 digits, for two degrees J and J + 1. A coefficient is reported with the change between the two fits as its
+uncertainty. The loss is fitted too, as k·F (or F for the families whose loss has a positive limit).
+Cost: about a second.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import mpmath as mpm
@@ -30,7 +30,6 @@ class Coefficient:
     power: int            # the coefficient of t^power
     value: mpm.mpf
     uncertainty: mpm.mpf  # |fit(J) − fit(J + 1)|
-    closed_form: str | None
 
 
 @dataclass
@@ -42,9 +41,11 @@ class ParameterSeries:
     residual: mpm.mpf     # max |fit − value| over the sample, degree J
 
 
-def one_misfit_series(degree: int = 8, report: int = 6, family: str = "one-misfit") -> list[ParameterSeries]:
-    """The first ``report`` coefficients of each parameter's series in t = k^{-1/2} (module docstring)."""
+def fit(family: str = "one-misfit", degree: int = 8, report: int = 6) -> list[ParameterSeries]:
+    """The first ``report`` coefficients of each parameter's series in t = k^{-1/2} and of k^{v/2}·F (v = 2 for
+    one-misfit and two-misfit, whose loss decays like 1/k, else 0), by least squares (module docstring)."""
     fam = FAMILIES[family]
+    scale = 1 if family in ("one-misfit", "two-misfit") else 0
     with mpm.workdps(60):
         points = []
         for p in continue_in_k(fam, list(KS)):
@@ -52,17 +53,17 @@ def one_misfit_series(degree: int = 8, report: int = 6, family: str = "one-misfi
                 layout = fam.layout(p.k)
                 center = refine(layout, p.result.x, 300)
                 with ctx.workprec(300):
-                    kF = restricted.loss(layout, [arb(v) for v in center], ArbBackend(300)) * p.k
+                    kF = restricted.loss(layout, [arb(v) for v in center], ArbBackend(300)) * p.k**scale
                 values = [mpm.mpf(int(v.p)) / int(v.q) for v in center] + [mpm.mpf(kF.mid().str(70, radius=False))]
                 points.append((1 / mpm.sqrt(p.k), values))
         out = []
-        for index, name in enumerate([*fam.layout(KS[0]).names, "k*F"]):
+        for index, name in enumerate([*fam.layout(KS[0]).names, "k*F" if scale else "F"]):
             fits = [_fit(points, index, J) for J in (degree, degree + 1)]
             coefficients = []
             for j in range(report):
                 value, other = fits[0][0][j], fits[1][0][j]
                 uncertainty = abs(value - other)
-                coefficients.append(Coefficient(j, value, uncertainty, _identify(value, uncertainty)))
+                coefficients.append(Coefficient(j, value, uncertainty))
             out.append(ParameterSeries(name, coefficients, fits[0][1]))
         return out
 
@@ -73,14 +74,3 @@ def _fit(points: list, index: int, J: int) -> tuple[list, mpm.mpf]:
     coef, _ = mpm.qr_solve(A, b)
     residual = max(abs(sum(coef[j] * t**j for j in range(J + 1)) - x[index]) for t, x in points)
     return [coef[j] for j in range(J + 1)], residual
-
-
-def _identify(value: mpm.mpf, uncertainty: mpm.mpf) -> str | None:
-    """A closed form in 1/π that agrees with ``value`` within its uncertainty (and at least 8 digits)."""
-    if uncertainty > 1e-9 * max(1, abs(value)):
-        return None
-    if abs(value) <= 10 * uncertainty:
-        return "0"
-    found = mpm.identify(value, ["1/pi", "1/pi**2"], tol=float(max(uncertainty * 10, mpm.mpf(10) ** -40)))
-    # only small rationals count: with enough freedom identify() fits anything
-    return found if found and all(int(n) <= 32 for n in re.findall(r"\d+", found)) else None
