@@ -43,6 +43,8 @@ CLAIMS = {
     "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
+    "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
+                    "minimum of F on M(k+1,k)",
 }
 
 
@@ -306,6 +308,29 @@ def hessian_inertia_certificate(c, inertia) -> dict:
     proof = {"critical_point": _box_json(c), "irreps": irreps_of(c, inertia.method), "probes": probes,
              "negative": inertia.negative, "statement": "isotypic decomposition and Sylvester's law of inertia"}
     return _document("hessian_inertia", QQ, [], proof)
+
+
+def added_neuron_certificates(a) -> list[dict]:
+    """``added_neuron``: per split row, the certified point, the row, λ = 1/2 and the negative directions; and the
+    zero neuron's direction with g(û) to 12 significant digits around the float value (the checker encloses it)."""
+    from fractions import Fraction
+
+    box = _box_json(a.base)
+    out = []
+    for s in a.splits:
+        if s.negative:
+            out.append(_document("added_neuron", QQ, [], {
+                "critical_point": box, "embedding": {"split": s.row, "lambda": "1/2"},
+                "directions": [[[str(x) for x in row] for row in U] for U in s.directions],
+                "negative": s.negative, "statement": "positive homogeneity and Courant-Fischer"}))
+    if a.zero.slope < 0:
+        g = Fraction(a.zero.slope).limit_denominator(10**15)
+        margin = abs(g) / 1000
+        out.append(_document("added_neuron", QQ, [], {
+            "critical_point": box, "embedding": {"zero": True},
+            "direction": [str(x) for x in a.zero.direction],
+            "slope": [str(g - margin), str(min(g + margin, Fraction(0)))], "statement": "positive homogeneity"}))
+    return out
 
 
 def distance_certificate(d, records: tuple[InputRecord, InputRecord], nets: tuple[Network, Network],

@@ -36,6 +36,8 @@ CLAIMS = {
     "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
+    "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
+                    "minimum of F on M(k+1,k)",
 }
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
@@ -575,7 +577,8 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "not_identifiable": (1, check_not_identifiable),
          "distance_bound": (2, lambda F, nets, proof, rep: _distance().check_distance(F, nets, proof, rep)),
          "critical_point": (0, lambda F, nets, proof, rep: _landscape().check_box(proof, rep, keys, seq)),
-         "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq))}
+         "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq)),
+         "added_neuron": (0, lambda F, nets, proof, rep: _added_neuron().check_added_neuron(proof, rep, keys, seq))}
 
 
 def _distance():
@@ -590,6 +593,13 @@ def _theorem1():
     from certsym.check import theorem1
 
     return theorem1
+
+
+def _added_neuron():
+    """The added-neuron replay (over-parameterization: its own module, on top of the landscape replay)."""
+    from certsym.check import added_neuron
+
+    return added_neuron
 
 
 def _landscape():

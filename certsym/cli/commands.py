@@ -570,6 +570,48 @@ def cmd_landscape_series(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
+    """One neuron added to a certified critical point (n = k + 1): splits and the zero neuron, certified."""
+    from pathlib import Path
+
+    from certsym.certificate import added_neuron_certificates
+    from certsym.check import check
+    from certsym.landscape.added_neuron import MAX_K, study
+
+    _family(args.family)
+    a = study(args.family, _landscape_k(args.k, MAX_K))
+    certs = added_neuron_certificates(a)
+    replayed = [bool(check(c)) for c in certs]
+    if args.certs:
+        Path(args.certs).mkdir(parents=True, exist_ok=True)
+        for c in certs:
+            e = c["proof"]["embedding"]
+            tag = f"split{e['split']}" if "split" in e else "zero"
+            write_json_atomic(str(Path(args.certs) / f"{a.base.family.name}_k{args.k}_{tag}.json"), c)
+    splits = [{"row": s.row, "certified_negative": s.negative, "spectrum": dict(zip(("negative", "zero", "positive"),
+                                                                                  s.spectrum, strict=True)),
+               "smallest_eigenvalue": s.smallest} for s in a.splits]
+    zero = {"direction": [str(x) for x in a.zero.direction], "slope": a.zero.slope}
+    ok = all(replayed) and len(certs) == len(a.splits) + 1
+    if args.json:
+        _emit_json({"family": a.base.family.name, "k": args.k, "n": args.k + 1, "loss": float(a.base.box.loss.mid()),
+                    "splits": splits, "zero_neuron": zero, "certified": ok})
+        return EXIT_OK if ok else EXIT_NEGATIVE
+    value = float(a.base.box.loss.mid())
+    print(f"{a.base.family.name}, k = {args.k}: the certified critical point W* (F = {value:.10g}, "
+          f"{a.base.inertia.negative} negative eigenvalues) with one neuron added, in M({args.k + 1}, {args.k}):")
+    for s in a.splits:
+        neg, zer, pos = s.spectrum
+        print(f"  row {s.row} split in halves: a critical point (positive homogeneity); certified: at least "
+              f"{s.negative} negative eigenvalues, a saddle. Numerically: {neg} negative (smallest {s.smallest:.4g}), "
+              f"{zer} zero (the split segment), {pos} positive")
+    print(f"  zero neuron: g(û) = {a.zero.slope:.6g} < 0 (certified) in a direction û, so "
+          f"F([W*; εû]) = F(W*) + ε g(û) + ε²|û|²/4 < F(W*): not a local minimum")
+    verdict = "all replayed by the independent checker" if all(replayed) else "NOT all replayed"
+    print(f"{len(certs)} certificates, {verdict}" + (f"; written to {args.certs}" if args.certs else ""))
+    return EXIT_OK if ok else EXIT_NEGATIVE
+
+
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
     from certsym.landscape.certify import critical
 
@@ -931,6 +973,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "families whose coefficients lie in Q(π))")
     p.add_argument("--order", type=int, default=3, help="coefficients beyond each leading term (default 3, at most 10)")
     p.add_argument("--no-fit", action="store_true", help="skip the numerical fits (about a second)")
+    p = _command(lsub, "add-neuron", "one neuron added to a certified critical point (n = k + 1): each split row "
+                 "and the zero neuron, with certificates (exit 0 all certified, 1 not)", cmd_landscape_add_neuron,
+                 params=None)
+    p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
+                   "or misfit-M (M ≥ 1)")
+    p.add_argument("--k", type=int, required=True, help="the number of neurons of the certified point (3 to 40)")
+    p.add_argument("--certs", metavar="DIR", help="write the added_neuron certificates here")
     p = _command(lsub, "descent", "gradient descent from random starts (Safran-Shamir's experiment)",
                  cmd_landscape_descent, params=None)
     p.add_argument("--k", type=int, required=True)

@@ -1,4 +1,5 @@
-"""Closed forms in floating point (numpy): F(W), ∇F(W) and ∇²F(W) for the teacher V = I_k.
+"""Closed forms in floating point (numpy): F(W), ∇F(W) and ∇²F(W) for W ∈ M(n, k) (n student neurons, rows of
+W) and the teacher V = I_k (k = the number of columns).
 
 κ(w, v) = ‖w‖‖v‖ (sin θ + (π − θ) cos θ) / (2π),  θ = angle(w, v);  κ(w, w) = ‖w‖²/2.
 F(W) = ½ Σ_ij κ(w_i, w_j) − Σ_ij κ(w_i, v_j) + ½ Σ_ij κ(v_i, v_j).
@@ -6,8 +7,10 @@ F(W) = ½ Σ_ij κ(w_i, w_j) − Σ_ij κ(w_i, v_j) + ½ Σ_ij κ(v_i, v_j).
 With n = (v̂ − cos θ û)/sin θ and m = (û − cos θ v̂)/sin θ (both 0 when sin θ = 0):
 ∇²_ww κ = ‖v‖ sin θ / (2π‖w‖) · (I − ûûᵀ + nnᵀ),
 ∇²_wv κ = (sin θ û v̂ᵀ − cos θ û mᵀ + (π − θ) I + v̂ mᵀ) / (2π).
-The kernel is only C¹ where two vectors are parallel; there the formulas give one of the one-sided Hessians.
-Cost: O(k³) for F and ∇F, O(k⁴) for the k²×k² Hessian.
+Where two vectors are parallel or antiparallel κ is C² but not C³: κ(w, v) = w·v/2 + ‖w‖‖v‖(sin θ − θ cos θ)/(2π)
+and the last term is O(θ³) (likewise O((π − θ)³) near θ = π), so the Hessian exists there and the formulas give
+its value, the continuous limit (at θ = 0: ∇²_ww κ = 0, ∇²_wv κ = I/2).
+Cost: O(n²k) for F and ∇F, O(n²k²) for the nk×nk Hessian.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ def kappa(w: np.ndarray, v: np.ndarray) -> float:
 
 def loss(W: np.ndarray, V: np.ndarray | None = None) -> float:
     """F(W) (teacher V, default I_k)."""
-    V = np.eye(W.shape[0]) if V is None else V
+    V = np.eye(W.shape[1]) if V is None else V
     ww = sum(kappa(a, b) for a in W for b in W)
     wv = sum(kappa(a, b) for a in W for b in V)
     vv = sum(kappa(a, b) for a in V for b in V)
@@ -49,7 +52,7 @@ def grad_kappa(w: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def gradient(W: np.ndarray, V: np.ndarray | None = None) -> np.ndarray:
     """∇F(W), row i = ∇_{w_i} F."""
-    V = np.eye(W.shape[0]) if V is None else V
+    V = np.eye(W.shape[1]) if V is None else V
     G = np.zeros_like(W, dtype=float)
     for i, w in enumerate(W):
         G[i] = sum(grad_kappa(w, u) for u in W) - sum(grad_kappa(w, v) for v in V)
@@ -81,7 +84,7 @@ def hess_wv(w: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def hessian(W: np.ndarray, V: np.ndarray | None = None) -> np.ndarray:
     """∇²F(W) as a (k·d)×(k·d) matrix, blocks (i, j) of size d×d (row-major flattening of W)."""
-    V = np.eye(W.shape[0]) if V is None else V
+    V = np.eye(W.shape[1]) if V is None else V
     k, d = W.shape
     H = np.zeros((k * d, k * d))
     for i, w in enumerate(W):
@@ -107,8 +110,8 @@ def fast_gradient(W: np.ndarray) -> np.ndarray:
 
 
 def fast_loss(W: np.ndarray) -> float:
-    """``loss`` for the teacher I_k, vectorized over all pairs."""
-    k = W.shape[0]
+    """``loss`` for the teacher I_k (k = the number of columns), vectorized over all pairs."""
+    k = W.shape[1]
     n = np.linalg.norm(W, axis=1)
     unit = W / n[:, None]
     theta = np.arccos(np.clip(unit @ unit.T, -1.0, 1.0))
