@@ -39,7 +39,29 @@ def _certified(ctx: Context, name: str, k: int, want_minimum: bool | None, write
 
 def run(ctx: Context) -> None:
     _families(ctx)
+    _added_neuron(ctx)
     run_findings(ctx)
+
+
+def _added_neuron(ctx: Context) -> None:
+    """Over-parameterization (n = k + 1): the one-misfit minimum with one neuron added. Each split row (the first
+    row of each block, in halves) is a critical point with at least k − 1 certified negative eigenvalues; the zero
+    neuron has a certified descent direction. Every certificate is replayed."""
+    from certsym.certificate import added_neuron_certificates
+    from certsym.landscape.added_neuron import study
+
+    rows = []
+    for k in [6, 8] if ctx.quick else range(6, 13):
+        a = study("one-misfit", k)
+        certs = added_neuron_certificates(a)
+        ok = len(certs) == len(a.splits) + 1 and all(s.negative == k - 1 for s in a.splits) and a.zero.slope < 0
+        for c in certs:
+            e = c["proof"]["embedding"]
+            tag = f"split{e['split']}" if "split" in e else "zero"
+            ctx.record(STATEMENT, SLUG, f"one-misfit_k{k}_plus_one_{tag}", ok, c)
+        rows.append((k, float(a.base.box.loss.mid()), a.zero.slope,
+                     [(s.row, s.negative, s.spectrum, s.smallest) for s in a.splits]))
+    ctx.findings["added_neuron"] = rows
 
 
 def _families(ctx: Context) -> None:

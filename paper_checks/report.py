@@ -129,6 +129,21 @@ def _landscape_tables(ctx: Context) -> list[str]:
                    "|---|---|---|---|---|---|---|"]
             md += [f"| {n} | t^{p} | `{ex}` | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
                    for n, p, ex, v, ft, d, u in rows]
+    if "added_neuron" in f:
+        md += ["", "One neuron added (n = k + 1) to the certified one-misfit minimum W* "
+               "(certsym/landscape/added_neuron.py; `certsym landscape add-neuron --family one-misfit --k K`). "
+               "Splitting a row w_i into w_i/2 and w_i/2 gives a critical point of F on M(k+1, k) (positive "
+               "homogeneity); the certificates show at least k − 1 negative eigenvalues on directions (y, −y) of "
+               "the two copies (Courant–Fischer): a saddle. The zero neuron [W*; 0] has a direction û with "
+               "g(û) < 0, so F([W*; εû]) < F(W*): not a local minimum either. So W* "
+               "is a minimum of the k-neuron loss that does not survive as a minimum in either embedding. The "
+               "spectrum counts (negative / zero / positive) are floating point; the certified part is the "
+               "negative count's lower bound and g(û) < 0.", "",
+               "| k | F(W*) | zero neuron: g(û) | split good row: certified negative; spectrum; smallest "
+               "| split misfit row: certified negative; spectrum; smallest |", "|---|---|---|---|---|"]
+        for k, value, g, splits in f["added_neuron"]:
+            cells = [f"≥ {q}; {s[0]}/{s[1]}/{s[2]}; {low:.4f}" for _, q, s, low in splits]
+            md.append(f"| {k} | {value:.6f} | {g:.5f} | " + " | ".join(cells) + " |")
     if "spectrum" in f:
         md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
                "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]

@@ -49,7 +49,8 @@ class Experiment:
         the first run that reached it (``given.certify_matrix``). Cost: one certification per class."""
         out: dict[str, GivenPoint] = {}
         for run in self.runs:
-            if run.lands_in != "global minimum" and run.lands_in not in out and run.W is not None:
+            if (run.lands_in != "global minimum" and run.lands_in not in out and run.W is not None
+                    and run.W.shape[0] == run.W.shape[1]):
                 out[run.lands_in] = certify_matrix(run.W)
         return out
 
@@ -73,7 +74,10 @@ def _family_points(k: int) -> dict[str, tuple[float, np.ndarray]]:
 
 
 def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.ndarray]]) -> str:
-    """Which certified family (or the global minimum) the end point W is, by loss and sorted entries."""
+    """Which certified family (or the global minimum) the end point W is, by loss and sorted entries. With more
+    rows than columns (an added neuron) only the loss decides: "spurious" means F ≥ 10⁻³ (Safran and Shamir's rule)."""
+    if W.shape[0] != W.shape[1]:
+        return "global minimum" if value < 1e-3 else f"spurious (F = {value:.5f})"
     if value < 1e-8:
         return "global minimum"
     entries = np.sort(W.ravel())
@@ -84,21 +88,23 @@ def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.nd
 
 
 def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6,
-               init: str = "normal") -> Experiment:
+               init: str = "normal", extra: int = 0) -> Experiment:
     """``runs`` descents from W_ij ~ N(0, 1/k) (``init`` "normal") or Xavier's uniform U(−√(3/k), √(3/k)) (the same
     variance; Safran and Shamir's choice), numpy's generator seeded by (seed, k), step 4/k (the largest Hessian
-    eigenvalues grow like k). Cost O(runs · max_steps · k³)."""
+    eigenvalues grow like k); ``extra`` student neurons beyond k (W ∈ M(k + extra, k)). Cost
+    O(runs · max_steps · k³)."""
     if init not in ("normal", "xavier"):
         raise ValueError("init must be 'normal' or 'xavier'")
     step = 4.0 / k
     rng = np.random.default_rng([seed, k])
-    families = _family_points(k)
+    families = _family_points(k) if not extra else {}
+    n = k + extra
     out = Experiment(k)
     for _ in range(runs):
         if init == "xavier":
-            W = rng.uniform(-np.sqrt(3.0 / k), np.sqrt(3.0 / k), size=(k, k))
+            W = rng.uniform(-np.sqrt(3.0 / k), np.sqrt(3.0 / k), size=(n, k))
         else:
-            W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(k, k))
+            W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(n, k))
         converged, steps = False, 0
         while steps < max_steps:
             G = kernel.fast_gradient(W)
