@@ -311,18 +311,26 @@ def hessian_inertia_certificate(c, inertia) -> dict:
 
 
 def added_neuron_certificates(a) -> list[dict]:
-    """``added_neuron``: per split row, the certified point, the row, λ = 1/2 and the negative directions; and the
-    zero neuron's direction with g(û) to 12 significant digits around the float value (the checker encloses it)."""
+    """``added_neuron``: per split row, the certified point, the row, λ = 1/2 and the negative directions, with the
+    base point's hessian_inertia proof when the k − 1 directions make the inertia exact; and the zero neuron's
+    direction with g(û) to about 15 digits around the float value (the checker encloses it)."""
     from fractions import Fraction
 
+    from certsym.landscape.certify import certificate_inertia
+
     box = _box_json(a.base)
+    replayable = certificate_inertia(a.base) if a.base.certified else None
+    base = (hessian_inertia_certificate(a.base, replayable)["proof"]
+            if replayable is not None and replayable.negative is not None else None)
     out = []
     for s in a.splits:
         if s.negative:
-            out.append(_document("added_neuron", QQ, [], {
-                "critical_point": box, "embedding": {"split": s.row, "lambda": "1/2"},
-                "directions": [[[str(x) for x in row] for row in U] for U in s.directions],
-                "negative": s.negative, "statement": "positive homogeneity and Courant-Fischer"}))
+            proof = {"critical_point": box, "embedding": {"split": s.row, "lambda": "1/2"},
+                     "directions": [[[str(x) for x in row] for row in U] for U in s.directions],
+                     "negative": s.negative, "statement": "positive homogeneity and Courant-Fischer"}
+            if base is not None and s.negative == len(a.W) - 1:
+                proof["base_inertia"] = base
+            out.append(_document("added_neuron", QQ, [], proof))
     if a.zero.slope < 0:
         g = Fraction(a.zero.slope).limit_denominator(10**15)
         margin = abs(g) / 1000

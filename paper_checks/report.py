@@ -133,12 +133,14 @@ def _landscape_tables(ctx: Context) -> list[str]:
         md += ["", "One neuron added (n = k + 1) to the certified one-misfit minimum W* "
                "(certsym/landscape/added_neuron.py; `certsym landscape add-neuron --family one-misfit --k K`). "
                "Splitting a row w_i into w_i/2 and w_i/2 gives a critical point of F on M(k+1, k) (positive "
-               "homogeneity); the certificates show at least k − 1 negative eigenvalues on directions (y, −y) of "
-               "the two copies (Courant–Fischer): a saddle. The zero neuron [W*; 0] has a direction û with "
+               "homogeneity); the certificates show k − 1 negative eigenvalues on directions (y, −y) of the two "
+               "copies (Courant–Fischer): a saddle; with W*'s certified inertia (0 negative) for the swap-symmetric "
+               "part and the split segment's tangent in the kernel, the inertia is exactly (k − 1, 1, k²). "
+               "The zero neuron [W*; 0] has a direction û with "
                "g(û) < 0, so F([W*; εû]) < F(W*): not a local minimum either. So W* "
                "is a minimum of the k-neuron loss that does not survive as a minimum in either embedding. The "
-               "spectrum counts (negative / zero / positive) are floating point; the certified part is the "
-               "negative count's lower bound and g(û) < 0.", "",
+               "spectrum counts (negative / zero / positive) are the floating-point check of the certified "
+               "inertia; the smallest eigenvalue is floating point.", "",
                "| k | F(W*) | zero neuron: g(û) | split good row: certified negative; spectrum; smallest "
                "| split misfit row: certified negative; spectrum; smallest |", "|---|---|---|---|---|"]
         for k, value, g, splits in f["added_neuron"]:

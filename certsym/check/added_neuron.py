@@ -16,6 +16,13 @@ split (row i, ratio λ = a/b ∈ (0, 1)): W_λ has rows w_1, …, λ w_i, …, w
   gradient or the Hessian and are skipped. The y-gradient must contain 0 (a consistency check of the lemma), and
   Gershgorin must show the q × q Hessian negative definite: then ∇²F(W_λ) has at least q negative eigenvalues
   (Courant–Fischer), so W_λ is a saddle, not a local minimum.
+  Exact inertia (optional "base_inertia", a hessian_inertia proof of the same critical point, and λ = 1/2 with
+  every direction of the form (y on row i, −y on the new row, 0 elsewhere)): the swap of the two copies fixes
+  W_{1/2} and F, so ∇²F(W_{1/2}) splits into the swap-symmetric and the antisymmetric subspace. On the symmetric
+  one (u on both copies) F(W_{1/2} + u) is the k-neuron loss at W* with row i moved by 2u (homogeneity): its
+  inertia is the certified inertia (m, 0, k² − m) of W*. The antisymmetric one has dimension k; the q = k − 1
+  certified directions lie in it and the tangent of the split segment (w_i, −w_i) is in the kernel, so its
+  inertia is (k − 1, 1, 0). Together: exactly (k − 1 + m) negative, 1 zero, k² − m positive.
 zero (direction û ∈ Q^k): exactly F([W*; εû]) = F(W*) + ε g(û) + ε²‖û‖²/4 with g(û) = Σ_l κ(û, w_l) − Σ_j κ(û, e_j)
   (κ is homogeneous of degree 1 in each argument); the checker encloses g(û) and requires it < 0 and inside the
   stated interval: W* with a zero neuron added is not a local minimum.
@@ -27,10 +34,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from mpmath import iv
-
 from certsym.check.fields import Reject, rational
-from certsym.check.landscape import Jet, _interval, _kappa, _precision, check_box, names, negative_count
+from certsym.check.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
+    Jet,
+    _interval,
+    _kappa,
+    _precision,
+    check_box,
+    check_inertia,
+    iv,
+    names,
+    negative_count,
+)
 
 MAX_K = 64
 MAX_DIGITS = 400
@@ -61,8 +76,9 @@ def _number(value: object, where: str) -> Fraction:
 
 def check_added_neuron(proof: dict, rep, keys, seq) -> None:
     """Replay an ``added_neuron`` proof (module docstring)."""
+    split = isinstance(proof, dict) and "directions" in proof
     p = keys(proof, {"critical_point", "embedding", "statement"} | (
-        {"directions", "negative"} if isinstance(proof, dict) and "directions" in proof else
+        {"directions", "negative"} | ({"base_inertia"} if "base_inertia" in proof else set()) if split else
         {"direction", "slope"}), "proof")
     sizes, X, _ = check_box(p["critical_point"], rep, keys, seq)
     k = sum(sizes)
@@ -74,7 +90,15 @@ def check_added_neuron(proof: dict, rep, keys, seq) -> None:
         if "directions" in p:
             if p["statement"] != "positive homogeneity and Courant-Fischer":
                 raise Reject("a split proof must cite 'positive homogeneity and Courant-Fischer'")
-            _check_split(W, keys(embedding, {"split", "lambda"}, "proof.embedding"), p, rep, seq)
+            base = None
+            if "base_inertia" in p:
+                inertia = keys(p["base_inertia"], {"critical_point", "irreps", "probes", "negative", "statement"},
+                               "proof.base_inertia")
+                if inertia["critical_point"] != p["critical_point"]:
+                    raise Reject("proof.base_inertia must be about the same critical point")
+                check_inertia(inertia, rep, keys, seq)
+                base = inertia["negative"]
+            _check_split(W, keys(embedding, {"split", "lambda"}, "proof.embedding"), p, rep, seq, base)
         else:
             if p["statement"] != "positive homogeneity" or embedding != {"zero": True}:
                 raise Reject("a zero-neuron proof must have embedding {\"zero\": true} and cite 'positive "
@@ -82,7 +106,7 @@ def check_added_neuron(proof: dict, rep, keys, seq) -> None:
             _check_zero(W, p, rep, seq)
 
 
-def _check_split(W: list[list], e: dict, p: dict, rep, seq) -> None:
+def _check_split(W: list[list], e: dict, p: dict, rep, seq, base: int | None) -> None:
     k = len(W)
     i = e["split"]
     if type(i) is not int or not 0 <= i < k:
@@ -138,6 +162,16 @@ def _check_split(W: list[list], e: dict, p: dict, rep, seq) -> None:
     rep.facts.append(f"row {i} of W* split in the ratio {lam} : {1 - lam}: a critical point of F on "
                      f"M({k + 1}, {k}) (positive homogeneity) with at least {q} negative eigenvalues (Courant-Fischer "
                      f"on {q} directions): a saddle, not a local minimum")
+    if base is not None:
+        antisymmetric = lam == Fraction(1, 2) and q == k - 1 and all(
+            U[r] == [Fraction(0)] * k for U in dirs for r in range(k) if r != i) and all(
+            U[k] == [-v for v in U[i]] for U in dirs)
+        if not antisymmetric:
+            raise Reject("an exact inertia needs λ = 1/2 and k − 1 directions (y, −y) on the two copies only")
+        rep.facts.append(f"its inertia, exactly: {k - 1 + base} negative, 1 zero, {k * k - base} positive "
+                         f"eigenvalues of {(k + 1) * k} (swap-symmetric part: the certified inertia of W*; "
+                         f"antisymmetric part: {k - 1} negative and the split segment's tangent)")
+        rep.checks["the swap of the two copies: symmetric and antisymmetric blocks"] += 1
     rep.checks["positive homogeneity: the split point is critical"] += 1
     rep.checks["Courant-Fischer: the Hessian is negative definite on the directions"] += 1
 

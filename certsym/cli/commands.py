@@ -588,8 +588,8 @@ def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
             e = c["proof"]["embedding"]
             tag = f"split{e['split']}" if "split" in e else "zero"
             write_json_atomic(str(Path(args.certs) / f"{a.base.family.name}_k{args.k}_{tag}.json"), c)
-    splits = [{"row": s.row, "certified_negative": s.negative, "spectrum": dict(zip(("negative", "zero", "positive"),
-                                                                                  s.spectrum, strict=True)),
+    splits = [{"row": s.row, "certified_negative_at_least": s.negative,
+               "spectrum": dict(zip(("negative", "zero", "positive"), s.spectrum, strict=True)),
                "smallest_eigenvalue": s.smallest} for s in a.splits]
     zero = {"direction": [str(x) for x in a.zero.direction], "slope": a.zero.slope}
     ok = all(replayed) and len(certs) == len(a.splits) + 1
@@ -600,11 +600,15 @@ def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
     value = float(a.base.box.loss.mid())
     print(f"{a.base.family.name}, k = {args.k}: the certified critical point W* (F = {value:.10g}, "
           f"{a.base.inertia.negative} negative eigenvalues) with one neuron added, in M({args.k + 1}, {args.k}):")
+    exact = {c["proof"]["embedding"]["split"]: c["proof"]["base_inertia"]["negative"]
+             for c in certs if "base_inertia" in c["proof"]}
     for s in a.splits:
         neg, zer, pos = s.spectrum
-        print(f"  row {s.row} split in halves: a critical point (positive homogeneity); certified: at least "
-              f"{s.negative} negative eigenvalues, a saddle. Numerically: {neg} negative (smallest {s.smallest:.4g}), "
-              f"{zer} zero (the split segment), {pos} positive")
+        k = args.k
+        certified = (f"certified inertia: {k - 1 + exact[s.row]} negative, 1 zero, {k * k - exact[s.row]} positive"
+                     if s.row in exact else f"certified: at least {s.negative} negative eigenvalues")
+        print(f"  row {s.row} split in halves: a critical point (positive homogeneity), a saddle; {certified}. "
+              f"Numerically: {neg} negative (smallest {s.smallest:.4g}), {zer} zero, {pos} positive")
     print(f"  zero neuron: g(û) = {a.zero.slope:.6g} < 0 (certified) in a direction û, so "
           f"F([W*; εû]) = F(W*) + ε g(û) + ε²|û|²/4 < F(W*): not a local minimum")
     verdict = "all replayed by the independent checker" if all(replayed) else "NOT all replayed"
