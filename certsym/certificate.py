@@ -43,6 +43,8 @@ CLAIMS = {
     "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
+    "wide_critical_point": "F on M(n,k) has exactly one critical point in the box of the fixed-point space of the "
+                           "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
     "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
                     "minimum of F on M(k+1,k)",
 }
@@ -308,6 +310,15 @@ def hessian_inertia_certificate(c, inertia) -> dict:
     proof = {"critical_point": _box_json(c), "irreps": irreps_of(c, inertia.method), "probes": probes,
              "negative": inertia.negative, "statement": "isotypic decomposition and Sylvester's law of inertia"}
     return _document("hessian_inertia", QQ, [], proof)
+
+
+def wide_critical_point_certificate(p) -> dict:
+    """``wide_critical_point``: the generators, the Krawczyk box in orbit coordinates, the loss, the minimum claim."""
+    return _document("wide_critical_point", QQ, [], {
+        "shape": list(p.shape), "generators": [[list(a), list(b)] for a, b in p.generators],
+        "center": [str(x) for x in p.center], "radius": str(p.radius),
+        "preconditioner": [[str(x) for x in row] for row in p.preconditioner], "loss": [str(x) for x in p.loss],
+        "minimum": p.minimum, "statement": "Krawczyk and symmetric criticality"})
 
 
 def added_neuron_certificates(a) -> list[dict]:

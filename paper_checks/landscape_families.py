@@ -45,22 +45,37 @@ def run(ctx: Context) -> None:
 
 def _added_neuron(ctx: Context) -> None:
     """Over-parameterization (n = k + 1): the one-misfit minimum with one neuron added. Each split row (the first
-    row of each block, in halves) is a critical point with at least k − 1 certified negative eigenvalues; the zero
-    neuron has a certified descent direction. Every certificate is replayed."""
-    from certsym.certificate import added_neuron_certificates
+    row of each block, in halves) is a critical point with certified inertia (k − 1, 1, k²); the zero neuron has a
+    certified descent direction; gradient descent from each, a small step along its descent direction, ends at the
+    global minimum or at a spurious critical point certified in its fixed-point space. Every certificate is
+    replayed."""
+    from certsym.certificate import added_neuron_certificates, wide_critical_point_certificate
     from certsym.landscape.added_neuron import study
 
+    def where(out) -> tuple:
+        if out is None:
+            return ("—",)
+        if out.end is None:
+            return ("global minimum" if out.error is None else f"F = {out.loss:.6f}, not certified",)
+        return (f"F = {float(out.end.loss[0]):.7f}, certified " + ("minimum" if out.end.minimum else "critical point"),)
+
     rows = []
-    for k in [6, 8] if ctx.quick else range(6, 13):
+    for k in [6, 7] if ctx.quick else range(6, 13):
         a = study("one-misfit", k)
         certs = added_neuron_certificates(a)
-        ok = len(certs) == len(a.splits) + 1 and all(s.negative == k - 1 for s in a.splits) and a.zero.slope < 0
+        ok = (len(certs) == len(a.splits) + 1 and a.zero.slope < 0
+              and all(s.negative == k - 1 and "base_inertia" in c["proof"] for s, c in zip(a.splits, certs,
+                                                                                           strict=False)))
         for c in certs:
             e = c["proof"]["embedding"]
             tag = f"split{e['split']}" if "split" in e else "zero"
             ctx.record(STATEMENT, SLUG, f"one-misfit_k{k}_plus_one_{tag}", ok, c)
-        rows.append((k, float(a.base.box.loss.mid()), a.zero.slope,
-                     [(s.row, s.negative, s.spectrum, s.smallest) for s in a.splits]))
+        for tag, out in [*((f"split{s.row}", s.escape) for s in a.splits), ("zero", a.zero.escape)]:
+            if out is not None and out.end is not None:
+                ctx.record(STATEMENT, SLUG, f"one-misfit_k{k}_plus_one_{tag}_escape", True,
+                           wide_critical_point_certificate(out.end))
+        rows.append((k, float(a.base.box.loss.mid()), a.zero.slope, where(a.zero.escape)[0],
+                     [(s.row, s.negative, s.spectrum, s.smallest, where(s.escape)[0]) for s in a.splits]))
     ctx.findings["added_neuron"] = rows
 
 

@@ -141,11 +141,17 @@ def _landscape_tables(ctx: Context) -> list[str]:
                "is a minimum of the k-neuron loss that does not survive as a minimum in either embedding. The "
                "spectrum counts (negative / zero / positive) are the floating-point check of the certified "
                "inertia; the smallest eigenvalue is floating point.", "",
-               "| k | F(W*) | zero neuron: g(û) | split good row: certified negative; spectrum; smallest "
-               "| split misfit row: certified negative; spectrum; smallest |", "|---|---|---|---|---|"]
-        for k, value, g, splits in f["added_neuron"]:
-            cells = [f"≥ {q}; {s[0]}/{s[1]}/{s[2]}; {low:.4f}" for _, q, s, low in splits]
-            md.append(f"| {k} | {value:.6f} | {g:.5f} | " + " | ".join(cells) + " |")
+               "| k | F(W*) | zero neuron: g(û); descent ends at | split good row: certified inertia (numerical "
+               "spectrum); smallest eigenvalue; descent ends at | split misfit row: the same |",
+               "|---|---|---|---|---|"]
+        for k, value, g, zero_end, splits in f["added_neuron"]:
+            cells = [f"({q}, 1, {k * k}) ({s[0]}/{s[1]}/{s[2]}); {low:.4f}; {end}" for _, q, s, low, end in splits]
+            md.append(f"| {k} | {value:.6f} | {g:.5f}; {zero_end} | " + " | ".join(cells) + " |")
+        md += ["", "Descent from a saddle starts 10^-3 along its most negative certified direction (the zero neuron: "
+               "along û), step 4/k, until max |∇F| < 10^-9. The spurious end points from the split misfit row are "
+               "certified (kind wide_critical_point: Krawczyk in the fixed-point space of their isotropy, found as "
+               "row-and-column transposition pairs, and interval Cholesky of the full Hessian): from k = 7 a new "
+               "spurious minimum below F(W*), two misfit neurons sharing the uncovered teacher; at k = 6 a saddle."]
     if "spectrum" in f:
         md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
                "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]

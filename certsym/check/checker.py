@@ -36,6 +36,8 @@ CLAIMS = {
     "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
+    "wide_critical_point": "F on M(n,k) has exactly one critical point in the box of the fixed-point space of the "
+                           "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
     "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
                     "minimum of F on M(k+1,k)",
 }
@@ -578,7 +580,8 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
          "distance_bound": (2, lambda F, nets, proof, rep: _distance().check_distance(F, nets, proof, rep)),
          "critical_point": (0, lambda F, nets, proof, rep: _landscape().check_box(proof, rep, keys, seq)),
          "hessian_inertia": (0, lambda F, nets, proof, rep: _landscape().check_inertia(proof, rep, keys, seq)),
-         "added_neuron": (0, lambda F, nets, proof, rep: _added_neuron().check_added_neuron(proof, rep, keys, seq))}
+         "added_neuron": (0, lambda F, nets, proof, rep: _added_neuron().check_added_neuron(proof, rep, keys, seq)),
+         "wide_critical_point": (0, lambda F, nets, proof, rep: _wide().check_wide(proof, rep, keys, seq))}
 
 
 def _distance():
@@ -600,6 +603,13 @@ def _added_neuron():
     from certsym.check import added_neuron
 
     return added_neuron
+
+
+def _wide():
+    """The replay of critical points on M(n, k) under a permutation group (its own module)."""
+    from certsym.check import wide
+
+    return wide
 
 
 def _landscape():

@@ -574,25 +574,35 @@ def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
     """One neuron added to a certified critical point (n = k + 1): splits and the zero neuron, certified."""
     from pathlib import Path
 
-    from certsym.certificate import added_neuron_certificates
+    from certsym.certificate import added_neuron_certificates, wide_critical_point_certificate
     from certsym.check import check
     from certsym.landscape.added_neuron import MAX_K, study
 
     _family(args.family)
     a = study(args.family, _landscape_k(args.k, MAX_K))
-    certs = added_neuron_certificates(a)
+    named = {}
+    for c in added_neuron_certificates(a):
+        e = c["proof"]["embedding"]
+        named[f"split{e['split']}" if "split" in e else "zero"] = c
+    escapes = [(f"split{s.row}", s.escape) for s in a.splits] + [("zero", a.zero.escape)]
+    for tag, out in escapes:
+        if out is not None and out.end is not None:
+            named[f"{tag}_escape"] = wide_critical_point_certificate(out.end)
+    certs = list(named.values())
     replayed = [bool(check(c)) for c in certs]
     if args.certs:
         Path(args.certs).mkdir(parents=True, exist_ok=True)
-        for c in certs:
-            e = c["proof"]["embedding"]
-            tag = f"split{e['split']}" if "split" in e else "zero"
+        for tag, c in named.items():
             write_json_atomic(str(Path(args.certs) / f"{a.base.family.name}_k{args.k}_{tag}.json"), c)
     splits = [{"row": s.row, "certified_negative_at_least": s.negative,
                "spectrum": dict(zip(("negative", "zero", "positive"), s.spectrum, strict=True)),
                "smallest_eigenvalue": s.smallest} for s in a.splits]
     zero = {"direction": [str(x) for x in a.zero.direction], "slope": a.zero.slope}
-    ok = all(replayed) and len(certs) == len(a.splits) + 1
+    for row, (_, out) in zip([*splits, zero], escapes, strict=True):
+        row["escape"] = None if out is None else {
+            "loss": out.loss, "steps": out.steps, "certified_end": out.end is not None,
+            "minimum": None if out.end is None else out.end.minimum, "error": out.error}
+    ok = all(replayed) and all(tag in named for tag in [*(f"split{s.row}" for s in a.splits), "zero"])
     if args.json:
         _emit_json({"family": a.base.family.name, "k": args.k, "n": args.k + 1, "loss": float(a.base.box.loss.mid()),
                     "splits": splits, "zero_neuron": zero, "certified": ok})
@@ -611,9 +621,22 @@ def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
               f"Numerically: {neg} negative (smallest {s.smallest:.4g}), {zer} zero, {pos} positive")
     print(f"  zero neuron: g(û) = {a.zero.slope:.6g} < 0 (certified) in a direction û, so "
           f"F([W*; εû]) = F(W*) + ε g(û) + ε²|û|²/4 < F(W*): not a local minimum")
+    for tag, out in escapes:
+        if out is not None:
+            print(f"  descent from {tag} (a step of 1e-3 along its descent direction): {_escape_text(out)}")
     verdict = "all replayed by the independent checker" if all(replayed) else "NOT all replayed"
     print(f"{len(certs)} certificates, {verdict}" + (f"; written to {args.certs}" if args.certs else ""))
     return EXIT_OK if ok else EXIT_NEGATIVE
+
+
+def _escape_text(out) -> str:
+    if out.end is not None:
+        kind = "a strict local minimum" if out.end.minimum else "a critical point (not a minimum numerically)"
+        return (f"ends at F = {float(out.end.loss[0]):.10g} after {out.steps} steps: certified {kind} in its "
+                f"{len(out.end.orbits)}-dimensional fixed-point space")
+    if out.error:
+        return f"ends at F = {out.loss:.6g} after {out.steps} steps, not certified ({out.error})"
+    return f"ends at the global minimum (F = {out.loss:.1e}) after {out.steps} steps"
 
 
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
@@ -698,10 +721,12 @@ def cmd_landscape_certify(args: argparse.Namespace) -> int:
     from certsym.landscape.given import certify_matrix
 
     W = _read_matrix(args.W)
-    if args.k is not None and W.shape != (args.k, args.k):
-        raise InputError(f"W has shape {W.shape}, not ({args.k}, {args.k})")
+    if args.k is not None and W.shape[1] != args.k:
+        raise InputError(f"W has shape {W.shape}, not k = {args.k} columns")
     if not args.tol > 0:
         raise InputError("--tol must be positive")
+    if W.shape[0] != W.shape[1]:
+        return _certify_wide(W, args)
     given = certify_matrix(W, args.tol)
     head = {"k": given.k, "isotropy": "Δ(" + " × ".join(f"S_{p}" for p in given.sizes) + ")",
             "family": given.name, "projection_distance": given.projection_distance,
@@ -717,6 +742,38 @@ def cmd_landscape_certify(args: argparse.Namespace) -> int:
         print(f"W (k = {given.k}) has isotropy {head['isotropy']} within {given.projection_distance:.3g}; Newton "
               f"moved the projection by {given.newton_distance:.3g}")
     return _emit_critical(given.critical, args, head)
+
+
+def _certify_wide(W, args: argparse.Namespace) -> int:
+    """``landscape certify`` for n ≠ k: the isotropy as transposition pairs, Krawczyk in its fixed-point space."""
+    from certsym.certificate import wide_critical_point_certificate
+    from certsym.landscape.wide import WideError, certify_wide
+
+    n, k = W.shape
+    try:
+        p = certify_wide(W, min(args.tol, 1e-3))
+    except WideError as exc:
+        if args.json:
+            _emit_json({"n": n, "k": k, "certified": False, "reason": str(exc)})
+        else:
+            print(f"NOT certified: {exc}")
+        return EXIT_NEGATIVE
+    if args.inertia_cert:
+        raise InputError("--inertia-cert is for square W; with n ≠ k the minimum claim is in the --cert certificate")
+    if args.cert:
+        write_json_atomic(args.cert, wide_critical_point_certificate(p))
+    out = {"n": n, "k": k, "certified": True, "parameters": len(p.orbits), "generators": len(p.generators),
+           "loss": [float(p.loss[0]), float(p.loss[1])], "minimum": p.minimum,
+           "smallest_eigenvalue": p.smallest_eigenvalue}
+    if args.json:
+        _emit_json(out)
+    else:
+        kind = "a strict local minimum (Hessian positive definite, checked by the checker's interval Cholesky)" \
+            if p.minimum else f"not a minimum numerically (smallest eigenvalue {p.smallest_eigenvalue:.3g})"
+        print(f"W in M({n}, {k}): a certified critical point in the {len(p.orbits)}-dimensional fixed-point space "
+              f"of {len(p.generators)} transposition pairs; F in [{float(p.loss[0]):.12g}, {float(p.loss[1]):.12g}]; "
+              f"{kind}")
+    return EXIT_OK
 
 
 def cmd_landscape_point(args: argparse.Namespace) -> int:
@@ -750,7 +807,11 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise InputError("--runs must be positive")
     runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
-    e = experiment(k, runs, args.seed, max_steps=max_steps, init=args.init)
+    if not 0 <= args.extra <= k:
+        raise InputError(f"--extra must be from 0 to k = {k}")
+    e = experiment(k, runs, args.seed, max_steps=max_steps, init=args.init, extra=args.extra)
+    if args.extra:
+        return _wide_descent(e, args, runs)
     certified = {} if args.no_certify else e.certified_end_points()
     if args.certs:
         from pathlib import Path
@@ -781,6 +842,47 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
                       f"{row['loss'][1]:.12g}], {kind}")
             else:
                 print(f"  {count:>4}  {name}: not certified ({row['reason']})")
+    return EXIT_OK
+
+
+def _wide_descent(e, args: argparse.Namespace, runs: int) -> int:
+    """The descent report with added neurons: spurious end points certified in their fixed-point spaces."""
+    from pathlib import Path
+
+    from certsym.certificate import wide_critical_point_certificate
+
+    n = e.k + args.extra
+    certified = {} if args.no_certify else e.certified_wide_end_points()
+    if args.certs:
+        Path(args.certs).mkdir(parents=True, exist_ok=True)
+        for i, p in enumerate(v for v in certified.values() if not isinstance(v, str)):
+            write_json_atomic(Path(args.certs) / f"k{e.k}_n{n}_end{i}_wide_critical_point.json",
+                              wide_critical_point_certificate(p))
+
+    def row(p) -> dict:
+        if isinstance(p, str):
+            return {"certified": False, "reason": p}
+        return {"certified": True, "loss": [float(p.loss[0]), float(p.loss[1])], "minimum": p.minimum,
+                "parameters": len(p.orbits)}
+
+    out = {"k": e.k, "n": n, "runs": runs, "seed": args.seed, "init": args.init,
+           "spurious_fraction": e.spurious_fraction, "lands_in": dict(e.counts),
+           "converged": sum(r.converged for r in e.runs), "certified": {k: row(v) for k, v in certified.items()}}
+    if args.json:
+        _emit_json(out)
+        return EXIT_OK
+    print(f"k = {e.k}, n = {n} student neurons: {runs} runs, {out['converged']} converged, spurious fraction "
+          f"{e.spurious_fraction:.3f}")
+    for name, count in e.counts.most_common():
+        r = out["certified"].get(name)
+        if r is None:
+            print(f"  {count:>4}  {name}")
+        elif r["certified"]:
+            kind = "a strict local minimum" if r["minimum"] else "a critical point, not a minimum numerically"
+            print(f"  {count:>4}  {name}: certified {kind}, F in [{r['loss'][0]:.12g}, {r['loss'][1]:.12g}] "
+                  f"({r['parameters']} parameters in its fixed-point space)")
+        else:
+            print(f"  {count:>4}  {name}: not certified ({r['reason']})")
     return EXIT_OK
 
 
@@ -993,6 +1095,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true", help="at most 4 runs of at most 5000 steps")
     p.add_argument("--init", choices=("normal", "xavier"), default="normal",
                    help="W_ij ~ N(0, 1/k) (default) or Xavier's uniform U(−√(3/k), √(3/k)), the same variance")
+    p.add_argument("--extra", type=int, default=0, metavar="N",
+                   help="N student neurons beyond k (W in M(k+N, k)); spurious end points are certified in their "
+                   "fixed-point spaces (wide_critical_point certificates)")
     p.add_argument("--no-certify", action="store_true", help="do not certify the distinct end points")
     p.add_argument("--certs", metavar="DIR", help="write each certified end point's critical_point certificate here")
     p = _command(lsub, "certify", "certify a given W: isotropy, Newton and Krawczyk in its fixed-point space, "

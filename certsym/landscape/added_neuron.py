@@ -18,7 +18,10 @@ the Hessian at W_λ exists, and the two split copies contribute the Hessian of w
 What is certified (kind ``added_neuron``, replayed by ``certsym.check``): for a split at λ = 1/2, a set of
 directions (y, −y) on the two copies on which the Hessian is negative definite — so at least that many negative
 eigenvalues (Courant–Fischer): a saddle; for the zero neuron, a direction û with g(û) < 0. The full spectrum of
-the (k + 1)k × (k + 1)k Hessian is reported numerically (floating point, labelled so).
+the (k + 1)k × (k + 1)k Hessian is reported numerically (floating point, labelled so), and with W*'s certified
+inertia the split's inertia is exact (``certsym.check.added_neuron``). Gradient descent started a small step
+along the descent direction shows where the saddle leads: its end point is certified in its own fixed-point
+space when it is spurious (``wide``).
 
 Cost: O(k⁴) for the numerical Hessian; the search for û is O(starts · steps · k²).
 """
@@ -32,10 +35,22 @@ import numpy as np
 
 from certsym.landscape import kernel, restricted
 from certsym.landscape.certify import Critical, critical
+from certsym.landscape.wide import WideError, WidePoint, certify_wide
 
 MAX_K = 40  # the full (k + 1)k × (k + 1)k Hessian is computed numerically
 DYADIC = 2**24  # directions are rounded to multiples of 2^-24 (any direction certifies what it certifies)
 ZERO_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class Escape:
+    """Where gradient descent goes from the saddle, started a small step along its descent direction: the end
+    point's loss, and its certification in its fixed-point space when it is spurious (F ≥ 10⁻³)."""
+
+    loss: float
+    steps: int
+    end: WidePoint | None  # None: the global minimum (F < 10⁻³), or not certified (see ``error``)
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +62,7 @@ class Split:
     negative: int      # len(directions): certified negative eigenvalues (at least)
     spectrum: tuple[int, int, int]  # numerically: negative, zero (|λ| < 1e-8), positive
     smallest: float    # numerically, the most negative eigenvalue
+    escape: Escape | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +71,7 @@ class ZeroNeuron:
 
     direction: tuple[Fraction, ...]
     slope: float
+    escape: Escape | None = None
 
 
 @dataclass(frozen=True)
@@ -143,7 +160,28 @@ def split_directions(W: np.ndarray, row: int) -> tuple[list[np.ndarray], tuple[i
     return [vectors[:, j] for j in range(k) if values[j] < -ZERO_TOL], counts, float(ev[0])
 
 
-def study(name: str, k: int, rows: tuple[int, ...] | None = None) -> AddedNeuron:
+def escape(W: np.ndarray, max_steps: int = 100000, tol: float = 1e-9) -> Escape:
+    """Gradient descent (step 4/k, ``kernel.fast_gradient``) from W to max |∇F| < tol; a spurious end point is
+    certified with ``wide.certify_wide``. Cost O(steps · n²k)."""
+    k = W.shape[1]
+    W = W.copy()
+    steps = 0
+    while steps < max_steps:
+        G = kernel.fast_gradient(W)
+        if np.abs(G).max() < tol:
+            break
+        W -= (4.0 / k) * G
+        steps += 1
+    value = kernel.fast_loss(W)
+    if value < 1e-3:
+        return Escape(value, steps, None)
+    try:
+        return Escape(value, steps, certify_wide(W))
+    except WideError as exc:
+        return Escape(value, steps, None, str(exc))
+
+
+def study(name: str, k: int, rows: tuple[int, ...] | None = None, descend: bool = True) -> AddedNeuron:
     """Add one neuron to the certified critical point of family ``name`` at k: split each block's first row in
     halves (or the given rows), and the zero neuron. Cost: one certification and O(k⁴) per split."""
     base = critical(name, k)
@@ -159,7 +197,11 @@ def study(name: str, k: int, rows: tuple[int, ...] | None = None) -> AddedNeuron
             U[row] = [_dyadic(v) for v in y]
             U[k] = [-v for v in U[row]]
             directions.append(tuple(tuple(r) for r in U))
-        splits.append(Split(row, tuple(directions), len(directions), counts, smallest))
+        out = None
+        if descend and ys:  # leave the saddle along its most negative certified direction
+            out = escape(split(W, row) + 1e-3 * np.array([[float(v) for v in r] for r in directions[0]]))
+        splits.append(Split(row, tuple(directions), len(directions), counts, smallest, out))
     u = descent_direction(W)
-    zero = ZeroNeuron(tuple(_dyadic(v) for v in u), slope(W, u))
+    zero_out = escape(np.vstack([W, 1e-3 * u])) if descend else None
+    zero = ZeroNeuron(tuple(_dyadic(v) for v in u), slope(W, u), zero_out)
     return AddedNeuron(base, W, tuple(splits), zero)

@@ -49,7 +49,7 @@ def loss(W: Sequence[Sequence], prec: int = 128) -> arb:
     """F(W) for the teacher V = I_k, as a ball (entries of W: anything arb accepts, e.g. fmpq)."""
     with ctx.workprec(prec):
         Wb = [[arb(x) for x in row] for row in W]
-        k = len(Wb)
+        k = len(Wb[0])  # the teacher is I_k, k = the number of columns
         V = [[arb(int(i == j)) for j in range(k)] for i in range(k)]
         total = arb(0)
         for a in Wb:
@@ -67,8 +67,8 @@ def gradient(W: Sequence[Sequence], prec: int = 128) -> list[list[arb]]:
     """∇F(W) as balls, row i = ∇_{w_i} F."""
     with ctx.workprec(prec):
         Wb = [[arb(x) for x in row] for row in W]
-        k, d = len(Wb), len(Wb[0])
-        V = [[arb(int(i == j)) for j in range(d)] for i in range(k)]
+        d = len(Wb[0])
+        V = [[arb(int(i == j)) for j in range(d)] for i in range(d)]
         out = []
         for w in Wb:
             g = [arb(0)] * d

@@ -19,6 +19,7 @@ import numpy as np
 from certsym.landscape import kernel, restricted
 from certsym.landscape.families import FAMILIES, misfit, newton
 from certsym.landscape.given import GivenPoint, certify_matrix, isotropy_type
+from certsym.landscape.wide import WideError, WidePoint, certify_wide
 
 
 @dataclass
@@ -52,6 +53,18 @@ class Experiment:
             if (run.lands_in != "global minimum" and run.lands_in not in out and run.W is not None
                     and run.W.shape[0] == run.W.shape[1]):
                 out[run.lands_in] = certify_matrix(run.W)
+        return out
+
+    def certified_wide_end_points(self) -> dict[str, WidePoint | str]:
+        """With added neurons (W ∈ M(n, k), n > k): each distinct spurious end point certified in its fixed-point
+        space (``wide.certify_wide``), or the reason it is not. Cost: one certification per class."""
+        out: dict[str, WidePoint | str] = {}
+        for run in self.runs:
+            if run.lands_in != "global minimum" and run.lands_in not in out and run.W is not None:
+                try:
+                    out[run.lands_in] = certify_wide(run.W)
+                except WideError as exc:
+                    out[run.lands_in] = str(exc)
         return out
 
     @property
