@@ -104,8 +104,10 @@ def test_cli_add_neuron(tmp_path, capsys) -> None:
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["certified"] and out["n"] == 7 and out["zero_neuron"]["slope"] < 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["one-misfit_k6_split0.json", "one-misfit_k6_split5.json",
-                                                           "one-misfit_k6_zero.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "one-misfit_k6_split0.json", "one-misfit_k6_split5.json", "one-misfit_k6_split5_escape.json",
+        "one-misfit_k6_zero.json"]  # the split misfit row leads to a saddle, certified in its fixed-point space
+    assert out["splits"][1]["escape"]["certified_end"] and out["splits"][1]["escape"]["minimum"] is False
     assert main(["check", *map(str, tmp_path.iterdir())]) == 0
     assert main(["landscape", "add-neuron", "--family", "one-misfit", "--k", "99"]) == 2
 
