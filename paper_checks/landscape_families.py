@@ -160,3 +160,31 @@ def run_findings(ctx: Context) -> None:
         e = experiment(k, runs, seed=2018)
         table.append((k, runs, e.spurious_fraction, dict(e.counts)))
     ctx.findings["descent"] = table
+    _wide_descent(ctx)
+
+
+PUBLISHED_PLUS_ONE = {8: 0.1, 10: 0.1, 11: 0.1, 12: 0.3, 13: 1.5, 14: 5.5}  # % spurious at n = k + 1
+
+
+def _wide_descent(ctx: Context) -> None:
+    """Safran and Shamir's experiment with one neuron added (n = k + 1, Xavier initialization): the spurious shares
+    beside the published ones, each distinct spurious end point certified in its fixed-point space."""
+    from certsym.certificate import wide_critical_point_certificate
+    from certsym.landscape.descent import experiment
+
+    runs = 10 if ctx.quick else 200
+    table = []
+    for k in [8] if ctx.quick else range(6, 15):
+        e = experiment(k, runs, seed=2018, init="xavier", extra=1, max_steps=20000 if ctx.quick else 50000)
+        ends = []
+        for name, p in e.certified_wide_end_points().items():
+            count = e.counts[name]
+            if isinstance(p, str):  # e.g. a run that stopped before it converged: shown as not certified
+                ends.append((count, name, None, None))
+                continue
+            ctx.record(STATEMENT, SLUG, f"plus_one_descent_k{k}_{float(p.loss[0]):.6f}", True,
+                       wide_critical_point_certificate(p))
+            ends.append((count, name, float(p.loss[0]), p.minimum))
+        spurious = sum(r.lands_in != "global minimum" for r in e.runs)
+        table.append((k, runs, spurious, PUBLISHED_PLUS_ONE.get(k, 0.0), ends))
+    ctx.findings["plus_one_descent"] = table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -65,6 +66,14 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
             f"{_html(extra)}<h2>Figures</h2>{imgs}</body></html>")
     (out / "report.html").write_text(page, encoding="utf-8")
     return figures
+
+
+def _wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The 95% Wilson score interval of a binomial proportion."""
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def _html(lines: list[str]) -> str:
@@ -158,6 +167,19 @@ def _landscape_tables(ctx: Context) -> list[str]:
     if "distance" in f:
         md += ["", "| k | max distance one-misfit ↔ W = I spectra | mean distance |", "|---|---|---|"]
         md += [f"| {k} | {a:.4f} | {b:.4f} |" for k, a, b in f["distance"]]
+    if "plus_one_descent" in f:
+        md += ["", "Gradient descent with one neuron added (n = k + 1; Xavier initialization of all (k + 1) × k "
+               "weights, seed 2018, step 4/k, until max |∇F| < 10^-6; spurious: F ≥ 10^-3), beside the published "
+               "shares at n = k + 1. Every distinct spurious end point is certified in its fixed-point space "
+               "(wide_critical_point, replayed).", "",
+               "| k | runs | spurious | share (95% interval) | published | spurious end points (runs: certified F) |",
+               "|---|---|---|---|---|---|"]
+        for k, runs, spurious, published, ends in f["plus_one_descent"]:
+            lo, hi = _wilson(spurious, runs)
+            cells = "; ".join(f"{c}: F = {v:.7f}" + (" minimum" if m else " saddle") if v is not None else
+                              f"{c}: {name} (not certified)" for c, name, v, m in ends) or "—"
+            md.append(f"| {k} | {runs} | {spurious} | {100 * spurious / runs:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}%) "
+                      f"| {published}% | {cells} |")
     if "descent" in f:
         md += ["", "Gradient descent on the exact population loss from W_ij ~ N(0, 1/k) (seed 2018):", "",
                "| k | runs | spurious fraction | end points |", "|---|---|---|---|"]
