@@ -223,23 +223,9 @@ def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
     C = [[rational(v) for v in seq(row, P, "proof.preconditioner")] for row in seq(b["preconditioner"], P,
                                                                                        "proof.preconditioner")]
     with _precision():
-        at = loss_jet(sizes, [_interval(q) for q in center])
         X = [_interval(q, r) for q in center]
-        over = loss_jet(sizes, X)
-        Ci = [[_interval(v) for v in row] for row in C]
-        rad = _interval(Fraction(0), r)
-        for i in range(P):
-            Kc = -sum((Ci[i][j] * at.g[j] for j in range(P)), iv.mpf(0))
-            for j in range(P):
-                M = (1 if i == j else 0) - sum((Ci[i][q] * over.h[q][j] for q in range(P)), iv.mpf(0))
-                Kc += M * rad
-            if not (abs(Kc).b < _interval(r).a):
-                raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
-        slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
-        enclosure = at.v + iv.mpf([-slope.b, slope.b])
-        lo, hi = (rational(v) for v in seq(b["loss"], 2, "proof.loss"))
-        if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
-            raise Reject("the claimed loss interval does not contain the certified enclosure")
+        lo, hi = krawczyk(loss_jet(sizes, [_interval(q) for q in center]), loss_jet(sizes, X), C, r,
+                          seq(b["loss"], 2, "proof.loss"))
         family = family_of(sizes, X)
     if b["family"] != family:
         raise Reject(f"proof.family is {b['family'][:40]!r}, but the certified point belongs to {family!r} (block "
@@ -250,6 +236,28 @@ def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
     rep.checks["Krawczyk: a unique critical point in the box"] += 1
     rep.checks["loss enclosure"] += 1
     return sizes, X, r
+
+
+def krawczyk(at: Jet, over: Jet, C: list[list[Fraction]], r: Fraction, claim: list) -> tuple[Fraction, Fraction]:
+    """Reject unless the Krawczyk operator −C g(x̃) + (I − C H(X))(X − x̃) lies inside the open box of radius r
+    (``at``: the jet at the centre x̃, ``over``: on the box X) and the loss enclosure F(x̃) ± r Σ_i sup_X |∂_i F|
+    lies in the claimed [lo, hi]; returns (lo, hi). Cost: O(P³) interval operations."""
+    P = len(at.g)
+    Ci = [[_interval(v) for v in row] for row in C]
+    rad = _interval(Fraction(0), r)
+    for i in range(P):
+        Kc = -sum((Ci[i][j] * at.g[j] for j in range(P)), iv.mpf(0))
+        for j in range(P):
+            M = (1 if i == j else 0) - sum((Ci[i][q] * over.h[q][j] for q in range(P)), iv.mpf(0))
+            Kc += M * rad
+        if not (abs(Kc).b < _interval(r).a):
+            raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
+    slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
+    enclosure = at.v + iv.mpf([-slope.b, slope.b])
+    lo, hi = (rational(v) for v in claim)
+    if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
+        raise Reject("the claimed loss interval does not contain the certified enclosure")
+    return lo, hi
 
 
 def refined_box(sizes: list[int], X: list, parts: list[list[int]]) -> tuple[list[int], list]:

@@ -24,10 +24,17 @@ Cost: O(n² k P²) interval operations for the jets, O((nk)³) for the Cholesky 
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from certsym.check.fields import Reject, rational
-from certsym.check.landscape import Jet, _decimal, _interval, _kappa, _nonneg, _precision, iv  # mpmath stays there
+from certsym.check.landscape import (  # mpmath's interval arithmetic stays in the landscape module
+    Jet,
+    _decimal,
+    _interval,
+    _kappa,
+    _nonneg,
+    _precision,
+    iv,
+    krawczyk,
+)
 
 MAX_ENTRIES = 200
 MAX_PARAMS = 40
@@ -185,23 +192,9 @@ def check_wide(proof: dict, rep, keys, seq) -> None:
         return out
 
     with _precision():
-        at = _loss_jet(n, k, entries([_interval(q) for q in center]))
         X = [_interval(q, r) for q in center]
-        over = _loss_jet(n, k, entries(X))
-        Ci = [[_interval(v) for v in row] for row in C]
-        rad = _interval(Fraction(0), r)
-        for i in range(P):
-            Kc = -sum((Ci[i][j] * at.g[j] for j in range(P)), iv.mpf(0))
-            for j in range(P):
-                M = (1 if i == j else 0) - sum((Ci[i][q] * over.h[q][j] for q in range(P)), iv.mpf(0))
-                Kc += M * rad
-            if not (abs(Kc).b < _interval(r).a):
-                raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
-        slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
-        enclosure = at.v + iv.mpf([-slope.b, slope.b])
-        lo, hi = (rational(v) for v in seq(p["loss"], 2, "proof.loss"))
-        if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
-            raise Reject("the claimed loss interval does not contain the certified enclosure")
+        lo, hi = krawczyk(_loss_jet(n, k, entries([_interval(q) for q in center])), _loss_jet(n, k, entries(X)), C,
+                          r, seq(p["loss"], 2, "proof.loss"))
         if p["minimum"]:
             W = [[X[where[(row, col)]] for col in range(k)] for row in range(n)]
             if not _cholesky_positive(_hessian(W)):

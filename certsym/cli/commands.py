@@ -806,84 +806,64 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
     k = _landscape_k(args.k, 200)
     if args.runs < 1:
         raise InputError("--runs must be positive")
-    runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
     if not 0 <= args.extra <= k:
         raise InputError(f"--extra must be from 0 to k = {k}")
+    runs, max_steps = (min(args.runs, 4), min(args.max_steps, 5000)) if args.quick else (args.runs, args.max_steps)
     e = experiment(k, runs, args.seed, max_steps=max_steps, init=args.init, extra=args.extra)
-    if args.extra:
-        return _wide_descent(e, args, runs)
-    certified = {} if args.no_certify else e.certified_end_points()
-    if args.certs:
-        from pathlib import Path
-
-        from certsym.certificate import critical_point_certificate
-
-        folder = Path(args.certs)
-        folder.mkdir(parents=True, exist_ok=True)
-        for g in certified.values():
-            if g.critical is not None and g.critical.box.certified:
-                write_json_atomic(folder / f"k{k}_{g.name}_critical_point.json", critical_point_certificate(g.critical))
-    out = {"k": k, "runs": runs, "seed": args.seed, "init": args.init, "spurious_fraction": e.spurious_fraction,
-           "lands_in": dict(e.counts), "converged": sum(r.converged for r in e.runs),
-           "certified": {name: _given_json(g) for name, g in certified.items()}}
+    ends = {} if args.no_certify else (_wide_ends(e, args) if args.extra else _square_ends(e, args))
+    out = {"k": k, "n": k + args.extra, "runs": runs, "seed": args.seed, "init": args.init,
+           "spurious_fraction": e.spurious_fraction, "lands_in": dict(e.counts),
+           "converged": sum(r.converged for r in e.runs), "certified": ends}
     if args.json:
         _emit_json(out)
-    else:
-        print(f"k = {k}: {runs} runs, {out['converged']} converged, spurious fraction "
-              f"{e.spurious_fraction:.2f}")
-        for name, count in e.counts.most_common():
-            row = out["certified"].get(name)
-            if row is None:
-                print(f"  {count:>4}  {name}")
-            elif row["certified"]:
-                kind = "?" if row["negative"] is None else "local minimum" if row["negative"] == 0 else \
-                    f"saddle ({row['negative']} negative)"
-                print(f"  {count:>4}  {name}: certified {row['family']}, F in [{row['loss'][0]:.12g}, "
-                      f"{row['loss'][1]:.12g}], {kind}")
-            else:
-                print(f"  {count:>4}  {name}: not certified ({row['reason']})")
+        return EXIT_OK
+    width = f", n = {k + args.extra} student neurons" if args.extra else ""
+    print(f"k = {k}{width}: {runs} runs, {out['converged']} converged, spurious fraction {e.spurious_fraction:.3f}")
+    for name, count in e.counts.most_common():
+        row = ends.get(name)
+        if row is None:
+            print(f"  {count:>4}  {name}")
+        elif row["certified"]:
+            what = f" {row['family']}" if "family" in row else ""
+            print(f"  {count:>4}  {name}: certified{what}, F in [{row['loss'][0]:.12g}, {row['loss'][1]:.12g}], "
+                  f"{row['kind']}")
+        else:
+            print(f"  {count:>4}  {name}: not certified ({row['reason']})")
     return EXIT_OK
 
 
-def _wide_descent(e, args: argparse.Namespace, runs: int) -> int:
-    """The descent report with added neurons: spurious end points certified in their fixed-point spaces."""
+def _square_ends(e, args: argparse.Namespace) -> dict:
+    """Each distinct end point certified in its Δ(S_p1 × … × S_pr) fixed-point space (critical_point files)."""
+    from pathlib import Path
+
+    from certsym.certificate import critical_point_certificate
+
+    certified = e.certified_end_points()
+    if args.certs:
+        Path(args.certs).mkdir(parents=True, exist_ok=True)
+        for g in certified.values():
+            if g.critical is not None and g.critical.box.certified:
+                write_json_atomic(Path(args.certs) / f"k{e.k}_{g.name}_critical_point.json",
+                                  critical_point_certificate(g.critical))
+    return {name: _given_json(g) for name, g in certified.items()}
+
+
+def _wide_ends(e, args: argparse.Namespace) -> dict:
+    """With added neurons: each distinct spurious end point certified in its fixed-point space."""
     from pathlib import Path
 
     from certsym.certificate import wide_critical_point_certificate
 
-    n = e.k + args.extra
-    certified = {} if args.no_certify else e.certified_wide_end_points()
+    certified = e.certified_wide_end_points()
     if args.certs:
         Path(args.certs).mkdir(parents=True, exist_ok=True)
         for i, p in enumerate(v for v in certified.values() if not isinstance(v, str)):
-            write_json_atomic(Path(args.certs) / f"k{e.k}_n{n}_end{i}_wide_critical_point.json",
+            write_json_atomic(Path(args.certs) / f"k{e.k}_n{e.k + args.extra}_end{i}_wide_critical_point.json",
                               wide_critical_point_certificate(p))
-
-    def row(p) -> dict:
-        if isinstance(p, str):
-            return {"certified": False, "reason": p}
-        return {"certified": True, "loss": [float(p.loss[0]), float(p.loss[1])], "minimum": p.minimum,
-                "parameters": len(p.orbits)}
-
-    out = {"k": e.k, "n": n, "runs": runs, "seed": args.seed, "init": args.init,
-           "spurious_fraction": e.spurious_fraction, "lands_in": dict(e.counts),
-           "converged": sum(r.converged for r in e.runs), "certified": {k: row(v) for k, v in certified.items()}}
-    if args.json:
-        _emit_json(out)
-        return EXIT_OK
-    print(f"k = {e.k}, n = {n} student neurons: {runs} runs, {out['converged']} converged, spurious fraction "
-          f"{e.spurious_fraction:.3f}")
-    for name, count in e.counts.most_common():
-        r = out["certified"].get(name)
-        if r is None:
-            print(f"  {count:>4}  {name}")
-        elif r["certified"]:
-            kind = "a strict local minimum" if r["minimum"] else "a critical point, not a minimum numerically"
-            print(f"  {count:>4}  {name}: certified {kind}, F in [{r['loss'][0]:.12g}, {r['loss'][1]:.12g}] "
-                  f"({r['parameters']} parameters in its fixed-point space)")
-        else:
-            print(f"  {count:>4}  {name}: not certified ({r['reason']})")
-    return EXIT_OK
+    return {name: {"certified": False, "reason": p} if isinstance(p, str) else
+            {"certified": True, "loss": [float(p.loss[0]), float(p.loss[1])], "minimum": p.minimum,
+             "parameters": len(p.orbits), "kind": "a strict local minimum" if p.minimum else
+             "a critical point, not a minimum numerically"} for name, p in certified.items()}
 
 
 def _given_json(g) -> dict:
@@ -891,8 +871,10 @@ def _given_json(g) -> dict:
     if c is None:
         return {"certified": False, "reason": g.reason, "family": g.name}
     lo, hi = c.box.loss.lower(), c.box.loss.upper()
+    negative = c.inertia.negative
     return {"certified": c.box.certified, "family": c.family.name, "loss": [float(lo), float(hi)],
-            "negative": c.inertia.negative, "inertia_method": c.inertia.method}
+            "negative": negative, "inertia_method": c.inertia.method,
+            "kind": "?" if negative is None else "local minimum" if negative == 0 else f"saddle ({negative} negative)"}
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
