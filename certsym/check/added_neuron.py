@@ -37,6 +37,7 @@ from fractions import Fraction
 from certsym.check.fields import Reject, rational
 from certsym.check.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
     Jet,
+    _decimal,
     _interval,
     _kappa,
     _precision,
@@ -49,6 +50,7 @@ from certsym.check.landscape import (  # mpmath's interval arithmetic stays in o
 
 MAX_K = 64
 MAX_DIGITS = 400
+MAX_WORK = 1_500_000  # (pairs touching a moved row) · k · q²: about 15 s of interval jets
 
 
 def _matrix(sizes: list[int], X: list) -> list[list]:
@@ -100,7 +102,8 @@ def check_added_neuron(proof: dict, rep, keys, seq) -> None:
                 base = inertia["negative"]
             _check_split(W, keys(embedding, {"split", "lambda"}, "proof.embedding"), p, rep, seq, base)
         else:
-            if p["statement"] != "positive homogeneity" or embedding != {"zero": True}:
+            if p["statement"] != "positive homogeneity" or not (
+                    isinstance(embedding, dict) and list(embedding) == ["zero"] and embedding["zero"] is True):
                 raise Reject("a zero-neuron proof must have embedding {\"zero\": true} and cite 'positive "
                              "homogeneity'")
             _check_zero(W, p, rep, seq)
@@ -123,6 +126,9 @@ def _check_split(W: list[list], e: dict, p: dict, rep, seq, base: int | None) ->
     rows = [list(r) for r in W] + [[(1 - L) * v for v in W[i]]]
     rows[i] = [L * v for v in W[i]]
     moved = [any(U[r][c] for U in dirs for c in range(k)) for r in range(k + 1)]
+    work = sum(moved) * (2 * k + 1) * k * q * q
+    if work > MAX_WORK:
+        raise Reject(f"the directions move {sum(moved)} rows: {work:,} jet operations, over the limit {MAX_WORK:,}")
     jets = []
     for r in range(k + 1):
         row = []
@@ -193,8 +199,8 @@ def _check_zero(W: list[list], p: dict, rep, seq) -> None:
     for c in range(k):
         g = g - kappa([iv.mpf(int(c == j)) for j in range(k)])
     lo, hi = (_number(v, "proof.slope") for v in seq(p["slope"], 2, "proof.slope"))
-    if not (g.b < 0 and _interval(lo).b <= g.a and g.b <= _interval(hi).a):
-        raise Reject("g(û) is not certified negative inside the stated interval")
-    rep.facts.append(f"zero neuron added in the direction û: g(û) in [{float(lo):.6g}, {float(hi):.6g}] < 0, so "
+    if not (hi < 0 and g.b < 0 and _interval(lo).b <= g.a and g.b <= _interval(hi).a):
+        raise Reject("g(û) is not certified negative inside the stated negative interval")
+    rep.facts.append(f"zero neuron added in the direction û: g(û) in [{_decimal(lo, 6)}, {_decimal(hi, 6)}] < 0, so "
                      f"F([W*; εû]) = F(W*) + ε g(û) + ε²|û|²/4 < F(W*) for small ε > 0: not a local minimum")
     rep.checks["positive homogeneity: the zero neuron's exact expansion"] += 1

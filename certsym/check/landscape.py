@@ -204,7 +204,21 @@ def family_of(sizes: list[int], X: list) -> str:
 
 
 def _decimal(q: Fraction, digits: int = 12) -> str:
-    return f"{float(q):.{digits}g}"
+    """q to ``digits`` significant digits, for the report (any size: no float overflow, no 4300-digit cap)."""
+    if q == 0:
+        return "0"
+    size = q.numerator.bit_length() - q.denominator.bit_length()
+    if abs(size) < 1000:
+        return f"{float(q):.{digits}g}"
+    return f"{'-' if q < 0 else ''}2^{size} (about)"
+
+
+def _exact(q: Fraction) -> str | None:
+    """q exactly, when it is short enough to print (under 200 characters)."""
+    if q.numerator.bit_length() + q.denominator.bit_length() > 600:
+        return None
+    text = str(q)
+    return text if len(text) < 200 else None
 
 
 def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
@@ -230,9 +244,9 @@ def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
     if b["family"] != family:
         raise Reject(f"proof.family is {b['family'][:40]!r}, but the certified point belongs to {family!r} (block "
                      f"sizes {sizes} and the signs of the diagonals on the box)")
-    rep.facts.append(f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}] "
-                     f"(exactly [{lo}, {hi}])" if max(len(str(lo)), len(str(hi))) < 200 else
-                     f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}]")
+    exact = (_exact(lo), _exact(hi))
+    rep.facts.append(f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}]"
+                     + (f" (exactly [{exact[0]}, {exact[1]}])" if None not in exact else ""))
     rep.checks["Krawczyk: a unique critical point in the box"] += 1
     rep.checks["loss enclosure"] += 1
     return sizes, X, r

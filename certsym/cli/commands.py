@@ -1066,7 +1066,7 @@ def build_parser() -> argparse.ArgumentParser:
                  params=None)
     p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
                    "or misfit-M (M ≥ 1)")
-    p.add_argument("--k", type=int, required=True, help="the number of neurons of the certified point (3 to 40)")
+    p.add_argument("--k", type=int, required=True, help="the number of neurons of the certified point (3 to 24)")
     p.add_argument("--certs", metavar="DIR", help="write the added_neuron certificates here")
     p = _command(lsub, "descent", "gradient descent from random starts (Safran-Shamir's experiment)",
                  cmd_landscape_descent, params=None)

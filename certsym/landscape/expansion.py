@@ -37,7 +37,7 @@ import sympy
 
 from certsym.landscape import restricted
 from certsym.landscape.families import Family, NewtonError, continue_in_k, family
-from certsym.landscape.powerseries import RationalFunctions, Series, SeriesBackend, SeriesError
+from certsym.landscape.powerseries import NeedsRoot, RationalFunctions, Series, SeriesBackend, SeriesError
 from certsym.landscape.restricted import Layout
 
 REFERENCE_KS = (10**6, 10**8)
@@ -90,12 +90,24 @@ def expand(name: str, order: int = 3) -> Expansion:
     fam = family(name)
     structure, slopes = _structure(fam)
     valuations, reference = _reference(fam, structure)
+    root = None  # √M joins the coefficients when a leading coefficient is M · (a square)
+    while True:
+        try:
+            return _expand(fam.name, order, structure, slopes, valuations, reference, root, start)
+        except NeedsRoot as exc:
+            if root is not None:
+                raise ExpansionError(f"the coefficients need √{root} and √{exc.M}") from None
+            root = exc.M
+
+
+def _expand(name: str, order: int, structure: Layout, slopes: list[tuple[int, int]], valuations: dict[str, int],
+            reference: dict[str, float], root: int | None, start: float) -> Expansion:
     known: dict[str, list[sympy.Expr]] = {n: [] for n in structure.names}
     rounds = 0
     want = order + 1
     while True:
-        rounds += _solve(structure, slopes, valuations, reference, known, want)
-        loss = _loss(structure, slopes, valuations, known)
+        rounds += _solve(structure, slopes, valuations, reference, known, want, root)
+        loss = _loss(structure, slopes, valuations, known, root)
         if len(loss.coefficients) >= order + 1:
             loss = ExactSeries(loss.name, loss.valuation, loss.coefficients[:order + 1])
             break
@@ -103,7 +115,7 @@ def expand(name: str, order: int = 3) -> Expansion:
         if want > MAX_ORDER + 8:
             raise ExpansionError("the loss series did not reach the requested order")
     parameters = tuple(ExactSeries(n, valuations[n], tuple(known[n][:order + 1])) for n in structure.names)
-    return Expansion(fam.name, parameters, loss, rounds, time.perf_counter() - start)
+    return Expansion(name, parameters, loss, rounds, time.perf_counter() - start)
 
 
 def _structure(fam: Family) -> tuple[Layout, list[tuple[int, int]]]:
@@ -145,7 +157,7 @@ def _symbol(n: str, power: int) -> str:
 
 
 def _solve(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Mapping[str, int],
-           reference: Mapping[str, float], known: dict[str, list[sympy.Expr]], want: int) -> int:
+           reference: Mapping[str, float], known: dict[str, list[sympy.Expr]], want: int, root: int | None) -> int:
     """Extend ``known`` (exact coefficients from each valuation up) to ``want`` coefficients per parameter.
     Returns the number of rounds."""
     names = structure.names
@@ -156,8 +168,8 @@ def _solve(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Map
         for n in names:
             pending[n] += 1
         unknowns = [_symbol(n, valuations[n] + len(known[n]) + j) for n in names for j in range(pending[n])]
-        K = RationalFunctions(["P", *unknowns])
-        gens = dict(zip(unknowns, K.gens[1:], strict=True))
+        K = RationalFunctions(["P", *unknowns], root)
+        gens = dict(zip(unknowns, K.gens[len(K.gens) - len(unknowns):], strict=True))
         x = []
         for n in names:
             coeffs = [K(c) for c in known[n]]
@@ -167,6 +179,8 @@ def _solve(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Map
         try:
             with B.context():
                 acc = restricted._evaluate(structure, x, 1, B, _sizes(K, slopes))
+        except NeedsRoot:
+            raise
         except SeriesError as exc:
             raise ExpansionError(str(exc)) from None
         equations = [sympy.fraction(sympy.together(c.as_expr()))[0]
@@ -196,9 +210,9 @@ def _distance(solution: Mapping[sympy.Symbol, sympy.Expr], reference: Mapping[st
 
 
 def _loss(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Mapping[str, int],
-          known: Mapping[str, list[sympy.Expr]]) -> ExactSeries:
+          known: Mapping[str, list[sympy.Expr]], root: int | None) -> ExactSeries:
     """F(x(t)) from the known coefficients, scaled by t^{-v} to a nonzero limit."""
-    K = RationalFunctions(["P"])
+    K = RationalFunctions(["P"], root)
     x = [Series(K, valuations[n], [K(c) for c in known[n]], valuations[n] + len(known[n])) for n in structure.names]
     B = SeriesBackend(K, {"P": math.pi}, order=max(len(c) for c in known.values()) + 8)
     with B.context():

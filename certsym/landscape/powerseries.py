@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -37,12 +38,26 @@ class SeriesError(ArithmeticError):
     valuation under √, an angle other than 0, π/4 or π/2 at t = 0, too little precision)."""
 
 
-class RationalFunctions:
-    """The field Q(g_1, ..., g_m) of rational functions in the named generators (the first one is P = π)."""
+class NeedsRoot(SeriesError):
+    """A leading coefficient is M · (a square) for a square-free integer M > 1: the coefficients need √M."""
 
-    def __init__(self, names: Sequence[str]) -> None:
+    def __init__(self, M: int) -> None:
+        super().__init__(f"the coefficients need √{M}")
+        self.M = M
+
+
+class RationalFunctions:
+    """The field Q(g_1, ..., g_m) of rational functions in the named generators (the first one is P = π), or, with
+    ``root`` = M (square-free, > 1), Q(√M)(g_1, …): the generator named "R" stands for √M, every numerator is
+    reduced modulo R² − M and every denominator made free of R (multiplied by its conjugate), so that the
+    representation stays canonical and the zero test exact (√M is irrational over Q(π, ξ))."""
+
+    def __init__(self, names: Sequence[str], root: int | None = None) -> None:
+        if root is not None:
+            names = [names[0], "R", *names[1:]]
         self.ctx = flint.fmpq_mpoly_ctx.get(tuple(names), "lex")
         self.names = tuple(names)
+        self.root = root
         self.gens = tuple(Fraction_(self, g, self.ctx.constant(1)) for g in self.ctx.gens())
         self.zero = self(0)
         self.one = self(1)
@@ -64,6 +79,8 @@ class RationalFunctions:
     def from_expr(self, expr: sympy.Expr) -> Fraction_:
         """A sympy expression in the generators (and π, read as P) as an element."""
         expr = sympy.sympify(expr).subs(sympy.pi, sympy.Symbol(self.names[0]))
+        if self.root is not None:
+            expr = expr.subs(sympy.sqrt(self.root), sympy.Symbol("R"))
         num, den = sympy.fraction(sympy.cancel(sympy.together(expr)))
         gens = [sympy.Symbol(n) for n in self.names]
         return self._poly(num, gens) / self._poly(den, gens)
@@ -82,6 +99,8 @@ class Fraction_:
     def __init__(self, K: RationalFunctions, n: flint.fmpq_mpoly, d: flint.fmpq_mpoly) -> None:
         if d.is_zero():
             raise ZeroDivisionError("division by zero in Q(π, ξ)")
+        if K.root is not None:
+            n, d = _rationalize(K, n, d)
         if n.is_zero():
             d = K.ctx.constant(1)
         elif not d.is_constant():
@@ -147,7 +166,8 @@ class Fraction_:
 
     def evaluate(self, values: Mapping[str, float]) -> float:
         """The value at the given (float) generators."""
-        point = [values.get(name, 0.0) for name in self.K.names]
+        point = [math.sqrt(self.K.root) if name == "R" and self.K.root else values.get(name, 0.0)
+                 for name in self.K.names]
 
         def ev(poly: flint.fmpq_mpoly) -> float:
             return sum(float(c) * _prod(point, m) for m, c in poly.to_dict().items())
@@ -163,10 +183,34 @@ class Fraction_:
                                * sympy.Mul(*[g ** int(e) for g, e in zip(gens, m, strict=True)])
                                for m, c in poly.to_dict().items()])
 
-        return (expr(self.n) / expr(self.d)).subs(gens[0], sympy.pi)
+        out = (expr(self.n) / expr(self.d)).subs(gens[0], sympy.pi)
+        return out.subs(sympy.Symbol("R"), sympy.sqrt(self.K.root)) if self.K.root else out
 
     def __repr__(self) -> str:
         return f"({self.n})/({self.d})" if not self.d.is_one() else f"{self.n}"
+
+
+def _split(K: RationalFunctions, poly: flint.fmpq_mpoly) -> tuple[flint.fmpq_mpoly, flint.fmpq_mpoly]:
+    """(A, B) free of R with poly ≡ A + B·R modulo R² − M (R the second generator)."""
+    even: dict = {}
+    odd: dict = {}
+    for m, c in poly.to_dict().items():
+        e = int(m[1])
+        target = odd if e % 2 else even
+        key = (m[0], 0, *m[2:])
+        target[key] = target.get(key, 0) + c * K.root ** (e // 2)
+    zero = K.ctx.constant(0)
+    return (K.ctx.from_dict(even) if even else zero), (K.ctx.from_dict(odd) if odd else zero)
+
+
+def _rationalize(K: RationalFunctions, n: flint.fmpq_mpoly, d: flint.fmpq_mpoly):
+    """n/d with n reduced modulo R² − M and d free of R."""
+    R = K.ctx.gens()[1]
+    a, b = _split(K, d)
+    if not b.is_zero():
+        n, d = n * (a - b * R), a * a - b * b * K.root
+    A, B = _split(K, n)
+    return A + B * R, d
 
 
 def _prod(point: list[float], m: tuple[int, ...]) -> float:
@@ -382,7 +426,13 @@ class SeriesBackend:
         try:
             root = Fraction_(self.K, c.n.sqrt(), c.d.sqrt())
         except DomainError:
-            raise SeriesError(f"the leading coefficient {c.as_expr()} is not a square in Q(π, ξ)") from None
+            M = _squarefree_part(c)
+            if M is not None and self.K.root == M:  # c = M · q²: √c = q √M
+                root = self.square_root(c / M) * self.K.gens[1]
+            elif M is not None and self.K.root is None:
+                raise NeedsRoot(M) from None
+            else:
+                raise SeriesError(f"the leading coefficient {c.as_expr()} is not a square in Q(π, ξ)") from None
         return root if self.value(root) > 0 else -root
 
     def atan(self, s: Series) -> Series:
@@ -406,3 +456,25 @@ class SeriesBackend:
 
     def context(self) -> contextlib.AbstractContextManager:
         return working_order(self.order)
+
+
+def _squarefree_part(c: Fraction_) -> int | None:
+    """M > 1 square-free with c / M a square in K (c's numerator and denominator being squares up to their
+    rational contents), else None."""
+    num, den = c.n, c.d
+    if num.is_zero():
+        return None
+    q = num.leading_coefficient() / den.leading_coefficient()
+    try:
+        (num / num.leading_coefficient()).sqrt()
+        (den / den.leading_coefficient()).sqrt()
+    except DomainError:
+        return None
+    value = int(q.p) * int(q.q)  # q·q² has the square class of q
+    if value <= 0:
+        return None
+    M = 1
+    for p, e in sympy.factorint(value).items():
+        if e % 2:
+            M *= int(p)
+    return M if M > 1 else None
