@@ -18,7 +18,8 @@ Minimum. With "minimum": true the full nk × nk Hessian of F is enclosed over th
 Gram partials: for the pair (w_r, w_s), κ_g ∂²g + κ_N ∂²N + κ_gg ∇g∇gᵀ + κ_gN (∇g∇Nᵀ + ∇N∇gᵀ) + κ_NN ∇N∇Nᵀ,
 with g = w_r·w_s and N = ‖w_r‖²‖w_s‖²) and factored by interval Cholesky: if every pivot is positive, every
 symmetric matrix in the enclosure is positive definite, and the critical point is a strict local minimum.
-Bounds, enforced before the work: n·k ≤ MAX_ENTRIES, P ≤ MAX_PARAMS, generators ≤ MAX_GENERATORS.
+Bounds, enforced before the work: n·k ≤ MAX_ENTRIES, P ≤ MAX_PARAMS, generators ≤ MAX_GENERATORS, and the jets'
+work (n²k/2 + nk)·P² ≤ MAX_JET_WORK.
 Cost: O(n² k P²) interval operations for the jets, O((nk)³) for the Cholesky factorization.
 """
 
@@ -36,9 +37,10 @@ from certsym.check.landscape import (  # mpmath's interval arithmetic stays in t
     krawczyk,
 )
 
-MAX_ENTRIES = 200
+MAX_ENTRIES = 160  # n·k: the interval Cholesky of the full Hessian is O((nk)³)
 MAX_PARAMS = 40
 MAX_GENERATORS = 400
+MAX_JET_WORK = 400_000  # (n²k/2 + nk) · P²: the second-order jets over the box, a few seconds
 
 
 def orbits(n: int, k: int, generators: list[tuple[list[int], list[int]]]) -> list[list[tuple[int, int]]]:
@@ -171,6 +173,10 @@ def check_wide(proof: dict, rep, keys, seq) -> None:
     P = len(orbit_list)
     if P > MAX_PARAMS:
         raise Reject(f"the fixed-point space has {P} > {MAX_PARAMS} dimensions")
+    work = (n * n * k // 2 + n * k) * P * P
+    if work > MAX_JET_WORK:
+        raise Reject(f"n = {n}, k = {k} and {P} parameters need {work:,} jet operations, over the limit "
+                     f"{MAX_JET_WORK:,}")
     center = [rational(v) for v in seq(p["center"], P, "proof.center")]
     r = rational(p["radius"])
     if r <= 0:

@@ -1057,8 +1057,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--inertia-cert", metavar="OUT", help="write the hessian_inertia certificate")
     p = _command(lsub, "series", "the exact power series in t = k^(-1/2) of a family's critical point and critical "
                  "value, derived order by order, beside least-squares fits", cmd_landscape_series, params=None)
-    p.add_argument("--family", required=True, help="one-misfit, negative-diagonal or good-plus-negative (the "
-                   "families whose coefficients lie in Q(π))")
+    p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
+                   "or misfit-M (coefficients in Q(π), or Q(π, √M))")
     p.add_argument("--order", type=int, default=3, help="coefficients beyond each leading term (default 3, at most 10)")
     p.add_argument("--no-fit", action="store_true", help="skip the numerical fits (about a second)")
     p = _command(lsub, "add-neuron", "one neuron added to a certified critical point (n = k + 1): each split row "

@@ -17,6 +17,10 @@ d = 1, −1, c = 2, 4/π, …); above them they are linear in the new unknowns, 
 The loss F(x(t)) is then expanded the same way; the constant F(0) = k/4 + k(k−1)/(4π) is O(t^{-4}), so the
 cancellation costs four orders, which the precision tracking of ``powerseries`` accounts for exactly.
 
+Square roots. A leading coefficient M·q² (M square-free, as for two-misfit: the misfit block has size 2) has no
+square root in Q(π, ξ); the solution then restarts over Q(√M)(π, ξ) (``powerseries.RationalFunctions`` with a
+root), and the coefficients come out in Q(π, √M).
+
 What numerics decide. The valuations v_p and the approximate leading coefficients come from the numerical
 critical point at k = 10^6 and 10^8 (continuation in k). They choose the branch — the root of a polynomial
 equation nearest the numerical point and the sign of a square root — and never a coefficient: every coefficient
@@ -41,6 +45,7 @@ from certsym.landscape.powerseries import NeedsRoot, RationalFunctions, Series, 
 from certsym.landscape.restricted import Layout
 
 REFERENCE_KS = (10**6, 10**8)
+ROOT = sympy.Symbol("R")  # √M in the equations handed to sympy (kept a symbol: a polynomial domain)
 MAX_ROUNDS = 60
 MAX_ORDER = 10
 
@@ -114,7 +119,11 @@ def _expand(name: str, order: int, structure: Layout, slopes: list[tuple[int, in
         want += 2
         if want > MAX_ORDER + 8:
             raise ExpansionError("the loss series did not reach the requested order")
-    parameters = tuple(ExactSeries(n, valuations[n], tuple(known[n][:order + 1])) for n in structure.names)
+    def exact(c: sympy.Expr) -> sympy.Expr:
+        return sympy.factor(c.subs(ROOT, sympy.sqrt(root))) if root else c
+
+    parameters = tuple(ExactSeries(n, valuations[n], tuple(exact(c) for c in known[n][:order + 1]))
+                       for n in structure.names)
     return Expansion(name, parameters, loss, rounds, time.perf_counter() - start)
 
 
@@ -183,29 +192,29 @@ def _solve(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Map
             raise
         except SeriesError as exc:
             raise ExpansionError(str(exc)) from None
-        equations = [sympy.fraction(sympy.together(c.as_expr()))[0]
+        equations = [sympy.fraction(sympy.together(c.as_expr(keep_root=True)))[0]
                      for i in range(len(names)) for c in acc.g.get(i, Series.constant(K, 0)).coeffs if c != 0]
         symbols = [sympy.Symbol(u) for u in unknowns]
         solutions = sympy.solve(equations, symbols, dict=True) if equations else [{}]
         if not solutions:
             raise ExpansionError(f"the equations at round {rounds} have no solution")
-        solution = min(solutions, key=lambda s: _distance(s, reference))
+        solution = min(solutions, key=lambda s: _distance(s, reference, root))
         for n in names:
             while pending[n]:
                 value = solution.get(sympy.Symbol(_symbol(n, valuations[n] + len(known[n]))))
-                if value is None or value.free_symbols:
+                if value is None or value.free_symbols - {ROOT}:
                     break
                 known[n].append(sympy.factor(value))
                 pending[n] -= 1
     raise ExpansionError(f"no solution after {MAX_ROUNDS} rounds")
 
 
-def _distance(solution: Mapping[sympy.Symbol, sympy.Expr], reference: Mapping[str, float]) -> float:
+def _distance(solution: Mapping[sympy.Symbol, sympy.Expr], reference: Mapping[str, float], root: int | None) -> float:
     """How far a solution's determined leading coefficients lie from the numerical point (branch choice)."""
     total = 0.0
     for s, v in solution.items():
-        if not v.free_symbols and s.name in reference:
-            total += abs(complex(sympy.N(v)) - reference[s.name])
+        if not v.free_symbols - {ROOT} and s.name in reference:
+            total += abs(complex(sympy.N(v.subs(ROOT, sympy.sqrt(root or 1)))) - reference[s.name])
     return total
 
 

@@ -174,8 +174,9 @@ class Fraction_:
 
         return ev(self.n) / ev(self.d)
 
-    def as_expr(self) -> sympy.Expr:
-        """The element as a sympy expression, P read back as π."""
+    def as_expr(self, keep_root: bool = False) -> sympy.Expr:
+        """The element as a sympy expression, P read back as π (and R as √M, unless ``keep_root``: then R stays a
+        symbol, which keeps sympy's linear algebra in a polynomial domain)."""
         gens = [sympy.Symbol(n) for n in self.K.names]
 
         def expr(poly: flint.fmpq_mpoly) -> sympy.Expr:
@@ -184,7 +185,7 @@ class Fraction_:
                                for m, c in poly.to_dict().items()])
 
         out = (expr(self.n) / expr(self.d)).subs(gens[0], sympy.pi)
-        return out.subs(sympy.Symbol("R"), sympy.sqrt(self.K.root)) if self.K.root else out
+        return out.subs(sympy.Symbol("R"), sympy.sqrt(self.K.root)) if self.K.root and not keep_root else out
 
     def __repr__(self) -> str:
         return f"({self.n})/({self.d})" if not self.d.is_one() else f"{self.n}"

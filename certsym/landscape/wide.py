@@ -29,7 +29,7 @@ from certsym.landscape import balls, kernel
 
 Perm = list[int]
 PREC = 320
-MAX_ENTRIES = 200  # the checker's bound on n·k
+MAX_ENTRIES = 160  # the checker's bound on n·k
 
 
 class WideError(ValueError):
