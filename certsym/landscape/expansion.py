@@ -186,14 +186,13 @@ def _solve(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Map
             x.append(Series(K, valuations[n], coeffs, valuations[n] + len(coeffs)))
         B = SeriesBackend(K, {"P": math.pi, **{u: reference.get(u, 0.0) for u in unknowns}}, order=want + 8)
         try:
-            with B.context():
-                acc = restricted._evaluate(structure, x, 1, B, _sizes(K, slopes))
+            G = restricted.gradient(structure, x, B, _sizes(K, slopes))
         except NeedsRoot:
             raise
         except SeriesError as exc:
             raise ExpansionError(str(exc)) from None
         equations = [sympy.fraction(sympy.together(c.as_expr(keep_root=True)))[0]
-                     for i in range(len(names)) for c in acc.g.get(i, Series.constant(K, 0)).coeffs if c != 0]
+                     for g in G for c in B.number(g).coeffs if c != 0]
         symbols = [sympy.Symbol(u) for u in unknowns]
         solutions = sympy.solve(equations, symbols, dict=True) if equations else [{}]
         if not solutions:
@@ -224,8 +223,7 @@ def _loss(structure: Layout, slopes: Sequence[tuple[int, int]], valuations: Mapp
     K = RationalFunctions(["P"], root)
     x = [Series(K, valuations[n], [K(c) for c in known[n]], valuations[n] + len(known[n])) for n in structure.names]
     B = SeriesBackend(K, {"P": math.pi}, order=max(len(c) for c in known.values()) + 8)
-    with B.context():
-        F = restricted._evaluate(structure, x, 0, B, _sizes(K, slopes)).val
+    F = restricted.loss(structure, x, B, _sizes(K, slopes))
     if F.is_zero:
         return ExactSeries("F", F.prec, ())
     coefficients = tuple(sympy.factor(F.coefficient(j).as_expr()) for j in range(F.v, F.prec))

@@ -432,18 +432,22 @@ def _evaluate(layout: Layout, x: Sequence[Any], order: int, B: Backend,
 # public API
 
 
-def loss(layout: Layout, x: Sequence[Any], backend: Backend | None = None) -> Scalar:
-    """F(W(x)) (a float, or an arb ball when the backend is arb or some parameter is an arb)."""
+def loss(layout: Layout, x: Sequence[Any], backend: Backend | None = None,
+         sizes: Sequence[Scalar] | None = None) -> Scalar:
+    """F(W(x)) (a float, or an arb ball when the backend is arb or some parameter is an arb). ``sizes``: the block
+    sizes as backend numbers (e.g. power series in k^{-1/2}), replacing the layout's."""
     B = _infer_backend(x, backend)
     with B.context():
-        return _evaluate(layout, x, 0, B).val
+        return _evaluate(layout, x, 0, B, sizes).val
 
 
-def gradient(layout: Layout, x: Sequence[Any], backend: Backend | None = None) -> np.ndarray | list[arb]:
-    """∇_x F(W(x)) by the chain rule through the Gram quantities; np.ndarray (float) or list of arb."""
+def gradient(layout: Layout, x: Sequence[Any], backend: Backend | None = None,
+             sizes: Sequence[Scalar] | None = None) -> np.ndarray | list[arb]:
+    """∇_x F(W(x)) by the chain rule through the Gram quantities; np.ndarray (float) or a list of backend numbers
+    (``sizes`` as for ``loss``)."""
     B = _infer_backend(x, backend)
     with B.context():
-        acc = _evaluate(layout, x, 1, B)
+        acc = _evaluate(layout, x, 1, B, sizes)
         out = [acc.g.get(i, B.number(0)) for i in range(len(layout.names))]
     return np.array(out, dtype=float) if isinstance(B, FloatBackend) else out
 
