@@ -2,7 +2,8 @@
 
 ``certsym check`` goes straight to the independent checker (``certsym.check``) before anything else of
 certsym is imported, so that a replay runs in a process holding only the standard library (and mpmath for
-landscape certificates): neither sympy nor python-flint nor numpy. Every other command is in ``commands``.
+landscape certificates): neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
+``landscape`` family in ``landscape``; ``common`` holds what they share (exit codes, the parser, JSON output).
 Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage.
 """
 
