@@ -37,7 +37,7 @@ from certsym.check.landscape import (  # mpmath's interval arithmetic stays in t
     krawczyk,
 )
 
-MAX_ENTRIES = 160  # n·k: the interval Cholesky of the full Hessian is O((nk)³)
+MAX_ENTRIES = 240  # n·k: the interval Cholesky of the full Hessian is O((nk)³)
 MAX_PARAMS = 40
 MAX_GENERATORS = 400
 MAX_JET_WORK = 400_000  # (n²k/2 + nk) · P²: the second-order jets over the box, a few seconds
