@@ -414,7 +414,8 @@ def add_parsers(sub, command) -> None:
     p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
                    "or misfit-M (M ≥ 1)")
     p.add_argument("--k", type=int, required=True, help="the number of neurons of the certified point (3 to 24)")
-    p.add_argument("--certs", metavar="DIR", help="write the added_neuron certificates here")
+    p.add_argument("--certs", metavar="DIR", help="write the added_neuron certificates here, and the "
+                   "wide_critical_point certificates of the spurious points the descents from them reach")
     p = _command(lsub, "descent", "gradient descent from random starts (Safran-Shamir's experiment)",
                  cmd_landscape_descent, params=None)
     p.add_argument("--k", type=int, required=True)
@@ -428,10 +429,12 @@ def add_parsers(sub, command) -> None:
                    help="N student neurons beyond k (W in M(k+N, k)); spurious end points are certified in their "
                    "fixed-point spaces (wide_critical_point certificates)")
     p.add_argument("--no-certify", action="store_true", help="do not certify the distinct end points")
-    p.add_argument("--certs", metavar="DIR", help="write each certified end point's critical_point certificate here")
+    p.add_argument("--certs", metavar="DIR", help="write each certified end point's certificate here (critical_point; "
+                   "wide_critical_point with --extra)")
     p = _command(lsub, "certify", "certify a given W: isotropy, Newton and Krawczyk in its fixed-point space, "
                  "the loss and the inertia (exit 0 certified, 1 not)", cmd_landscape_certify, params=None)
-    p.add_argument("W", help="W as .npz (array 'W' or the only array) or JSON ({\"W\": rows} or rows)")
+    p.add_argument("W", help="W as .npz (array 'W' or the only array) or JSON ({\"W\": rows} or rows); n × k with "
+                   "n ≠ k is certified in the fixed-point space of its row and column transpositions")
     p.add_argument("--k", type=int, help="the expected k (checked against W's shape)")
     p.add_argument("--tol", type=float, default=1e-3, help="the tolerance of the isotropy detection (default 1e-3)")
     p.add_argument("--cert", metavar="OUT", help="write the critical_point certificate")

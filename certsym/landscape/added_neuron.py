@@ -60,7 +60,7 @@ class Split:
     row: int
     directions: tuple[tuple[tuple[Fraction, ...], ...], ...]  # (k + 1) × k matrices
     negative: int      # len(directions): certified negative eigenvalues (at least)
-    spectrum: tuple[int, int, int]  # numerically: negative, zero (|λ| < 1e-8), positive
+    spectrum: tuple[int, int, int]  # numerically: negative, zero (|λ| ≤ ZERO_TOL), positive
     smallest: float    # numerically, the most negative eigenvalue
     escape: Escape | None = None
 
@@ -97,24 +97,28 @@ def _partners(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.vstack([W, np.eye(k)]), np.r_[np.ones(len(W)), -np.ones(k)]
 
 
+def _angles(W: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
+    """The partners X (rows of W, then teacher vectors), their signs in g, ‖u‖, ‖x‖ and the angles θ(u, x)."""
+    k = W.shape[1]
+    X, sign = np.vstack([W, np.eye(k)]), np.r_[np.ones(len(W)), -np.ones(k)]
+    nu, nx = float(np.linalg.norm(u)), np.linalg.norm(X, axis=1)
+    return X, sign, nu, nx, np.arccos(np.clip(X @ u / (nu * nx), -1.0, 1.0))
+
+
 def slope(W: np.ndarray, u: np.ndarray) -> float:
     """g(u) = Σ_l κ(u, w_l) − Σ_j κ(u, e_j) (floating point, vectorized)."""
-    X, sign = _partners(W)
-    nu, nx = np.linalg.norm(u), np.linalg.norm(X, axis=1)
-    theta = np.arccos(np.clip(X @ u / (nu * nx), -1.0, 1.0))
+    _, sign, nu, nx, theta = _angles(W, u)
     return float((sign * nu * nx * (np.sin(theta) + (np.pi - theta) * np.cos(theta))).sum() / (2 * np.pi))
 
 
 def _slope_gradient(W: np.ndarray, u: np.ndarray) -> np.ndarray:
     """∇g(u) = Σ ± (‖x‖ sin θ û + (π − θ) x)/(2π) (``kernel.grad_kappa``, vectorized)."""
-    X, sign = _partners(W)
-    nu, nx = np.linalg.norm(u), np.linalg.norm(X, axis=1)
-    theta = np.arccos(np.clip(X @ u / (nu * nx), -1.0, 1.0))
+    X, sign, nu, nx, theta = _angles(W, u)
     return ((sign * nx * np.sin(theta)).sum() * u / nu + (sign * (np.pi - theta)) @ X) / (2 * np.pi)
 
 
 def descent_direction(W: np.ndarray, seed: int = 0, starts: int = 32, steps: int = 300) -> np.ndarray:
-    """A unit vector minimizing g over the sphere, approximately: projected gradient descent from ±e_j, the
+    """A unit vector minimizing g over the sphere, approximately: projected gradient descent from ±e_j and from
     random starts (seeded). g is 1-homogeneous, so only directions matter."""
     k = W.shape[1]
     rng = np.random.default_rng(seed)

@@ -26,6 +26,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from certsym.landscape import balls, kernel
+from certsym.landscape.symmetry import fixed_point_orbits
 
 Perm = list[int]
 PREC = 320
@@ -84,25 +85,8 @@ def isotropy_generators(W: np.ndarray, tol: float = 1e-3) -> list[tuple[Perm, Pe
 
 
 def orbits(n: int, k: int, generators: list[tuple[Perm, Perm]]) -> list[list[tuple[int, int]]]:
-    """The orbits of the entries under the generated group, each sorted, ordered by their first entry."""
-    parent = list(range(n * k))
-
-    def find(a: int) -> int:
-        while parent[a] != a:
-            parent[a] = parent[parent[a]]
-            a = parent[a]
-        return a
-
-    for pi, rho in generators:
-        for r in range(n):
-            for c in range(k):
-                a, b = find(r * k + c), find(pi[r] * k + rho[c])
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    groups: dict[int, list[tuple[int, int]]] = {}
-    for e in range(n * k):
-        groups.setdefault(find(e), []).append(divmod(e, k))
-    return sorted(groups.values())
+    """The orbits of the entries of M(n, k) under the generated group (``symmetry.fixed_point_orbits``)."""
+    return fixed_point_orbits(generators, k, n)
 
 
 def _basis(shape: tuple[int, int], orbit_list: list[list[tuple[int, int]]]) -> np.ndarray:
