@@ -54,6 +54,9 @@ class Distance:
         return None if self.lower == 0 else float(self.upper / self.lower)
 
 
+BOX_NUMERATOR_BITS = 1 << 12  # the checker's bound on the numerators of a distance certificate's box and witness
+
+
 def parse_box(spec: str | None, m: int) -> Box:
     """The box: None → [0, 1]^m; "lo,hi" for every coordinate; "lo1,hi1;lo2,hi2;…" one pair per coordinate.
     Numbers are exact decimals or p/q."""
@@ -292,6 +295,9 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0) -> D
     box = box or parse_box(None, A.m)
     if len(box) != A.m:
         raise InputError(f"the box has {len(box)} coordinates, the networks {A.m} inputs")
+    if any(int(end.p).bit_length() > BOX_NUMERATOR_BITS for b in box for end in b):
+        raise InputError(f"the box has a bound whose numerator exceeds {BOX_NUMERATOR_BITS} bits, beyond what the "
+                         "checker replays (certificates/FORMAT.md, Bounds)")
     x = search_witness(A, B, box, seed)
     values = evaluate_difference(A, B, x)
     L = max(abs(v) for v in values)

@@ -36,7 +36,8 @@ import pytest
 
 import certsym
 from certsym.check.checker import CLAIMS, check_certificate
-from certsym.check.tensors import InputFile
+from certsym.check.fields import Reject
+from certsym.check.tensors import InputFile, read_tensors
 
 HOLE = dict(strict=True, raises=AssertionError)
 REPO = Path(certsym.__file__).resolve().parent.parent
@@ -375,15 +376,19 @@ def test_safetensors_name_with_a_lone_surrogate_crashes_the_report(tmp_path):
 # ====================================================== HOLES: certificates the producer writes and cannot replay
 
 
-def _produce_and_check(tmp_path: Path, a: Path, b: Path, *options: str) -> None:
-    """If ``certsym equiv`` writes a certificate for the two files, the checker must replay it."""
+def _refused_by_the_producer(tmp_path: Path, a: Path, b: Path, *options: str, reason: str) -> None:
+    """``certsym equiv`` refuses the two files (exit 2, the reason on one line, no certificate written): then it
+    cannot hand the checker a certificate that the checker would refuse to replay."""
+    import contextlib
+
     from certsym.cli import main
 
     cert = tmp_path / "cert.json"
-    rc = main(["equiv", str(a), str(b), "--cert", str(cert), *options])
-    if rc == 0 and cert.exists():
-        rep = check_certificate(json.loads(cert.read_text()), [InputFile(p.read_bytes(), str(p)) for p in (a, b)])
-        assert rep.valid, rep.reason
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc = main(["equiv", str(a), str(b), "--cert", str(cert), *options])
+    assert rc == 2 and not cert.exists(), (rc, err.getvalue())
+    assert reason in err.getvalue() and err.getvalue().count("\n") == 1, err.getvalue()
 
 
 def test_onnx_initializer_shared_by_both_layers(tmp_path):
@@ -403,15 +408,16 @@ def test_onnx_initializer_shared_by_both_layers(tmp_path):
         model.ir_version = 8
         onnx.checker.check_model(model)
         onnx.save(model, tmp_path / name)
-    _produce_and_check(tmp_path, tmp_path / "shared.onnx", tmp_path / "plain.onnx")
+    _refused_by_the_producer(tmp_path, tmp_path / "shared.onnx", tmp_path / "plain.onnx",
+                             reason="one initializer serves as two of W1, b1, W2, b2")
 
 
 def test_keys_naming_one_tensor_twice(tmp_path):
     w, b = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), np.array([1.0, -1.0], np.float32)
     np.savez(tmp_path / "sq.npz", W=w, b=b)
     np.savez(tmp_path / "four.npz", W1=w, b1=b, W2=w, b2=b)
-    _produce_and_check(tmp_path, tmp_path / "sq.npz", tmp_path / "four.npz", "--keys1", "W,b,W,b",
-                       "--keys2", "W1,b1,W2,b2")
+    _refused_by_the_producer(tmp_path, tmp_path / "sq.npz", tmp_path / "four.npz", "--keys1", "W,b,W,b",
+                             "--keys2", "W1,b1,W2,b2", reason="--keys names one tensor twice")
 
 
 @pytest.mark.parametrize("header", ["{'descr': 'f4', 'fortran_order': False, 'shape': (3, 2), }",
@@ -421,13 +427,17 @@ def test_keys_naming_one_tensor_twice(tmp_path):
 def test_npy_headers_numpy_reads(tmp_path, header):
     _npz(tmp_path / "ok.npz", {"A.npy": _npy(np.array(W1, "<f4")), **LETTERS})
     _npz(tmp_path / "odd.npz", {"A.npy": _npy_raw(header, A_BODY), **LETTERS})
-    _produce_and_check(tmp_path, tmp_path / "ok.npz", tmp_path / "odd.npz")
+    _refused_by_the_producer(tmp_path, tmp_path / "ok.npz", tmp_path / "odd.npz",
+                             reason="A.npy: a .npy header certsym does not read")
+    with pytest.raises(Reject, match="unsupported element type|unreadable .npy header"):  # and so does the checker
+        read_tensors((tmp_path / "odd.npz").read_bytes(), "npz")
 
 
 def test_crootof_with_a_negative_index(tmp_path):
     (tmp_path / "p1.json").write_text('{"M": [["1"]], "A": [["CRootOf(x**2 - 2, -1)"]], "b": ["0"], "c": ["0"]}')
     (tmp_path / "p2.json").write_text('{"M": [["1"]], "A": [["sqrt(2)"]], "b": ["0"], "c": ["0"]}')
-    _produce_and_check(tmp_path, tmp_path / "p1.json", tmp_path / "p2.json")
+    _refused_by_the_producer(tmp_path, tmp_path / "p1.json", tmp_path / "p2.json",
+                             reason="CRootOf needs a root index 0, 1, ...")
 
 
 # ============================================================================ attacks correctly refused

@@ -22,7 +22,8 @@ __all__ = ["Report", "check", "check_certificate", "main"]
 
 def check(certificate: object, inputs: list | None = None) -> Report:
     """Replay a certificate (a dict, or the path of its JSON file), bound to the ``inputs`` files when given.
-    A certificate file that cannot be read gives an invalid Report with the reason. Cost: the replay's."""
+    A certificate or input file that cannot be read gives a Report that is not valid, with the reason (never an
+    exception). Cost: the replay's."""
     if not isinstance(certificate, dict):
         try:
             with open(certificate, "rb") as fh:
@@ -31,8 +32,12 @@ def check(certificate: object, inputs: list | None = None) -> Report:
             return Report(reason=f"cannot read the certificate: {exc}")
     files = []
     for path in inputs or ():
-        with open(path, "rb") as fh:
-            files.append(InputFile(fh.read(), str(path)))
+        try:
+            with open(path, "rb") as fh:
+                files.append(InputFile(fh.read(), str(path)))
+        except (OSError, TypeError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+            return Report(reason=f"cannot read the input file {str(path)[:200]!r}: {reason}", cannot_check=True)
     return check_certificate(certificate, files if inputs else None)
 
 

@@ -13,7 +13,6 @@ value is verified by its defining property, never searched for:
 from __future__ import annotations
 
 import ast
-import copy
 import functools
 import hashlib
 import json
@@ -21,39 +20,77 @@ import re
 import warnings
 from fractions import Fraction
 
+from certsym.check.budget import charge, cost, max_size, size
 from certsym.check.fields import (
     MAX_DEGREE,
     MAX_NUMBER_CHARS,
     Reject,
-    _divmod,
-    _gcd,
     _mul,
     _sub,
     _trim,
     integer,
     poly_bound,
-    primitive,
+    sturm,
 )
 from certsym.check.tensors import InputFile, model_entries, unique_object
 
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?")
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
+_DIGITS = frozenset("0123456789")
+
+
+def _digits(text: str) -> bool:
+    return _DIGITS.issuperset(text)
+
+
+def _signed(text: str) -> tuple[int, str]:
+    """(−1 or 1, the rest) for text with an optional leading sign."""
+    if text[:1] in ("+", "-"):
+        return (-1 if text[0] == "-" else 1), text[1:]
+    return 1, text
 
 
 def decimal(text: str) -> Fraction:
-    """An exact decimal numeral ("0.1" is 1/10); exponents are bounded."""
-    m = _DECIMAL.fullmatch(text)
-    if not m or len(text) > MAX_NUMBER_CHARS or (m.group(1) and abs(int(m.group(1))) > 10_000):
+    """An exact decimal numeral ("0.1" is 1/10): [+-] digits [. digits] [e [+-] digits], with a digit before the
+    exponent; the exponent is at most 10,000 in size. Lexed by splitting at 'e' and '.' (linear time, no
+    backtracking), after the length is checked."""
+    if len(text) > MAX_NUMBER_CHARS:
+        raise Reject(f"a numeral of more than {MAX_NUMBER_CHARS} characters")
+    mantissa, e, exponent = text.lower().partition("e")
+    sign, mantissa = _signed(mantissa)
+    exp_sign, exponent = _signed(exponent)
+    whole, _, frac = mantissa.partition(".")
+    if not (whole or frac) or not _digits(whole) or not _digits(frac) or (e and not exponent) \
+            or not _digits(exponent) or len(exponent) > 5 or int(exponent or 0) > 10_000:
         raise Reject(f"not an exact decimal numeral: {text[:40]!r}")
-    mantissa, _, exponent = text.lower().partition("e")
-    whole, _, frac = mantissa.lstrip("+-").partition(".")
-    value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** int(exponent or 0)
-    return -value if mantissa.startswith("-") else value
+    value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** (exp_sign * int(exponent or 0))
+    return sign * value
+
+
+_NUMERAL = frozenset("0123456789+-.eE")
+
+
+def _plain(text: object) -> Fraction | None:
+    """A numeral or a quotient p/q of two numerals, exactly; None for anything else (then parsed as an expression)."""
+    if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS:
+        return None
+    parts = text.strip().split("/")
+    if len(parts) > 2 or not all(part and _NUMERAL.issuperset(part) for part in parts):
+        return None
+    try:
+        values = [decimal(part) for part in parts]
+    except Reject:
+        return None
+    if len(values) == 2 and values[1] == 0:
+        raise Reject(f"division by zero in {text[:40]!r}")
+    return values[0] if len(values) == 1 else values[0] / values[1]
 
 
 def _parse(text: object) -> tuple[ast.AST, str]:
+    """The expression's syntax tree (charged to the work budget by its length: parsing, keys and numerals are
+    linear in it)."""
     if not isinstance(text, str) or len(text) > MAX_NUMBER_CHARS:
         raise Reject(f"not an expression: {str(text)[:40]!r}")
+    charge(4 + len(text) // 2, "an expression")
     source = text.strip().replace("^", "**")
     try:
         with warnings.catch_warnings():
@@ -79,6 +116,11 @@ class Reader:
             self.atoms[_key(node, source)] = y
 
     def value(self, text: object):
+        """The entry's value: a plain numeral or p/q of numerals read directly (what ast would compute from it), any
+        other expression parsed and evaluated with the certificate's atoms."""
+        plain = _plain(text)
+        if plain is not None:
+            return self.F.zero + plain
         node, source = _parse(text)
         return self._eval(node, source)
 
@@ -94,24 +136,29 @@ class Reader:
             return v if isinstance(node.op, ast.UAdd) else ([-c for c in v] if poly else -v)
         if isinstance(node, ast.BinOp):
             if isinstance(node.op, ast.Pow):
-                if poly or _is_integer(self._eval(node.right, source)):
-                    return self._power(node, source, poly)
+                exponent = self._eval(node.right, source)  # once: nested powers must not evaluate it twice
+                if poly or _is_integer(exponent):
+                    return self._power(node, source, poly, _rational_of(exponent))
                 return self._atom(node, source)
             a, b = self._eval(node.left, source, poly), self._eval(node.right, source, poly)
             if _value_bits(a) + _value_bits(b) > MAX_POWER_BITS:
                 raise Reject("an expression is too large for the checker")
+            if poly:
+                if isinstance(node.op, ast.Mult) and len(a) + len(b) - 2 > MAX_DEGREE:
+                    raise Reject(f"a polynomial of degree above {MAX_DEGREE}")
+                if isinstance(node.op, ast.Div) and len(b) != 1:
+                    raise Reject("division by a polynomial")
+            elif isinstance(a, Fraction) and isinstance(b, Fraction):
+                charge(cost(size(a), size(b)), "an expression")
             if isinstance(node.op, ast.Add):
                 return _sub(a, [-c for c in b]) if poly else a + b
             if isinstance(node.op, ast.Sub):
                 return _sub(a, b) if poly else a - b
             if isinstance(node.op, ast.Mult):
-                if poly and len(a) + len(b) - 2 > MAX_DEGREE:
-                    raise Reject(f"a polynomial of degree above {MAX_DEGREE}")
                 return _mul(a, b) if poly else a * b
             if isinstance(node.op, ast.Div):
                 if poly:
-                    if len(b) != 1:
-                        raise Reject("division by a polynomial")
+                    charge(len(a) * cost(max_size(a), size(b[0])), "an expression")
                     return [c / b[0] for c in a]
                 return a * F.inverse(b)
         if not poly and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _ROOTS \
@@ -119,20 +166,17 @@ class Reader:
             return self._atom(node, source)
         raise Reject(f"unsupported expression {ast.unparse(node)[:40]!r}")
 
-    def _power(self, node: ast.BinOp, source: str, poly: bool):
-        e = _rational_of(self._eval(node.right, source))
+    def _power(self, node: ast.BinOp, source: str, poly: bool, e: Fraction):
         if e.denominator != 1 or not -1000 <= e <= (200 if poly else 1000) or (poly and e < 0):
             raise Reject("unsupported exponent")
-        base, out = self._eval(node.left, source, poly), [Fraction(1)] if poly else self.F.one
-        _size_guard(base, abs(int(e)))
-        for _ in range(abs(int(e))):
-            out = _mul(out, base) if poly else out * base
+        base = self._eval(node.left, source, poly)
+        out = _repeat(base, abs(int(e)), [Fraction(1)] if poly else self.F.one)
         return out if e >= 0 else self.F.inverse(out)
 
     def _atom(self, node: ast.AST, source: str):
         key = _key(node, source)
         if key not in self.atoms:
-            raise Reject(f"the value of {key[:40]!r} is not given (and verified) in the certificate")
+            raise Reject(f"the value of {_segment(source, node)[:40]!r} is not given (and verified) in the certificate")
         return self.atoms[key]
 
     def _verify(self, node: ast.AST, source: str, y, where: str) -> None:
@@ -141,12 +185,11 @@ class Reader:
         if name in ("CRootOf", "rootof", "RootOf") and len(node.args) == 2:
             p = poly_bound(_trim(self._eval(node.args[0], source, poly=True)), where)
             i = _rational_of(self._eval(node.args[1], source))
-            deriv = _trim([k * c for k, c in enumerate(p)][1:])
-            if len(p) < 2 or len(_gcd(p, deriv)) > 1 or _horner(p, y, F) != 0:
+            if len(p) < 2:
                 raise Reject(f"{where}: not a root of a squarefree rational polynomial")
-            chain = [p, deriv]
-            while len(chain[-1]) > 1:
-                chain.append(primitive([-c for c in _divmod(chain[-2], chain[-1])[1]]))
+            chain = sturm(p, where)
+            if len(chain[-1]) > 1 or _horner(p, y, F) != 0:
+                raise Reject(f"{where}: not a root of a squarefree rational polynomial")
             at_minus_inf = [(1 if q[-1] > 0 else -1) * (-1) ** (len(q) - 1) for q in chain]
             at_y = [s for s in (F.sign(_horner(q, y, F)) for q in chain) if s]
             below = _changes(at_minus_inf) - _changes(at_y) - 1
@@ -166,28 +209,31 @@ class Reader:
             raise Reject(f"{where}: not a radical or root")
         if n.denominator != 1 or not 1 <= n <= 1000 or abs(p) > 1000:
             raise Reject(f"{where}: unsupported root degree")
-        lhs, rhs = F.one, F.one
-        _size_guard(y, int(n))
-        _size_guard(base, abs(p))
-        for _ in range(int(n)):
-            lhs = lhs * y
-        for _ in range(abs(p)):
-            rhs = rhs * base
+        lhs, rhs = _repeat(y, int(n), F.one), _repeat(base, abs(p), F.one)
         if (lhs != rhs if p >= 0 else lhs * rhs != F.one) or (n % 2 == 0 and F.sign(y) <= 0):
             raise Reject(f"{where}: the value is not the real root it names")
 
 
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.USub: "-", ast.UAdd: "+"}
+
+
 def _key(node: ast.AST, source: str) -> str:
-    """An exact spelling of an atom: every numeral replaced by its exact rational (``ast.unparse``
-    alone prints floats by repr, so 1e-400 and 0.0 would collide)."""
-    node = copy.deepcopy(node)
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Constant):
-            if type(sub.value) not in (int, float):
-                raise Reject("unsupported constant in an expression")
-            q = decimal(_segment(source, sub))
-            sub.value = f"{q.numerator}/{q.denominator}"  # a string constant: no numeral spells it
-    return ast.unparse(node)
+    """An exact spelling of an atom, fully parenthesized, with every numeral replaced by its exact rational in hex
+    (so 0.1 and 0.10 agree, 1e-400 and 0.0 do not, and no int-to-text limit applies). Linear in the atom's size."""
+    if isinstance(node, ast.Constant):
+        if type(node.value) not in (int, float):
+            raise Reject("unsupported constant in an expression")
+        q = decimal(_segment(source, node))
+        return f"{q.numerator:#x}/{q.denominator:#x}"
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.UnaryOp) and type(node.op) in _SYMBOLS:
+        return f"({_SYMBOLS[type(node.op)]}{_key(node.operand, source)})"
+    if isinstance(node, ast.BinOp) and type(node.op) in _SYMBOLS:
+        return f"({_key(node.left, source)}{_SYMBOLS[type(node.op)]}{_key(node.right, source)})"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        return f"{node.func.id}({','.join(_key(a, source) for a in node.args)})"
+    raise Reject(f"unsupported expression {ast.unparse(node)[:40]!r}")
 
 
 @functools.lru_cache(maxsize=16)
@@ -219,13 +265,22 @@ def _is_integer(x) -> bool:
 MAX_POWER_BITS = 400_000
 
 
-def _size_guard(x, e: int) -> None:
-    """Refuse powers whose result would exceed ~MAX_POWER_BITS bits (a certificate could otherwise
-    ask for a tower like ((10**1000)**1000)**1000)."""
-    coeffs = x if isinstance(x, list) else [x] if isinstance(x, Fraction) else list(x.c)
-    bits = max((c.numerator.bit_length() + c.denominator.bit_length() for c in coeffs), default=1)
-    if bits * e > MAX_POWER_BITS or (isinstance(x, list) and (len(x) - 1) * e > MAX_DEGREE):
-        raise Reject("an expression is too large for the checker")
+def _repeat(base, e: int, one):
+    """one · base^e by e products (a rational, a number-field element or a polynomial), refused before it starts when
+    base's total bits × e exceed MAX_POWER_BITS (or a polynomial's degree would exceed MAX_DEGREE), and as soon as an
+    intermediate power has more than MAX_POWER_BITS bits in all (over Q(α) the reduction modulo the polynomial can
+    make a power grow faster than the base's size predicts)."""
+    if _value_bits(base) * e > MAX_POWER_BITS or (isinstance(base, list) and (len(base) - 1) * e > MAX_DEGREE):
+        raise Reject("a power is too large for the checker (its base's bits × the exponent exceed "
+                     f"{MAX_POWER_BITS})")
+    out = one
+    for _ in range(e):
+        if isinstance(base, Fraction):
+            charge(cost(size(out), size(base)), "a power")
+        out = _mul(out, base) if isinstance(base, list) else out * base
+        if _value_bits(out) > MAX_POWER_BITS:
+            raise Reject(f"a power is too large for the checker (an intermediate power exceeds {MAX_POWER_BITS} bits)")
+    return out
 
 
 def _rational_of(x) -> Fraction:

@@ -18,7 +18,8 @@ from fractions import Fraction
 from functools import cmp_to_key
 
 from certsym.check.binding import Reader, bind
-from certsym.check.fields import QQ, CannotCheck, Reject, make_field
+from certsym.check.budget import metered
+from certsym.check.fields import QQ, CannotCheck, Reject, WrongInputs, make_field
 from certsym.check.tensors import NARROW, InputFile, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
@@ -50,12 +51,16 @@ PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact e
 class Report:
     """The outcome of one replay: ``valid``, or the ``reason`` it is not; ``cannot_check`` when an input the
     certificate needs was not available (neither valid nor invalid). ``checks`` counts the statements
-    verified, ``bound`` says what each input was bound to, ``facts`` what a landscape certificate proved."""
+    verified, ``bound`` says what each input was bound to, ``facts`` what a landscape certificate proved. ``usage``
+    marks a call that gave the wrong number of input files (a usage error, not a verdict); ``work`` is the part of
+    the work budget the replay used (budget.WORK_BUDGET units at most)."""
 
     valid: bool = False
     kind: str = "?"
     reason: str = ""
     cannot_check: bool = False
+    usage: bool = False
+    work: int = 0
     checks: Counter = field(default_factory=Counter)
     notes: list = field(default_factory=list)
     bound: list = field(default_factory=list)
@@ -637,8 +642,15 @@ def check_certificate(doc: object, files: list | None = None) -> Report:
     bound. Any failure inside the replay is a rejection of this certificate, never an exception."""
     rep = Report()
     try:
-        _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f) for f in files], rep)
+        with metered() as meter:
+            try:
+                _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f)
+                                                         for f in files], rep)
+            finally:
+                rep.work = meter.used
         rep.valid = True
+    except WrongInputs as exc:
+        rep.reason, rep.cannot_check, rep.usage = str(exc), True, True
     except CannotCheck as exc:
         rep.reason, rep.cannot_check = str(exc), True
     except Reject as exc:
@@ -669,7 +681,8 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
     inputs = seq(d["inputs"], count, "inputs")
     records = [_record(r, i) for i, r in enumerate(inputs)]
     if files is not None and len(files) != count:
-        raise Reject(f"{len(files)} input files given, the certificate has {count}")
+        raise WrongInputs(f"{len(files)} input file{'s' if len(files) != 1 else ''} given; the certificate has "
+                          f"{count} input{'s' if count != 1 else ''} (give them with --inputs, in its order)")
     referenced = ["parameters" not in r for r in records]
     if any(referenced):
         if rep.kind not in ("equivalent", "not_equivalent", "distance_bound") or not isinstance(F, QQ):

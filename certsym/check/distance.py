@@ -16,17 +16,17 @@ import math
 from fractions import Fraction
 
 from certsym.check.checker import Net, Report, index, keys, seq
-from certsym.check.fields import QQ, Reject, rational
+from certsym.check.fields import QQ, Reject, rational, show
 
 MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
 MAX_DENOMINATOR_BITS = 1 << 16  # the distinct denominators together: bounds every common denominator formed
+MAX_NUMERATOR_BITS = 1 << 12  # of each box end, scaling and witness coordinate (a float64 needs at most 1,075)
+MAX_BOUND_BITS = 1 << 17  # of the stated L and U (compared with the recomputed ones, never computed with)
 
 
 def _show(x: Fraction) -> str:
-    """A rational for a report line; very long ones (beyond Python's int-to-text limit) approximately."""
-    if max(x.numerator.bit_length(), x.denominator.bit_length()) > 10_000:
-        return f"{float(x):.9g} (exact value {x.numerator.bit_length()}/{x.denominator.bit_length()} bits)"
-    return str(x)
+    """A rational for a report line: exactly when short, else by its leading digits and sizes (never via float)."""
+    return show(x)
 
 
 def _denominators_bounded(nets: list[Net], numbers: list[Fraction]) -> None:
@@ -42,6 +42,13 @@ def _denominators_bounded(nets: list[Net], numbers: list[Fraction]) -> None:
             if total > MAX_DENOMINATOR_BITS:
                 raise Reject(f"beyond the checker's bounds: the distinct denominators exceed {MAX_DENOMINATOR_BITS} "
                              "bits in total")
+
+
+def _numerators_bounded(numbers: list[Fraction], bound: int, what: str) -> None:
+    """Reject before the work when one of the numbers has a numerator of more than ``bound`` bits."""
+    worst = max((x.numerator.bit_length() for x in numbers), default=0)
+    if worst > bound:
+        raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in {what} (at most {bound})")
 
 
 def _ints(xs: list) -> tuple[list[int], int]:
@@ -110,6 +117,9 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
         used2.add(j)
         pairs.append((i, j, d))
     x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
+    _numerators_bounded([y for b in box for y in b] + [d for _, _, d in pairs] + x, MAX_NUMERATOR_BITS, "the box, "
+                        "the scalings and the witness")
+    _numerators_bounded([upper, lower], MAX_BOUND_BITS, "the bounds")
     _denominators_bounded(nets, [y for b in box for y in b] + [d for _, _, d in pairs] + x + [upper, lower])
     computed = _upper(t1, t2, box, pairs)
     if upper != computed:

@@ -24,6 +24,11 @@ import random
 import re
 from fractions import Fraction
 
+from certsym.check.budget import charge, cost, fits, max_size, plus, size
+from certsym.check.errors import CannotCheck, Reject, WrongInputs
+
+__all__ = ["CannotCheck", "NumberField", "QQ", "Reject", "WrongInputs", "make_field", "rational", "show", "sturm"]
+
 MAX_NUMBER_CHARS = 100_000
 MAX_DEGREE = 64          # of a field's polynomial, or of a CRootOf polynomial after expansion
 MAX_POLY_BITS = 1 << 14  # total bits of that polynomial's coefficients (the Sturm chain costs ~ degree² × bits²)
@@ -33,12 +38,6 @@ MAX_BISECTIONS = 1024  # of the isolating interval, kept across signs: numbers w
 _RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")
 
 
-class Reject(Exception):
-    """The certificate is not accepted; the message says why."""
-
-
-class CannotCheck(Reject):
-    """The certificate cannot be checked here (an input it needs is not available): neither valid nor invalid."""
 
 
 def integer(digits: str) -> int:
@@ -61,6 +60,26 @@ def rational(s: object) -> Fraction:
     return Fraction(sign * integer(num.lstrip("-")), d)
 
 
+def show(x: Fraction | int, exact_bits: int = 2000) -> str:
+    """x for a message: exactly when its numerator and denominator have at most ``exact_bits`` bits together, else as
+    its sign, 12 leading digits and decimal exponent with the sizes (integer arithmetic only: no float overflow and no
+    int-to-text limit)."""
+    x = Fraction(x)
+    p, q = abs(x.numerator), x.denominator
+    if p.bit_length() + q.bit_length() <= exact_bits:
+        return str(x)
+    e = (p.bit_length() - q.bit_length()) * 30103 // 100000  # ≈ log10(|x|), within 1
+    scaled = p * 10 ** max(11 - e, 0) // (q * 10 ** max(e - 11, 0))
+    while scaled >= 10**12:
+        scaled, e = scaled // 10, e + 1
+    while scaled < 10**11:
+        e -= 1
+        scaled = p * 10 ** max(11 - e, 0) // (q * 10 ** max(e - 11, 0))
+    digits = str(scaled)
+    return (f"{'-' if x < 0 else ''}{digits[0]}.{digits[1:]}e{e:+d} (exact: numerator {p.bit_length()} bits, "
+            f"denominator {q.bit_length()} bits)")
+
+
 def _trim(p: list) -> list:
     while p and p[-1] == 0:
         p.pop()
@@ -69,10 +88,14 @@ def _trim(p: list) -> list:
 
 def _sub(p: list, q: list) -> list:
     n = max(len(p), len(q))
+    charge(n * cost(max_size(p), max_size(q)), "a polynomial or number-field sum")
     return _trim([(p[i] if i < len(p) else 0) - (q[i] if i < len(q) else 0) for i in range(n)])
 
 
 def _mul(p: list, q: list) -> list:
+    if p and q:
+        a, b = max_size(p), max_size(q)
+        charge(len(p) * len(q) * (cost(a, b) + cost(plus(a, b), plus(a, b))), "a polynomial or number-field product")
     out = [Fraction(0)] * max(len(p) + len(q) - 1, 0)
     for i, a in enumerate(p):
         for j, b in enumerate(q):
@@ -82,7 +105,9 @@ def _mul(p: list, q: list) -> list:
 
 def _divmod(p: list, q: list) -> tuple[list, list]:
     r, quo = list(p), [Fraction(0)] * max(len(p) - len(q) + 1, 1)
+    top = max_size(q)
     while len(r) >= len(q):
+        charge(len(q) * cost(plus(max_size(r), top), top), "a polynomial division")
         c, s = r[-1] / q[-1], len(r) - len(q)
         quo[s] = c
         r = _sub(r, [Fraction(0)] * s + [c * x for x in q])
@@ -94,6 +119,7 @@ def primitive(p: list) -> list:
     remainder sequences from growing."""
     if not p:
         return p
+    charge(2 * len(p) * cost(max_size(p), max_size(p)), "a polynomial's content")
     den = 1
     for c in p:
         den = den * c.denominator // math.gcd(den, c.denominator)
@@ -120,7 +146,77 @@ def _gcd(p: list, q: list) -> list:
     return p
 
 
+def _int_primitive(p: list[int]) -> list[int]:
+    g = math.gcd(*p)
+    charge(len(p) * cost((max(abs(c).bit_length() for c in p), 1), (g.bit_length(), 1)), "a polynomial's content")
+    return [c // g for c in p] if g > 1 else p
+
+
+def _neg_prem(a: list[int], b: list[int]) -> list[int]:
+    """A positive multiple of −(a mod b), in integers: lc(b)^δ (a mod b) by pseudo-division (δ = deg a − deg b + 1),
+    negated, with the sign of lc(b)^δ taken out."""
+    r, lb, delta = list(a), b[-1], len(a) - len(b) + 1
+    steps = 0
+    while len(r) >= len(b) and r:
+        c, s = r[-1], len(r) - len(b)
+        big = max(abs(x).bit_length() for x in r)
+        charge(len(r) * cost((big, 1), (lb.bit_length(), 1)) + len(b) * cost((c.bit_length(), 1),
+                                                                            (abs(lb).bit_length(), 1)),
+               "a Sturm sequence (pseudo-division)")
+        r = [x * lb for x in r]
+        for i, y in enumerate(b):
+            r[s + i] -= c * y
+        r.pop()
+        while r and r[-1] == 0:
+            r.pop()
+        steps += 1
+    flip = -1 if lb < 0 and delta % 2 else 1
+    return [-flip * x for x in r]
+
+
+def sturm_cost(p: list) -> int:
+    """An estimate of the units the Sturm chain of p (degree d, coefficients of at most β bits as a primitive integer
+    polynomial) takes: remainder i has degree d − i and coefficients of at most 2i(β + log2 d + 1) bits (the
+    subresultant bounds), and each pseudo-division step costs about 6 (d − i + 2) operations on them."""
+    d = len(p) - 1
+    beta = max(max(abs(c.numerator).bit_length() for c in p), 1) + sum(c.denominator.bit_length() for c in p)
+    total = 0
+    for i in range(1, d + 1):
+        B = 2 * i * (beta + d.bit_length() + 1)
+        total += 6 * (d - i + 2) * cost((B, 1), (B, 1))
+    return total
+
+
+def sturm(p: list, what: str) -> list[list[int]]:
+    """The Sturm chain p, p', −rem, … of the rational polynomial p (degree ≥ 1) as primitive integer polynomials with
+    the same signs everywhere (positive multiples). p is squarefree iff the last one is a constant. Refused at once
+    when its estimated cost (``sturm_cost``) does not fit in what is left of the budget."""
+    poly_bound(p, what)
+    if not fits(sturm_cost(p) // 8):
+        raise Reject(f"{what}: the Sturm sequence of a degree-{len(p) - 1} polynomial would exceed the checker's work "
+                     "budget (certificates/FORMAT.md, Bounds)")
+    den = math.lcm(*(c.denominator for c in p))
+    ints = _int_primitive([c.numerator * (den // c.denominator) for c in p])
+    deriv = _int_primitive([i * c for i, c in enumerate(ints)][1:])
+    chain = [ints, deriv]
+    while len(chain[-1]) > 1:
+        rest = _neg_prem(chain[-2], chain[-1])
+        if not rest:
+            break
+        chain.append(_int_primitive(rest))
+    return chain
+
+
+def sign_changes_at(chain: list[list[int]], x: Fraction) -> int:
+    """The number of sign changes of the chain at the rational x (zeros skipped)."""
+    signs = [s for s in (_sign_at(q, x) for q in chain) if s]
+    return sum(a != b for a, b in zip(signs, signs[1:], strict=False))
+
+
 def _value(p: list, x: Fraction) -> Fraction:
+    nx, dx = size(x)
+    acc_size = (max_size(p)[0] + len(p) * (nx + dx), max_size(p)[1] + len(p) * dx)
+    charge(2 * len(p) * cost(acc_size, (nx, dx)), "a polynomial evaluation")
     acc = Fraction(0)
     for c in reversed(p):
         acc = acc * x + c
@@ -193,6 +289,7 @@ def _res_mod(f: list[int], e: list[int], q: int, cofactor: bool = False) -> tupl
     """Res(f, e) modulo the prime q (f, e integer polynomials, q not dividing f's leading coefficient, e of formal
     degree len(e) - 1) by the Euclidean algorithm modulo q, O(deg²) word operations; with cofactor=True also u with
     u e ≡ 1 modulo f and q (None when the resultant is 0 modulo q)."""
+    charge(len(f) * len(e) + sum(abs(c).bit_length() for c in f + e) // 64, "a resultant modulo a prime")
     a, b = [c % q for c in f], [c % q for c in e]
     m = len(b) - 1
     while b and not b[-1]:
@@ -251,6 +348,8 @@ def _sign_at(p: list[int], x: Fraction) -> int:
     """The sign of the integer polynomial p at x = a/b, from b^d p(a/b) in integers (no gcds: the bisection's
     cost stays a few big-integer products per degree)."""
     a, b = x.numerator, x.denominator
+    step = max(a.bit_length(), b.bit_length())
+    charge(3 * len(p) * cost((max_size(p)[0] + len(p) * step, 1), (step, 1)), "a sign evaluation")
     acc, power = p[-1], 1
     for c in reversed(p[:-1]):
         power *= b
@@ -263,6 +362,8 @@ def _interval_sign(p: list[int], lo: Fraction, hi: Fraction) -> int:
     the common denominator D of lo and hi), or 0 when the enclosure contains 0."""
     D = math.lcm(lo.denominator, hi.denominator)
     t_lo, t_hi = lo.numerator * (D // lo.denominator), hi.numerator * (D // hi.denominator)
+    step = max(t_lo.bit_length(), t_hi.bit_length(), D.bit_length())
+    charge(6 * len(p) * cost((max_size(p)[0] + len(p) * step, 1), (step, 1)), "an interval sign evaluation")
     low = high = p[-1]
     power = 1
     for c in reversed(p[:-1]):
@@ -343,18 +444,10 @@ class NumberField:
         self.lo, self.hi = rational(interval[0]), rational(interval[1])
         if not self.lo < self.hi or _value(self.p, self.lo) == 0 or _value(self.p, self.hi) == 0:
             raise Reject("field: the interval must satisfy lo < hi with p(lo), p(hi) nonzero")
-        deriv = _trim([i * c for i, c in enumerate(self.p)][1:])
-        if len(_gcd(self.p, deriv)) > 1:
+        chain = sturm(self.p, "field")
+        if len(chain[-1]) > 1:
             raise Reject("field: the polynomial is not squarefree")
-        chain = [self.p, deriv]
-        while len(chain[-1]) > 1:
-            chain.append(primitive([-x for x in _divmod(chain[-2], chain[-1])[1]]))
-
-        def changes(x):
-            signs = [s for s in (_sign(_value(q, x)) for q in chain) if s]
-            return sum(a != b for a, b in zip(signs, signs[1:], strict=False))
-
-        if changes(self.lo) - changes(self.hi) != 1:
+        if sign_changes_at(chain, self.lo) - sign_changes_at(chain, self.hi) != 1:
             raise Reject("field: the interval does not isolate exactly one root")
         self.s_lo = _sign(_value(self.p, self.lo))
         self.bisections, self.signs = 0, {}

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 
+from certsym.check.budget import WORK_BUDGET
 from certsym.check.checker import CLAIMS, check_certificate
 from certsym.check.fields import Reject
 from certsym.check.tensors import InputFile, unique_object
@@ -60,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
             status = 2
             continue
         rep = check_certificate(doc, files)
+        if rep.usage:
+            print(_printable(f"certsym check: error: {path}: {rep.reason}"), file=sys.stderr)
+            status = 2
+            continue
         if rep.valid:
             lines = [f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}"]
             if not args.quiet:
@@ -67,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
                 lines += [f"  {line}" for line in rep.bound + rep.facts]
                 lines += [f"  verified {count} x {statement}" for statement, count in rep.checks.items()]
                 lines += [f"  {note}" for note in rep.notes]
+                lines.append(f"  work: {rep.work:,} of the {WORK_BUDGET:,} units of exact arithmetic a certificate may "
+                             "use")
         elif rep.cannot_check:
             lines = [f"{path}: CANNOT CHECK ({rep.kind}): {rep.reason}"]
             status = 2

@@ -306,6 +306,7 @@ def _int64_values(raw: bytes | memoryview) -> list[int]:
 
 
 _LOCATION_PART = re.compile(r"[^\\:\x00]+")
+ORT_RESERVED = "_ORT_MEM_ADDR_"  # onnxruntime reads the location */_ORT_MEM_ADDR_/* as a memory address
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
 
 
@@ -352,6 +353,9 @@ class _Reader:
         if location is None:
             raise Reject(f"initializer {_q(name)}: external data without a location")
         parts = location.split("/")
+        if ORT_RESERVED in location:
+            raise Reject(f"initializer {_q(name)}: external data location {_q(location)}: onnxruntime reserves "
+                         f"{ORT_RESERVED!r} (for data in memory) and does not read it as a file")
         if location.startswith("/") or any(p in ("", ".", "..") or not _LOCATION_PART.fullmatch(p) for p in parts):
             raise Reject(f"initializer {_q(name)}: external data location {_q(location)} is not a plain relative path "
                          "inside the model's folder")

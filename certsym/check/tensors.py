@@ -131,7 +131,7 @@ _SAFE_CODES = {"F16": "f2", "BF16": "bf16", "F32": "f4", "F64": "f8", "I8": "i1"
 _WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
 _READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError, zipfile.LargeZipFile, RuntimeError,
                 KeyError, ValueError, TypeError, MemoryError, LZMAError)
-NPY_HEADER_MAX = 1 << 16
+NPY_HEADER_MAX = 10_000  # numpy.lib.format's max_header_size: numpy.load refuses a longer .npy header
 
 
 def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple[dict[str, Tensor], list[str]]:
@@ -154,6 +154,9 @@ def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple
 
 
 def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
+    if data[:4] != b"PK\x03\x04":  # numpy.load reads anything else as .npy or pickle, not as an archive
+        raise Reject("the given file is not an .npz archive: it does not begin with a zip local header (numpy.load "
+                     "would not read it as one)")
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         members = z.namelist()
         if len(set(members)) != len(members):
@@ -188,10 +191,10 @@ def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
             start, size = 10, struct.unpack("<H", head[8:10])[0]
         else:
             start, size = 12, struct.unpack("<I", head[8:12])[0]
-        if size > NPY_HEADER_MAX:
-            raise Reject(f"{member}: .npy header too long")
+        if size > NPY_HEADER_MAX:  # numpy counts characters; a UTF-8 header has at most as many as bytes
+            raise Reject(f"{member}: .npy header longer than {NPY_HEADER_MAX} bytes (numpy refuses it)")
         head += fh.read(start + size - len(head))
-        shape, fortran, code, big = _npy_header(head[start:start + size], member)
+        shape, fortran, code, big = _npy_header(head[start:start + size], member, head[6])
         count = math.prod(shape)
         body_size = count * _WIDTH[code]
         if info.file_size != start + size + body_size:
@@ -202,10 +205,10 @@ def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
     return Tensor(shape, values, fortran and len(shape) == 2, code)
 
 
-def _npy_header(raw: bytes, name: str) -> tuple[tuple, bool, str, bool]:
+def _npy_header(raw: bytes, name: str, version: int) -> tuple[tuple, bool, str, bool]:
     try:
-        header = ast.literal_eval(raw.decode("latin1"))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        header = ast.literal_eval(raw.decode("utf8" if version == 3 else "latin1"))  # as numpy decodes each version
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
         raise Reject(f"{name}: unreadable .npy header") from None
     if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"} \
             or type(header["fortran_order"]) is not bool or not isinstance(header["shape"], tuple) \

@@ -76,17 +76,21 @@ _DESCR = {"<f2", "<f4", "<f8", "<i1", "<i2", "<i4", "<i8", "<u1", ">f2", ">f4", 
           ">u1", "|i1", "|u1", "=f2", "=f4", "=f8", "=i2", "=i4", "=i8"}
 
 
+NPY_HEADER_LIMIT = 10_000  # numpy.lib.format's max_header_size: numpy.load refuses a longer .npy header
+
+
 def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
     """The .npy header as docs/FORMATS.md reads it: a literal dict of exactly descr (one of the listed spellings),
     fortran_order (a bool) and shape (a tuple of ints); numpy's own reader also takes other spellings."""
     import ast
 
     (size,) = struct.unpack("<H" if version == (1, 0) else "<I", fh.read(2 if version == (1, 0) else 4))
-    if size > 1 << 16:
-        raise InputError(f"{where}: .npy header too long")
+    if size > NPY_HEADER_LIMIT:  # numpy refuses a header of more characters; a UTF-8 one has at most as many
+        raise InputError(f"{where}: .npy header longer than {NPY_HEADER_LIMIT} bytes (numpy refuses it)")
     try:
-        header = ast.literal_eval(fh.read(size).decode("latin1"))
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        text = fh.read(size).decode("utf8" if version == (3, 0) else "latin1")
+        header = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
         header = None
     if isinstance(header, dict) and header.get("descr") in ("|O", "<O", ">O"):
         raise InputError(f"{where}: refused: the file holds pickled objects, which certsym never loads")
@@ -101,6 +105,10 @@ def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
 def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, npz: every member NAME.npy, names distinct, exact sizes; only the ``wanted`` members are
     read (a set of names, None for all, or a function of the list of names giving that set)."""
+    with open(path, "rb") as fh:
+        if fh.read(4) != b"PK\x03\x04":  # numpy.load reads anything else as .npy or pickle, not as an archive
+            raise InputError(f"{path}: not an .npz archive: it does not begin with a zip local header (numpy.load "
+                             "would not read it as one)")
     with zipfile.ZipFile(path) as z:
         members = z.namelist()
         if len(set(members)) != len(members):

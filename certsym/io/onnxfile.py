@@ -690,6 +690,9 @@ class _Reader:
         if location in self.files:
             return self.files[location]
         parts = location.split("/")
+        if "_ORT_MEM_ADDR_" in location:  # onnxruntime reads */_ORT_MEM_ADDR_/* as a memory address, not a file
+            self.fail(f"the initializer {_q(name)} has the external location {_q(location)}, which onnxruntime "
+                      "reserves for data in memory; certsym refuses it")
         if any(part in ("", ".", "..") or not _LOCATION_PART.fullmatch(part) for part in parts):
             self.fail(f"the initializer {_q(name)} has the external location {_q(location)}; certsym reads plain "
                       "relative paths inside the model's folder: '/'-separated names, none empty, '.' or '..', "

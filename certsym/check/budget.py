@@ -1,0 +1,103 @@
+"""One work budget for the whole certificate: the checker's exact arithmetic is charged before it is done.
+
+Standard library only. Every exact operation whose cost grows with its operands (a product, sum or quotient of
+rationals, a polynomial product or division, a remainder sequence, a Horner evaluation, a resultant modulo a
+prime) is charged on one meter per replay, in units of about a microsecond each, *before* it runs. The charge
+for an operation on numbers with numerators of n1, n2 bits and denominators of d1, d2 bits is
+
+    cost = 4 + (n1 + d1 + n2 + d2) / 512 + (n1 n2 + d1 d2) / 409,600 + (n1 d2 + n2 d1) / 102,400,
+
+which bounds CPython's products and the cross gcds that Fraction takes to normalize every result, from above
+(measured: within a factor of about 3). When a charge
+would take the meter past ``WORK_BUDGET`` the certificate is rejected at once, the budget named. Before a
+polynomial's Sturm chain or gcd is computed, its cost is estimated from the degree and the coefficient sizes
+(subresultant bounds) and a chain that cannot fit in what is left is refused before it starts. Together with
+the per-number size bounds of ``fields``, this makes the replay's time at most about ``WORK_BUDGET``
+microseconds of arithmetic plus work linear in the certificate's size.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
+from certsym.check.errors import BudgetExceeded
+
+WORK_BUDGET = 20_000_000  # units (about a microsecond each): the arithmetic of one certificate's replay
+
+
+_METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("certsym_check_meter", default=None)
+
+
+class _Meter:
+    """What is left of one replay's budget, and what it started with."""
+
+    __slots__ = ("left", "units")
+
+    def __init__(self, units: int):
+        self.left = self.units = units
+
+    @property
+    def used(self) -> int:
+        return self.units - self.left
+
+
+@contextlib.contextmanager
+def metered(units: int | None = None) -> Iterator[_Meter]:
+    """A fresh meter of ``units`` (default WORK_BUDGET) for the replay inside the ``with`` block (nested blocks get
+    their own)."""
+    meter = _Meter(WORK_BUDGET if units is None else units)
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+def cost(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """The units charged for one operation on numbers of sizes ``a`` and ``b``, each (numerator bits,
+    denominator bits): products of numerators and of denominators, and the cross gcds that Fraction takes."""
+    (na, da), (nb, db) = a, b
+    return 4 + (na + da + nb + db) // 512 + (na * nb + da * db) // 409_600 + (na * db + nb * da) // 102_400
+
+
+def charge(units: int, what: str) -> None:
+    """Take ``units`` from the current meter, or raise BudgetExceeded naming ``what`` and the budget."""
+    meter = _METER.get()
+    if meter is None:
+        return
+    meter.left -= units
+    if meter.left < 0:
+        raise BudgetExceeded(f"{what}: beyond the checker's work budget of {meter.units:,} units (about a "
+                             "microsecond of exact arithmetic each) for one certificate (certificates/FORMAT.md, "
+                             "Bounds)")
+
+
+def fits(units: int) -> bool:
+    """Whether ``units`` more would stay within the current budget (no meter: always)."""
+    meter = _METER.get()
+    return meter is None or units <= meter.left
+
+
+def size(x) -> tuple[int, int]:
+    """(numerator bits, denominator bits) of a Fraction or int."""
+    if isinstance(x, int):
+        return x.bit_length(), 1
+    return x.numerator.bit_length(), x.denominator.bit_length()
+
+
+def max_size(xs) -> tuple[int, int]:
+    """The largest numerator and the largest denominator sizes among the numbers ``xs``."""
+    n = d = 1
+    for x in xs:
+        if isinstance(x, int):
+            n = max(n, x.bit_length())
+        else:
+            n, d = max(n, x.numerator.bit_length()), max(d, x.denominator.bit_length())
+    return n, d
+
+
+def plus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    """A bound on the size of a product of numbers of sizes ``a`` and ``b``."""
+    return a[0] + b[0], a[1] + b[1]

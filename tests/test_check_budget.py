@@ -1,0 +1,274 @@
+"""certsym.check.budget: one work budget for the whole certificate (certificates/FORMAT.md, Bounds).
+
+Each attack of the third red-team round is rebuilt here and must be refused within 10 s, the budget or bound
+named; the worst valid certificate within the budget must replay in at most 60 s (timed in a subprocess).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import re
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from flint import fmpz_poly
+
+from certsym.check import budget
+from certsym.check.checker import check_certificate
+from certsym.check.fields import NumberField, Reject, show
+
+VALID = Path(__file__).parent / "certificates" / "valid"
+
+
+def _template() -> dict:
+    return json.loads((VALID / "equivalent_E5.json").read_text())
+
+
+def _over_field(doc: dict, field: dict) -> dict:
+    """The certificate with its numbers written as elements of ``field`` (constant coefficient lists)."""
+    doc = copy.deepcopy(doc)
+    doc["field"] = field
+
+    def lift(x):
+        if isinstance(x, list):
+            return [lift(y) for y in x]
+        return [x] if isinstance(x, str) else x
+
+    for rec in doc["inputs"]:
+        params = rec["parameters"]
+        for key in ("M", "A", "b", "c"):
+            params[key] = lift(params[key])
+    for pair in doc["proof"]["pairs"]:
+        pair["lambda"], pair["linear"], pair["constant"] = lift(pair["lambda"]), lift(pair["linear"]), \
+            lift(pair["constant"])
+    return doc
+
+
+def _timed(doc: dict):
+    start = time.perf_counter()
+    rep = check_certificate(doc)
+    return rep, time.perf_counter() - start
+
+
+def _real_root_field(coeffs: list[int]) -> dict:
+    """A number-field declaration for the largest real root of the integer polynomial (an isolating interval from
+    flint's certified roots, widened to rationals)."""
+    roots = [r.real for r, _ in fmpz_poly(coeffs).complex_roots() if r.imag.contains(0)]
+    assert roots, "the polynomial has a real root"
+    r = max(roots, key=lambda a: float(a.mid()))
+
+    def exact(x) -> Fraction:
+        man, exp = x.man_exp()
+        return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+    lo, hi = exact(r.lower()), exact(r.upper())
+    return {"type": "number_field", "minpoly": [str(c) for c in coeffs], "interval": [str(lo), str(hi)],
+            "generator": "a"}
+
+
+def _dense_field() -> dict:
+    """Q(α), α the root near 2^20 of x^64 − 2^20 (x^63 + … + 1): reducing powers of α grows their coefficients by
+    about 20 bits per power, so α^1000 would have about 1.3 million bits."""
+    return _real_root_field([-(1 << 20)] * 64 + [1])
+
+
+# ------------------------------------------------------------------------------------- the six attacks, rebuilt
+
+
+def test_nested_powers_are_evaluated_once():
+    doc = _template()
+    doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "**".join(["1"] * 40) + ")", "value": "1"}]
+    rep, elapsed = _timed(doc)
+    assert rep.valid, rep.reason  # sqrt(1) = 1 is a true atom: the point is that it is verified at once
+    assert elapsed < 10
+    doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "**".join(["1"] * 400) + ")", "value": "1"}]
+    rep, elapsed = _timed(doc)
+    assert elapsed < 10 and (rep.valid or "nested" in rep.reason), rep.reason
+
+
+def test_numeral_with_an_underscore_is_refused_in_linear_time():
+    doc = _template()
+    doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "1" * 99_980 + "_1.5)", "value": "1"}]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and "not an exact decimal numeral" in rep.reason, rep.reason
+    assert elapsed < 10
+
+
+def test_long_numerals_are_refused_by_length_first():
+    doc = _template()
+    doc["inputs"][0]["atoms"] = [{"expr": "1" * 100_001, "value": "1"}]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and elapsed < 10
+
+
+def test_power_over_a_degree_64_field_is_bounded():
+    doc = _over_field(_template(), _dense_field())
+    doc["inputs"][0]["atoms"] = [{"expr": "root(2, 1000)", "value": ["0", "1"]}]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and ("too large" in rep.reason or "work budget" in rep.reason), rep.reason
+    assert elapsed < 10
+
+
+def _big_field(seed: int, bits: int = 245) -> tuple[dict, list[int]]:
+    rnd = random.Random(seed)
+    while True:
+        coeffs = [rnd.getrandbits(bits) * rnd.choice((-1, 1)) for _ in range(64)] + [1]
+        if any(r.imag.contains(0) for r, _ in fmpz_poly(coeffs).complex_roots()):
+            return _real_root_field(coeffs), coeffs
+
+
+def test_repeated_crootof_atoms_share_one_budget():
+    field, coeffs = _big_field(1)
+    poly = " + ".join(f"({c})*x**{i}" for i, c in enumerate(coeffs))
+    assert sum(abs(c).bit_length() for c in coeffs) > 15_000
+    doc = _over_field(_template(), field)
+    doc["inputs"][0]["atoms"] = [{"expr": f"CRootOf({poly}, {i})", "value": ["0", "1"]} for i in range(20)]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and "work budget" in rep.reason, rep.reason
+    assert elapsed < 10
+
+
+def test_a_large_random_field_is_bounded():
+    rnd = random.Random(7)
+    coeffs = [str(rnd.getrandbits(250)) for _ in range(64)] + ["1"]
+    doc = _over_field(_template(), {"type": "number_field", "minpoly": coeffs, "interval": ["0", "1"],
+                                    "generator": "a"})
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and elapsed < 10, rep.reason
+
+
+def _distance_template(tmp_path: Path) -> dict:
+    from certsym.cli import main
+
+    (tmp_path / "a.json").write_text('{"M": [["1", "1"]], "A": [["1"], ["-1"]], "b": ["0", "1/2"], "c": ["0"]}')
+    (tmp_path / "b.json").write_text('{"M": [["1", "1"]], "A": [["1"], ["-1"]], "b": ["1/8", "1/2"], "c": ["0"]}')
+    assert main(["distance", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--box=-1,1", "--cert",
+                 str(tmp_path / "d.json")]) == 0
+    doc = json.loads((tmp_path / "d.json").read_text())
+    assert check_certificate(doc).valid
+    return doc
+
+
+def _decimal(n: int) -> str:
+    """n in decimal, beyond Python's int-to-text limit."""
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(n)
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def _fraction(x: Fraction) -> str:
+    return f"{_decimal(x.numerator)}/{_decimal(x.denominator)}"
+
+
+def test_distance_box_numerators_are_bounded(tmp_path):
+    doc = _distance_template(tmp_path)
+    H = _decimal((1 << 255_000) + 1)
+    doc["proof"]["box"] = [[f"-{H}/3", f"{H}/3"]]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and "numerator of 255001 bits" in rep.reason, rep.reason
+    assert elapsed < 10
+
+
+def test_distance_rejection_prints_a_huge_bound_by_its_size(tmp_path):
+    doc = _distance_template(tmp_path)
+    H = (1 << 4000) + 1
+    doc["proof"]["box"] = [[f"-{H}/3", f"{H}/3"]]
+    doc["proof"]["witness"] = ["0"]
+    rep, elapsed = _timed(doc)
+    assert not rep.valid and "upper bound is not the one the alignment gives" in rep.reason, rep.reason
+    assert re.search(r"e\+1201 \(exact: numerator 40[0-9][0-9] bits", rep.reason) and "OverflowError" not in rep.reason and elapsed < 10
+
+
+# -------------------------------------------------------------------------------------------- the meter itself
+
+
+def test_charges_beyond_the_budget_raise():
+    with budget.metered(100):
+        budget.charge(60, "x")
+        assert budget.fits(40) and not budget.fits(41)
+        with pytest.raises(budget.BudgetExceeded, match="work budget"):
+            budget.charge(41, "the next step")
+
+
+def test_no_meter_means_no_limit():
+    budget.charge(10**18, "outside a replay")  # the producer's own use of the helpers is not metered
+    assert budget.fits(10**18)
+
+
+def test_a_field_over_the_budget_is_refused_before_its_sturm_chain():
+    field, _ = _big_field(3)
+    with budget.metered(1000):
+        start = time.perf_counter()
+        with pytest.raises(Reject, match="work budget"):
+            NumberField(field["minpoly"], field["interval"])
+        assert time.perf_counter() - start < 1
+
+
+def test_show_prints_huge_numbers_by_size_and_leading_digits():
+    x = Fraction(-(7 ** 100_000), 3)
+    text = show(x)
+    assert text.startswith("-") and "e+" in text and "numerator 280736 bits" in text
+    lead = text[1:].split("e")[0].replace(".", "")
+    e = int(text.split("e+")[1].split(" ")[0])
+    assert 7 ** 100_000 // 3 // 10 ** (e - 11) == int(lead)  # the 12 leading digits, from integer arithmetic
+    assert show(Fraction(3, 7)) == "3/7"
+
+
+# ------------------------------------------------------------------ the budget's worst case replays within 60 s
+
+
+def _expression_atoms(count: int, terms: int, digits: int, seed: int) -> list[dict]:
+    """``count`` true atoms sqrt((s)**2) = |s|, s a sum of ``terms`` random fractions of ``digits`` digits: mid-size
+    rational arithmetic, the kind with the highest cost per unit charged."""
+    rnd = random.Random(seed)
+    atoms = []
+    for _ in range(count):
+        fracs = [Fraction(rnd.randrange(10 ** (digits - 1), 10**digits), rnd.randrange(10 ** (digits - 1), 10**digits))
+                 for _ in range(terms)]
+        atoms.append({"expr": "sqrt((" + " + ".join(f"{f.numerator}/{f.denominator}" for f in fracs) + ")**2)",
+                      "value": _fraction(sum(fracs))})
+    return atoms
+
+
+def _units(doc: dict) -> int:
+    rep = check_certificate(doc)
+    assert rep.valid, rep.reason
+    return rep.work
+
+
+@pytest.mark.parametrize(("terms", "digits"), [(40, 20), (8, 400)])
+def test_the_worst_case_within_the_budget_replays_in_60_seconds(tmp_path, terms, digits):
+    doc = _template()
+    doc["inputs"][0]["atoms"] = _expression_atoms(4, terms, digits, seed=digits)
+    per_atom = _units(doc) / 4
+    doc["inputs"][0]["atoms"] = _expression_atoms(int(0.96 * budget.WORK_BUDGET / per_atom), terms, digits, seed=digits)
+    path = tmp_path / "worst.json"
+    path.write_text(json.dumps(doc))
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "certsym.check", str(path)], capture_output=True, text=True,
+                         timeout=180)
+    elapsed = time.perf_counter() - start
+    assert out.returncode == 0 and "VALID" in out.stdout, out.stdout + out.stderr
+    used = int(re.search(r"work: ([0-9,]+) of", out.stdout).group(1).replace(",", ""))
+    assert 0.9 * budget.WORK_BUDGET < used <= budget.WORK_BUDGET
+    assert elapsed <= 60, f"{elapsed:.1f} s for {used:,} units"
+
+
+def test_the_same_work_over_a_smaller_budget_is_refused(monkeypatch):
+    doc = _template()
+    doc["inputs"][0]["atoms"] = _expression_atoms(20, 40, 20, seed=5)
+    used = _units(doc)
+    monkeypatch.setattr(budget, "WORK_BUDGET", used - 1)
+    rep = check_certificate(doc)
+    assert not rep.valid and f"work budget of {used - 1:,} units" in rep.reason, rep.reason
+    monkeypatch.setattr(budget, "WORK_BUDGET", used)
+    assert check_certificate(doc).valid

@@ -1,0 +1,59 @@
+"""certsym.check.main and certsym.check(): usage errors are exit 2, and the API never raises on bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import certsym
+from certsym.check.main import main
+
+VALID = Path(__file__).parent / "certificates" / "valid"
+
+
+def _certificate(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """An equivalence certificate for two npz files, and the files."""
+    import numpy as np
+
+    from certsym.cli import main as certsym_main
+
+    w1, b1, w2, b2 = np.array([[1.0], [2.0]], "<f4"), np.zeros(2, "<f4"), np.array([[1.0, 1.0]], "<f4"), \
+        np.zeros(1, "<f4")
+    np.savez(tmp_path / "a.npz", **{"0.weight": w1, "0.bias": b1, "2.weight": w2, "2.bias": b2})
+    np.savez(tmp_path / "b.npz", **{"0.weight": w1[::-1].copy(), "0.bias": b1, "2.weight": w2, "2.bias": b2})
+    cert = tmp_path / "c.json"
+    assert certsym_main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--cert", str(cert)]) == 0
+    assert len(json.loads(cert.read_text())["inputs"]) == 2
+    return cert, tmp_path / "a.npz", tmp_path / "b.npz"
+
+
+def test_a_wrong_number_of_inputs_is_a_usage_error(tmp_path, capsys):
+    cert, a, b = _certificate(tmp_path)
+    assert main([str(cert), "--inputs", str(a), str(b)]) == 0
+    capsys.readouterr()
+    assert main([str(cert), "--inputs", str(a)]) == 2
+    out = capsys.readouterr()
+    assert "1 input file given; the certificate has 2 inputs" in out.err and "INVALID" not in out.out
+
+
+def test_the_api_reports_an_unreadable_input_instead_of_raising(tmp_path):
+    cert, a, b = _certificate(tmp_path)
+    rep = certsym.check(str(cert), inputs=[a, tmp_path / "missing.npz"])
+    assert not rep.valid and rep.cannot_check and "cannot read the input file" in rep.reason
+    rep = certsym.check(str(cert), inputs=[a, tmp_path])  # a folder
+    assert not rep.valid and "cannot read the input file" in rep.reason
+    assert certsym.check(str(cert), inputs=[a, b]).valid
+
+
+def test_the_api_reports_a_wrong_number_of_inputs(tmp_path):
+    cert, a, _ = _certificate(tmp_path)
+    rep = certsym.check(str(cert), inputs=[a])
+    assert not rep.valid and rep.usage and rep.cannot_check
+
+
+def test_valid_output_states_the_work_used(tmp_path, capsys):
+    shutil.copy(VALID / "equivalent_E5.json", tmp_path / "e5.json")
+    assert main([str(tmp_path / "e5.json")]) == 0
+    out = capsys.readouterr().out
+    assert "VALID equivalent" in out and "units of exact arithmetic" in out
