@@ -51,7 +51,7 @@ from array import array
 from collections.abc import Callable
 
 from certsym.check.fields import Reject
-from certsym.check.tensors import Tensor
+from certsym.check.tensors import Tensor, numpy_sized
 
 MIN_OPSET, MAX_OPSET = 7, 28  # the default-domain opsets whose Gemm, MatMul, Add, Relu, … this reader knows
 MIN_IR, MAX_IR = 3, 14  # IR versions with opset imports, up to the newest this reader knows
@@ -306,7 +306,7 @@ def _int64_values(raw: bytes | memoryview) -> list[int]:
 
 
 _LOCATION_PART = re.compile(r"[^\\:\x00]+")
-ORT_RESERVED = "_ORT_MEM_ADDR_"  # onnxruntime reads the location */_ORT_MEM_ADDR_/* as a memory address
+ORT_RESERVED = ("_MEM_ADDR_", "*/_ORT")  # onnxruntime reads */_ORT_MEM_ADDR_/* (and its native-endian twin) as memory
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
 
 
@@ -353,9 +353,10 @@ class _Reader:
         if location is None:
             raise Reject(f"initializer {_q(name)}: external data without a location")
         parts = location.split("/")
-        if ORT_RESERVED in location:
+        if any(tag in location for tag in ORT_RESERVED):
             raise Reject(f"initializer {_q(name)}: external data location {_q(location)}: onnxruntime reserves "
-                         f"{ORT_RESERVED!r} (for data in memory) and does not read it as a file")
+                         "*/_ORT_MEM_ADDR_/* and */_ORT_NATIVE_ENDIAN_MEM_ADDR_/* (for data in memory) and does not "
+                         "read them as files")
         if location.startswith("/") or any(p in ("", ".", "..") or not _LOCATION_PART.fullmatch(p) for p in parts):
             raise Reject(f"initializer {_q(name)}: external data location {_q(location)} is not a plain relative path "
                          "inside the model's folder")
@@ -381,6 +382,7 @@ class _Reader:
 
     def raw(self, tensor: dict, name: str, itemsize: int) -> tuple[str, object]:
         """("raw", little-endian bytes of exactly prod(dims) entries) or (typed field, its pieces)."""
+        numpy_sized(tuple(tensor["dims"]), itemsize, f"initializer {_q(name)}")
         size = math.prod(tensor["dims"]) * itemsize
         source, where = self.check(tensor, name)
         if source == "empty":

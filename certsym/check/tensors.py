@@ -89,6 +89,12 @@ class InputFile:
             target = os.path.realpath(os.path.join(folder, *parts))
             if os.path.commonpath([folder, target]) != folder:
                 raise Reject(f"external data location {location[:60]!r} leads outside the model's folder")
+            here = folder
+            for part in parts:  # onnx.load refuses external data reached through a link
+                here = os.path.join(here, part)
+                if os.path.islink(here):
+                    raise Reject(f"external data location {location[:60]!r} passes through a symbolic link, which "
+                                 "onnx refuses")
             try:
                 fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
             except OSError as exc:
@@ -98,6 +104,9 @@ class InputFile:
                 if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIBLING:
                     raise Reject(f"external data {location[:60]!r} is not a regular file of at most {MAX_SIBLING} "
                                  "bytes")
+                if info.st_nlink > 1:
+                    raise Reject(f"external data {location[:60]!r} has {info.st_nlink} hard links, which onnx "
+                                 "refuses")
                 self._siblings[location] = fh.read(MAX_SIBLING + 1)
         return self._siblings[location]
 
@@ -132,6 +141,35 @@ _WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8":
 _READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError, zipfile.LargeZipFile, RuntimeError,
                 KeyError, ValueError, TypeError, MemoryError, LZMAError)
 NPY_HEADER_MAX = 10_000  # numpy.lib.format's max_header_size: numpy.load refuses a longer .npy header
+SAFETENSORS_HEADER_MAX = 100_000_000  # the safetensors library refuses a longer header
+_INTP_MAX = (1 << 63) - 1
+
+
+def numpy_sized(shape: tuple, width: int, name: str) -> None:
+    """Refuse a shape numpy cannot hold: the item width times the product of the nonzero dimensions must fit in
+    numpy's intp (numpy skips zero dimensions in that product, so an empty array may not have a huge one either)."""
+    nbytes = width
+    for d in shape:
+        if d:
+            nbytes *= d
+            if nbytes > _INTP_MAX:
+                raise Reject(f"{name}: the shape {tuple(shape)[:8]} is too big for numpy (which refuses it)")
+
+
+def no_surrogates(text: str, name: str) -> str:
+    """The text, if it is Unicode without lone surrogates (which Rust's JSON reader, and so safetensors, refuses)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Reject(f"{name}: a string with a lone surrogate (\\ud800-\\udfff), which safetensors refuses") from None
+    return text
+
+
+def _nonnegative_int(text: str) -> int:
+    """A JSON integer of a safetensors header: "-0" is refused (serde reads it as a float), as is any sign."""
+    if text.startswith("-"):
+        raise Reject(f"a negative number {text[:20]!r} in the .safetensors header")
+    return int(text)
 
 
 def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple[dict[str, Tensor], list[str]]:
@@ -197,6 +235,9 @@ def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
         shape, fortran, code, big = _npy_header(head[start:start + size], member, head[6])
         count = math.prod(shape)
         body_size = count * _WIDTH[code]
+        numpy_sized(shape, _WIDTH[code], member)
+        if fortran and len(shape) > 2:
+            raise Reject(f"{member}: a Fortran-order array of {len(shape)} dimensions (only 1-D and 2-D are read)")
         if info.file_size != start + size + body_size:
             raise Reject(f"{member}: the member holds {info.file_size - start - size} data bytes, its shape "
                          f"{shape} needs {body_size}")
@@ -215,8 +256,8 @@ def _npy_header(raw: bytes, name: str, version: int) -> tuple[tuple, bool, str, 
             or any(type(d) is not int or d < 0 for d in header["shape"]):
         raise Reject(f"{name}: unreadable .npy header")
     descr = header["descr"]
-    if not isinstance(descr, str) or descr[1:] not in _NPY_CODES or descr[0] not in "<>|=" \
-            or (descr[0] == "|") != (descr[1:] in ("i1", "u1")):
+    if not isinstance(descr, str) or descr[1:] not in _NPY_CODES \
+            or descr[:1] not in (("<", ">", "|") if descr[1:] in ("i1", "u1") else ("<", ">", "=")):
         raise Reject(f"{name}: unsupported element type {str(descr)[:20]!r}")
     big = descr[0] == ">" or (descr[0] == "=" and sys.byteorder == "big")
     return header["shape"], header["fortran_order"], descr[1:], big
@@ -243,14 +284,20 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
     if len(data) < 8:
         raise Reject("not a .safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
+    if size > SAFETENSORS_HEADER_MAX:
+        raise Reject(f"the .safetensors header has {size} bytes, more than the {SAFETENSORS_HEADER_MAX} that "
+                     "safetensors reads")
     if size > len(data) - 8:
         raise Reject("the .safetensors header runs past the end of the file")
-    header = json.loads(data[8:8 + size].decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=unique_object)
+    header = json.loads(data[8:8 + size].decode("utf-8"), parse_constant=_no_constant, parse_int=_nonnegative_int,
+                        object_pairs_hook=unique_object)
     if not isinstance(header, dict):
         raise Reject("unreadable .safetensors header")
     meta = header.pop("__metadata__", {})
     if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
         raise Reject("__metadata__ must be an object of strings")
+    for text in (*header, *meta, *meta.values()):
+        no_surrogates(text, "the .safetensors header")
     buffer = len(data) - 8 - size
     spans, out = [], {}
     for name, info in header.items():
@@ -263,6 +310,7 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
                 or not 0 <= offsets[0] <= offsets[1] <= buffer \
                 or offsets[1] - offsets[0] != math.prod(shape) * _WIDTH[code]:
             raise Reject(f"{name[:60]}: malformed shape or data offsets")
+        numpy_sized(tuple(shape), _WIDTH[code], name[:60])
         spans.append(tuple(offsets))
         if wanted is None or name in wanted:
             begin, end = offsets

@@ -152,7 +152,14 @@ class _Archive:
         if "data.pkl" not in self.members:
             raise Reject("the torch archive has no data.pkl")
         pkl = bytes(self._member("data.pkl", self.members["data.pkl"].file_size))
-        return _Interpreter(self).run(pkl)
+        tree = _Interpreter(self).run(pkl)
+        record = ".data/version" if ".data/version" in self.members else "version"  # torch's order
+        if record not in self.members or self.members[record].file_size > 8:
+            raise Reject("the torch archive has no version record of at most 8 bytes (torch.load requires one)")
+        if not _version_ok(bytes(self._member(record, self.members[record].file_size))):
+            raise Reject(f"the torch archive's {record} record is not a format version 1 to {MAX_VERSION} "
+                         "(digits and an optional newline), which torch.load requires")
+        return tree
 
     def _directory(self, infos: list[zipfile.ZipInfo]) -> dict[str, zipfile.ZipInfo]:
         """{name inside P: ZipInfo}, after the checks on names, folders and extents."""
@@ -246,6 +253,9 @@ class _Archive:
         if not isinstance(cls, _Global) or cls.code is None or type(key) is not str or type(location) is not str \
                 or type(numel) is not int or numel < 0:
             raise Reject("a persistent id that is not ('storage', class, key, location, numel)")
+        if not _restorable(location):
+            raise Reject(f"storage {key[:40]!r} has the location {location[:40]!r}, which torch.load does not restore "
+                         "to values (cpu, cuda and cuda:N are read)")
         if key in self.storages:
             known = self.storages[key]
             if (known.code, known.numel) != (cls.code, numel):
@@ -289,6 +299,25 @@ class _Archive:
                          "(repeated or expanded views beyond the reader's bound)")
         self.gathered += count
         return Tensor(size, _gather(storage.values, offset, size, stride), False, storage.code)
+
+
+MAX_VERSION = 10  # caffe2's kMaxSupportedFileFormatVersion; the minimum is 1
+
+
+def _version_ok(raw: bytes) -> bool:
+    """A version record torch.load accepts, read strictly: decimal digits (no sign, no leading zero), an optional
+    newline, a value from 1 to MAX_VERSION."""
+    digits = raw[:-1] if raw.endswith(b"\n") else raw
+    return digits.isdigit() and digits.isascii() and digits[:1] != b"0" and 1 <= int(digits) <= MAX_VERSION
+
+
+def _restorable(location: str) -> bool:
+    """A storage location that torch.load restores to values: "cpu", "cuda" or "cuda:N" (it refuses unknown ones and
+    gives "meta" storages no values)."""
+    if location in ("cpu", "cuda"):
+        return True
+    index = location[len("cuda:"):]
+    return location.startswith("cuda:") and index.isdigit() and index.isascii() and len(index) <= 4
 
 
 def _raw_name(info: zipfile.ZipInfo) -> bytes:

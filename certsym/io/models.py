@@ -150,6 +150,8 @@ def _safetensors(path: Path) -> tuple[dict, list[str]]:
     if len(data) < 8:
         raise InputError(f"{path}: not a .safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
+    if size > 100_000_000:  # the safetensors library's own limit
+        raise InputError(f"{path}: the header has {size} bytes, more than the safetensors library reads")
     if size > len(data) - 8:
         raise InputError(f"{path}: the header runs past the end of the file")
 
@@ -159,9 +161,15 @@ def _safetensors(path: Path) -> tuple[dict, list[str]]:
             raise InputError(f"{path}: the header repeats a key")
         return out
 
+    def unsigned(text: str) -> int:
+        if text.startswith("-"):  # serde reads -0 as a float, and no size is negative
+            raise InputError(f"{path}: the header holds the negative number {text[:20]}")
+        return int(text)
+
     try:
-        header = json.loads(data[8:8 + size].decode("utf-8"), object_pairs_hook=unique)
-    except (UnicodeDecodeError, ValueError):
+        header = json.loads(data[8:8 + size].decode("utf-8"), object_pairs_hook=unique, parse_int=unsigned)
+        json.dumps(header, ensure_ascii=False).encode("utf-8")  # a lone surrogate (\ud800) fails here, as in serde
+    except (UnicodeError, ValueError):
         raise InputError(f"{path}: unreadable .safetensors header") from None
     if not isinstance(header, dict):
         raise InputError(f"{path}: unreadable .safetensors header")

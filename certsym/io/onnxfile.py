@@ -690,7 +690,7 @@ class _Reader:
         if location in self.files:
             return self.files[location]
         parts = location.split("/")
-        if "_ORT_MEM_ADDR_" in location:  # onnxruntime reads */_ORT_MEM_ADDR_/* as a memory address, not a file
+        if "_MEM_ADDR_" in location or location.startswith("*/_ORT"):  # onnxruntime's tags for data in memory
             self.fail(f"the initializer {_q(name)} has the external location {_q(location)}, which onnxruntime "
                       "reserves for data in memory; certsym refuses it")
         if any(part in ("", ".", "..") or not _LOCATION_PART.fullmatch(part) for part in parts):
@@ -707,6 +707,12 @@ class _Reader:
             self.fail(f"the external location {_q(location)} of {_q(name)} leads outside the model's folder")
         if not file.is_file():
             self.fail(f"the external data file {_q(location)} of {_q(name)} is missing (or not a regular file)")
+        if any((folder / "/".join(parts[:i + 1])).is_symlink() for i in range(len(parts))):
+            self.fail(f"the external data file {_q(location)} of {_q(name)} is reached through a symbolic link, "
+                      "which onnx refuses")
+        if file.stat().st_nlink > 1:
+            self.fail(f"the external data file {_q(location)} of {_q(name)} has more than one hard link, which onnx "
+                      "refuses")
         try:
             data = file.read_bytes()
         except OSError as exc:

@@ -307,6 +307,22 @@ def _members(infos: list[zipfile.ZipInfo]) -> tuple[str, dict[str, zipfile.ZipIn
     return top, members
 
 
+_MAX_VERSION = 10  # the newest archive format torch.load reads; the oldest is 1
+
+
+def _check_version(archive: _Zip) -> None:
+    """torch.load requires a version record (.data/version before version) holding a format version 1 … 10; read
+    strictly here as decimal digits without a leading zero and an optional newline."""
+    record = ".data/version" if ".data/version" in archive.infos else "version"
+    if record not in archive.infos or archive.infos[record].file_size > 8:
+        raise _Refused("refused: the archive has no version record of at most 8 bytes, which torch.load requires")
+    raw = archive.read(record, archive.infos[record].file_size)
+    digits = raw[:-1] if raw.endswith(b"\n") else raw
+    if not (digits.isascii() and digits.isdigit() and digits[:1] != b"0" and 1 <= int(digits) <= _MAX_VERSION):
+        raise _Refused(f"refused: the {record} record is {_text(raw)}, not a format version 1 to {_MAX_VERSION}, "
+                       "which torch.load requires")
+
+
 def _check_pickle(data: bytes) -> None:
     """A well-formed pickle of protocol 2 or 3 (it starts with PROTO 2 or 3, and every PROTO says 2 or 3) that uses
     only ``_OPCODES``, at most ``_MAX_MEMO`` memo indices, and ends exactly at its STOP."""
@@ -375,6 +391,10 @@ class _Unpickler(pickle._Unpickler):
                 or type(location) is not str or type(numel) is not int or numel < 0:
             raise _Refused(f"refused: the persistent id {_text(pid)} is not ('storage', storage class, key, "
                            "location, numel)")
+        if location not in ("cpu", "cuda") and not (location.startswith("cuda:") and location[5:].isascii()
+                                                    and location[5:].isdigit() and len(location) <= 9):
+            raise _Refused(f"refused: the storage {_text(repr(key))} has the location {_text(repr(location))}, which "
+                           "torch.load does not restore to values (certsym reads cpu, cuda and cuda:N)")
         return self._loader.storage(stype, key, numel)
 
     def load_proto(self) -> None:
@@ -604,6 +624,7 @@ def _load(path: str | os.PathLike) -> object:
                            "innermost MARK left)") from None
         if any(unpickler.hooks):
             raise _Refused("refused: a tensor with backward hooks (torch saves an empty OrderedDict)")
+        _check_version(archive)
         return _plain(root, unpickler.dropped)
 
 
