@@ -38,6 +38,7 @@ import certsym
 from certsym.check.checker import CLAIMS, check_certificate
 from certsym.check.fields import Reject
 from certsym.check.tensors import InputFile, read_tensors
+from certsym.io.models import ACTIVATION_ASSUMED, ACTIVATION_GRAPH
 
 HOLE = dict(strict=True, raises=AssertionError)
 REPO = Path(certsym.__file__).resolve().parent.parent
@@ -68,9 +69,10 @@ def _params(w1=W1, b1=B1, w2=W2, b2=B2) -> dict:
 
 
 def _record(name: str, data: bytes, model: dict | None, params: dict | None = None) -> dict:
+    """An inputs entry; a model record gets the activation reading its format states (docs/FORMATS.md)."""
     out = {"name": name, "sha256": hashlib.sha256(data).hexdigest(), "atoms": [], "parameters": params or _params()}
     if model is not None:
-        out["model"] = model
+        out["model"] = {"activation": ACTIVATION_GRAPH if model["format"] == "onnx" else ACTIVATION_ASSUMED} | model
     return out
 
 

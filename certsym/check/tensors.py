@@ -329,8 +329,14 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
 LETTERS = ("A", "b", "M", "c")
 LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
 PREFIXES = ("module.", "_orig_mod.")
-_RECORD = {"npz": {"format", "rule", "tensors", "layout"}, "safetensors": {"format", "rule", "tensors", "layout"},
-           "torch": {"format", "rule", "tensors", "layout", "root"}, "onnx": {"format", "rule", "tensors", "external"}}
+_RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
+           "safetensors": {"format", "rule", "tensors", "layout", "activation"},
+           "torch": {"format", "rule", "tensors", "layout", "root", "activation"},
+           "onnx": {"format", "rule", "tensors", "external", "activation"}}
+# What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
+_ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node"}
+_READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
+            "node)"}
 _RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
           "onnx": ("graph",)}
 
@@ -400,8 +406,11 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     An absent bias is the zero vector."""
     fmt = model.get("format") if isinstance(model, dict) else None
     if fmt not in _RECORD or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
-        raise Reject("model must be {format, rule, tensors, layout} (+ root for torch; {format, rule: graph, "
-                     "tensors, external} for onnx) with a rule of its format")
+        raise Reject("model must be {format, rule, tensors, layout, activation} (+ root for torch; {format, rule: "
+                     "graph, tensors, external, activation} for onnx) with a rule of its format")
+    kind = "onnx" if fmt == "onnx" else "npz"
+    if model["activation"] != _ACTIVATION[kind]:
+        raise Reject(f"model.activation must be {_ACTIVATION[kind]!r} for a {fmt} file (docs/FORMATS.md)")
     names, rule = model["tensors"], model["rule"]
     well_formed = isinstance(names, list) and len(names) == 4 and all(
         isinstance(t, str) or (t is None and i in (1, 3) and fmt != "onnx") for i, t in enumerate(names))
@@ -452,7 +461,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     shapes = ", ".join(f"{name} {'x'.join(map(str, t.shape))}" if name is not None else "no bias (read as 0)"
                        for name, t in zip(names, out, strict=True))
     layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
-    return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}"
+    return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}; {_READING[kind]}"
 
 
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:

@@ -75,9 +75,15 @@ def _load(args: argparse.Namespace, paths: Sequence[str]):
     return [item.network for item in loaded], records
 
 
-def _note_absent_biases(models: list, names: list[str]) -> None:
-    """Say on stderr which biases were absent from a model file and read as 0 (docs/FORMATS.md)."""
+def _note_absent_biases(models: list, names: list[str], readings: bool = True) -> None:
+    """Say on stderr how each model file was read: its activation (docs/FORMATS.md: a tensor file holds none, so it
+    is read as a ReLU network; ``readings`` False when the verdict says it) and which biases were absent and read
+    as 0."""
+    from certsym.io.models import reading
+
     for model, name in zip(models, names, strict=True):
+        if readings and reading(model):
+            print(f"note: {name}: {reading(model)}", file=sys.stderr)
         absent = [layer for layer, t in zip(("first", "second"), (model or {}).get("tensors", [0, 0, 0, 0])[1::2],
                                             strict=True) if t is None]
         if absent:
@@ -139,7 +145,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     for path, sel in zip((args.params1, args.params2), selections, strict=True):
         sources.append(api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path)
     models = [s.record.model if isinstance(s, api.Model) else None for s in sources]
-    _note_absent_biases(models, [args.params1, args.params2])
+    _note_absent_biases(models, [args.params1, args.params2], readings=False)
     verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
@@ -155,6 +161,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
         print(verdict)
     else:
         print(_not_equivalent_text(verdict))
+        for line in verdict.reading_lines():
+            print(line)
         for line in explained.lines() if explained else ():
             print(line)
     return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
@@ -166,6 +174,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     from certsym import api
     from certsym.certificate import distance_certificate
     from certsym.distance import distance, parse_box, parse_vnnlib
+    from certsym.io.models import reading
 
     selections = _selections(args, 2)
     sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path
@@ -181,14 +190,19 @@ def cmd_distance(args: argparse.Namespace) -> int:
         embed = not args.reference and (t1.n + t2.n) * (t1.m + t1.k) <= api.EMBED_LIMIT
         write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), embed))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
+    readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
+                if reading(rec.model)]
     if args.json:
         emit_json({"lower": str(d.lower), "upper": str(d.upper), "lower_float": float(d.lower),
                     "upper_float": float(d.upper), "ratio": d.ratio, "box": [[str(a), str(b)] for a, b in box],
                     "default_box": spec is None, "equivalent": d.equivalence is not None, "pairs": len(d.pairs),
-                    "stable_terms": d.stable, "unstable_terms": d.unstable, "witness": [str(x) for x in d.witness]})
+                    "stable_terms": d.stable, "unstable_terms": d.unstable, "witness": [str(x) for x in d.witness],
+                    "readings": dict(readings)})
         return EXIT_OK
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
+        for name, text in readings:
+            print(f"  {name}: {text}")
         return EXIT_OK
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ∈ [L, U], exact rationals")
     print(f"  L ≈ {float(d.lower):.6g}  (‖D(x*)‖∞ at a witness x* in the box, evaluated exactly; exact in --json)")
@@ -196,6 +210,8 @@ def cmd_distance(args: argparse.Namespace) -> int:
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
     print(f"  alignment: {len(d.pairs)} neuron pairs (an H_n element), {t1.n - len(d.pairs)} + "
           f"{t2.n - len(d.pairs)} unpaired; {d.stable} stable and {d.unstable} unstable terms on the box")
+    for name, text in readings:
+        print(f"  {name}: {text}")
     return EXIT_OK
 
 

@@ -367,9 +367,26 @@ def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict 
     return _root(path, load_torch(path), selection)
 
 
+# The activation reading every model record states (docs/FORMATS.md): tensor files and state dicts hold no
+# activation, so they are read as ReLU networks; an ONNX graph names its Relu node.
+ACTIVATION_ASSUMED = "relu, assumed: the file holds no activation"
+ACTIVATION_GRAPH = "relu, the graph's Relu node"
+
+
+def reading(record: dict | None) -> str | None:
+    """The sentence a verdict prints about how a model file was read, or None for a parameter file (whose format
+    defines σ = ReLU)."""
+    if not record or "activation" not in record:
+        return None
+    if record["activation"] == ACTIVATION_ASSUMED:
+        return "read as a ReLU network (the file holds no activation)"
+    return "a ReLU network (the graph's Relu node)"
+
+
 def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None) -> tuple[list, dict]:
     """The four tensors (W1, b1, W2, b2) as numpy arrays, layout-checked, with the "model" record that
-    certificates carry: {"format", "rule", "tensors", "layout"} (and "root" for torch, "external" for ONNX).
+    certificates carry: {"format", "rule", "tensors", "layout", "activation"} (and "root" for torch; "external"
+    instead of "layout" for ONNX).
     An absent bias is read as zeros. Cost: reading the file."""
     path = Path(path)
     selection = Selection.of(keys)
@@ -391,7 +408,8 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
             record = {"format": fmt, "rule": "graph", "tensors": list(names),
-                      "external": [{"location": loc, "sha256": digest} for loc, digest in external]}
+                      "external": [{"location": loc, "sha256": digest} for loc, digest in external],
+                      "activation": ACTIVATION_GRAPH}
         else:
             tensors, root = _tensor_map(path, fmt, selection)
             if selection.keys is not None:
@@ -407,7 +425,8 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                 names, rule = default_choice(list(tensors)), "default"
                 if names is None:
                     raise _explain(path, list(tensors))
-            record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout}
+            record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
+                      "activation": ACTIVATION_ASSUMED}
             if fmt == "torch":
                 record["root"] = root
             arrays = [None if name is None else tensors[name] for name in names]
