@@ -51,7 +51,9 @@ def test_corpus_matches_current_code() -> None:
         import generate
     finally:
         sys.path.pop(0)
-    for name, doc in generate.valid_certificates().items():
+    generated = generate.valid_certificates()
+    assert generated and set(generated) == {p.stem for p in VALID}
+    for name, doc in generated.items():
         assert json.loads((CORPUS / "valid" / f"{name}.json").read_text()) == doc, name
 
 
@@ -95,7 +97,9 @@ def test_checker_is_independent() -> None:
     """certsym/check imports only the standard library and certsym.check itself (AST scan); the landscape
     module may also import mpmath (interval arithmetic)."""
     stdlib = set(sys.stdlib_module_names)
-    for path in (ROOT / "certsym" / "check").glob("*.py"):
+    paths = sorted((ROOT / "certsym" / "check").glob("*.py"))
+    assert {"__init__.py", INTERVALS} <= {path.name for path in paths}
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 names = [alias.name for alias in node.names]

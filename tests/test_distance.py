@@ -63,6 +63,7 @@ def test_bounds_are_sound_on_ten_thousand_samples(seed: int, kind: str) -> None:
         exact = [fmpq(*float(t).as_integer_ratio()) for t in x]
         assert max(abs(v) for v in evaluate_difference(A, B, exact)) <= d.upper
     assert max(abs(v) for v in evaluate_difference(A, B, d.witness)) == d.lower
+    assert len(d.witness) == len(d.box) == A.m
     assert all(lo_q <= t <= hi_q for t, (lo_q, hi_q) in zip(d.witness, d.box, strict=True))
     assert check_certificate(distance_certificate(d, RECORDS, (A, B))).valid
 

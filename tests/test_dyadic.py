@@ -64,6 +64,7 @@ def test_fast_path_agrees_with_general_path(seed: int, how: str, m: int, n: int,
     fast = fast_decide(t1, t2)
     general = general_decide(t1.to_network(), t2.to_network())
     assert fast.equivalent == general.equivalent
+    assert general.equivalent or how == "nudge"  # the other edits keep the function: the branch below is taken
     assert [s.__dict__ for s in fast.red1.steps] == [s.__dict__ for s in general.red1.steps]
     assert [s.__dict__ for s in fast.red2.steps] == [s.__dict__ for s in general.red2.steps]
     if general.equivalent:
@@ -92,8 +93,10 @@ def _pair_files(tmp_path, fmt: str = "npz", fortran: bool = False, dtype=np.floa
         if fmt == "npz":
             np.savez(tmp_path / f"{name}.npz", **tensors)
         else:
-            pytest.importorskip("safetensors.numpy").save_file(
-                {k: np.ascontiguousarray(v) for k, v in tensors.items()}, str(tmp_path / f"{name}.{fmt}"))
+            import safetensors.numpy  # in the test extra: a missing install fails here, it is not skipped
+
+            safetensors.numpy.save_file({k: np.ascontiguousarray(v) for k, v in tensors.items()},
+                                        str(tmp_path / f"{name}.{fmt}"))
         paths.append(tmp_path / f"{name}.{fmt}")
     return paths
 
@@ -111,6 +114,7 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
     cert = tmp_path / "cert.json"
     assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert)]) == 0
     doc = json.loads(cert.read_text())
+    assert len(doc["inputs"]) == 2
     assert all("parameters" not in r and r["shape"]["m"] == 3 for r in doc["inputs"])
     files = [a.read_bytes(), b.read_bytes()]
     assert check_certificate(doc, files).valid
@@ -162,8 +166,10 @@ def test_fast_witness_is_a_point_where_the_networks_differ(seed: int, m: int, n:
     fast = fast_decide(t1, t2)
     general = general_decide(t1.to_network(), t2.to_network())
     assert fast.equivalent == general.equivalent
+    # constant and linear change the function; a nudge of W1[0, 0] keeps it exactly when unit 0 has v = 0
+    assert fast.equivalent == (how == "nudge" and not base[2][:, 0].any())
     if fast.equivalent:
-        return
+        return  # no witness to check: the networks are equal
     witness(t1, t2, fast)
     x = fast.witness
     assert t1.to_network().evaluate(x) == fast.values[0] and t2.to_network().evaluate(x) == fast.values[1]

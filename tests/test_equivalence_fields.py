@@ -64,6 +64,7 @@ def test_not_equivalent_over_sqrt2_has_rational_witness(nudge: str) -> None:
     verdict = _verdict_and_check(theta, other)
     assert not verdict.equivalent
     F = t1.field
+    assert len(verdict.witness) == t1.m
     assert all(F.is_rational(F(x)) for x in verdict.witness)
     assert t1.evaluate(verdict.witness) != t2.evaluate(verdict.witness)
 

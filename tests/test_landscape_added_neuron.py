@@ -44,9 +44,11 @@ def test_zero_neuron_expansion_is_exact(k6) -> None:
 
 def test_certified_negative_directions_are_negative(k6) -> None:
     """Each certified direction lowers F to second order, as the full Hessian says."""
+    assert [s.row for s in k6.splits] == [0, 5]  # a good row and the misfit row (as the CLI test writes them)
     for s in k6.splits:
         H = kernel.hessian(split(k6.W, s.row), np.eye(6))
         assert s.negative == 5 and s.spectrum == (5, 1, 36)
+        assert len(s.directions) == s.negative
         for U in s.directions:
             v = np.array([[float(x) for x in row] for row in U]).ravel()
             assert v @ H @ v < 0
@@ -114,6 +116,7 @@ def test_cli_add_neuron(tmp_path, capsys) -> None:
 
 def test_descent_with_an_added_neuron() -> None:
     e = experiment(6, 3, seed=1, extra=1, max_steps=4000)
+    assert len(e.runs) == 3
     assert all(r.W.shape == (7, 6) for r in e.runs)
     assert all(r.lands_in == "global minimum" or r.lands_in.startswith("spurious") for r in e.runs)
     assert kernel.fast_loss(e.runs[0].W) == pytest.approx(kernel.loss(e.runs[0].W), abs=1e-9)

@@ -46,7 +46,10 @@ def test_point_writes_the_full_matrix(tmp_path, capsys) -> None:
 
 def test_descent_is_deterministic(capsys) -> None:
     argv = ["landscape", "descent", "--k", "6", "--quick", "--seed", "4", "--json"]
-    assert _json(capsys, argv) == _json(capsys, argv)
+    first = _json(capsys, argv)
+    code, out = first
+    assert code == 0 and out["runs"] > 0 and sum(out["lands_in"].values()) == out["runs"]
+    assert _json(capsys, argv) == first
 
 
 @pytest.mark.parametrize("argv", [["landscape", "critical", "--family", "nope", "--k", "6"],

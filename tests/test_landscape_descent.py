@@ -18,6 +18,7 @@ def test_vectorized_gradient_and_loss_match_the_kernel() -> None:
 
 def test_experiment_is_deterministic_and_classifies() -> None:
     a, b = descent.experiment(6, 3, seed=11, max_steps=3000), descent.experiment(6, 3, seed=11, max_steps=3000)
+    assert len(a.runs) == len(b.runs) == 3
     assert [r.loss for r in a.runs] == [r.loss for r in b.runs]
     assert all(r.lands_in for r in a.runs)
 

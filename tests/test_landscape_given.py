@@ -111,6 +111,7 @@ def test_checker_table_of_two_blocks_is_consistent(p: int, M: int) -> None:
     irreps, probes = decomposition([p, M])
     assert len(irreps) == (8 if M >= 4 else 7)
     assert sum(ir["block"] * ir["dim"] for ir in irreps) == (p + M) ** 2
+    assert len(probes) == len(irreps)  # one probe per unknown multiplicity
     for probe in probes:
         sizes = [s for part in probe["parts"] for s in part]
         assert sum(ir["block"] * f for ir, f in zip(irreps, probe["fixed"], strict=True)) == len(names(sizes))

@@ -36,7 +36,9 @@ def test_orbits_match_the_checker() -> None:
 def test_isotropy_generators_fix_the_point(ends) -> None:
     p = ends[7]
     W = p.W
-    for rows, cols in isotropy_generators(W):
+    generators = isotropy_generators(W)
+    assert generators  # a nontrivial isotropy (the trivial one has 56 orbits)
+    for rows, cols in generators:
         assert np.abs(W[rows][:, cols] - W).max() < 1e-12
     assert len(p.orbits) == 7  # d, o, the last column of the good block, and two rows (a·1, b)
 

@@ -303,6 +303,7 @@ def test_h_action_matches_matrix_formula(data: st.DataObject) -> None:
     net, _, pos = data.draw(network_case())
     h = data.draw(helements(net.n, pos))
     image = h.act(net)
+    assert (image.m, image.n, image.k) == (net.m, net.n, net.k) and image.c == net.c  # also when n = 0
     for i in range(net.n):
         p, d = h.perm[i], h.scale[i]
         assert image.A[i] == tuple(d * x for x in net.A[p])

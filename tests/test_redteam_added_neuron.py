@@ -213,6 +213,8 @@ def test_producer_certificates_are_accepted(certs) -> None:
         assert rep, rep.reason
         if doc in splits:
             assert any("5 negative, 1 zero, 36 positive" in f for f in rep.facts)
+        else:  # the zero neuron
+            assert any("g(û) in" in f and "not a local minimum" in f for f in rep.facts), rep.facts
 
 
 def test_exact_inertia_over_a_saddle_matches_the_reference_hessian(certs) -> None:
@@ -293,6 +295,9 @@ def _assert_prompt(hangs: dict, name: str, invalid: bool) -> None:
     assert finished, f"{name}: the replay was still running after {seconds:.1f} s"
     if invalid:
         assert code == 1 and "INVALID" in text, text[-400:]
+    else:  # a true claim: VALID, or a clean refusal (a stated limit), never a crash
+        assert (code == 0 and "VALID" in text) or (code == 1 and "INVALID" in text), text[-400:]
+        assert "malformed certificate" not in text and "Traceback" not in text, text[-400:]
 
 
 def test_hang_k64_with_2k_dense_directions(hangs) -> None:

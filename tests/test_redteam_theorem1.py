@@ -58,6 +58,12 @@ def _check_in_subprocess(doc: dict, tmp_path) -> tuple[float, str]:
     return time.monotonic() - t, out.strip()
 
 
+def _assert_clean_verdict(verdict: str) -> None:
+    """The child printed a verdict (a crash prints nothing on stdout): VALID, or a refusal that is not a crash."""
+    assert verdict.split(" ", 1)[0] in ("True", "False"), verdict
+    assert "malformed certificate" not in verdict, verdict
+
+
 ABS2 = ([[1, 1, 0, 0], [0, 0, 1, 1]], [[1, 0], [-1, 0], [0, 1], [0, -1]], [0, 0, 0, 0], [0, 0])  # |x1|e1 + |x2|e2
 
 
@@ -120,6 +126,7 @@ def test_hole_split_form_residue_collisions_cost_k_m_per_match(tmp_path):
                         "zero_factor": {"split": pairs}, "statement": "Theorem 1"})
     elapsed, verdict = _check_in_subprocess(doc, tmp_path)
     assert verdict != "TIMEOUT", f"the checker took more than {BUDGET} s ({elapsed:.1f} s)"
+    _assert_clean_verdict(verdict)
 
 
 def test_hole_configurations_over_high_degree_field_are_unbounded(tmp_path):
@@ -140,6 +147,7 @@ def test_hole_configurations_over_high_degree_field_are_unbounded(tmp_path):
                     "interval": ["1", "2"], "generator": "2^(1/64)"}
     elapsed, verdict = _check_in_subprocess(doc, tmp_path)
     assert verdict != "TIMEOUT", f"the checker took more than {BUDGET} s ({elapsed:.1f} s)"
+    _assert_clean_verdict(verdict)
 
 
 def test_hole_configurations_reduction_cost_ignores_p(tmp_path):
@@ -155,6 +163,7 @@ def test_hole_configurations_reduction_cost_ignores_p(tmp_path):
     par["shape"]["m"] += 6000
     elapsed, verdict = _check_in_subprocess(doc, tmp_path)
     assert verdict != "TIMEOUT", f"the checker took more than {BUDGET} s ({elapsed:.1f} s)"
+    _assert_clean_verdict(verdict)
 
 
 def test_hole_split_form_over_number_fields_is_refused_both_sides():
