@@ -17,8 +17,8 @@ import numpy as np
 
 from certsym.api import load
 from certsym.certificate import InputRecord, distance_certificate
-from certsym.check import check_certificate
 from certsym.distance import distance
+from certsym_check import check_certificate
 
 
 def model(n: int, seed: int, m: int = 784, k: int = 10) -> list[np.ndarray]:

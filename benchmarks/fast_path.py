@@ -84,7 +84,7 @@ def table(ns: list[int], m: int, k: int, directory: Path | None = None):
             ours, rss, out = timed([sys.executable, "-c", RSS, "certsym", "equiv", str(a), str(b), "--cert", str(cert),
                                     "--reference"])
             assert out.startswith("EQUIVALENT"), out
-            check, _, out = timed([sys.executable, "-m", "certsym.check", str(cert), "--inputs", str(a), str(b)])
+            check, _, out = timed([sys.executable, "-m", "certsym_check", str(cert), "--inputs", str(a), str(b)])
             assert "VALID" in out and "INVALID" not in out, out
             yield (f"| {n:,} | {m} | {k} | {base:.2f} | {ours:.2f} | {ours / base:.1f} | {check:.1f} | "
                    f"{rss / 1024:.0f} |")

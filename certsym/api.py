@@ -284,7 +284,7 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
 def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathLike] | None = None):
     """Replay a certificate (a dict, or the path of its JSON file) with the independent checker, binding it to the
     ``inputs`` files when given. Returns the checker's Report, truthy iff VALID."""
-    from certsym.check import check as replay
+    from certsym_check import check as replay
 
     return replay(certificate, inputs)
 

@@ -1,4 +1,4 @@
-"""Certificates: the JSON documents that ``certsym.check`` replays (format in certificates/FORMAT.md).
+"""Certificates: the JSON documents that ``certsym_check`` replays (format in certificates/FORMAT.md).
 
     {"format": "certsym-certificate", "version": 1, "kind": ..., "claim": ..., "field": ...,
      "inputs": [{"name", "sha256", "parameters"}], "proof": {...}}
@@ -187,7 +187,7 @@ def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
 def _within_checker_bounds(theta: Network, ev) -> None:
     """Refuse to write an identifiable certificate the checker would refuse to replay (certificates/FORMAT.md,
     "Bounds"): nobody could check it."""
-    from certsym.check import theorem1 as B
+    from certsym_check import theorem1 as B
 
     products = theta.k * theta.m * theta.n
     if isinstance(ev, ConfigurationEvidence):

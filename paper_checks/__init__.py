@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from certsym.check import check_certificate
+from certsym_check import check_certificate
 
 
 @dataclass(frozen=True)

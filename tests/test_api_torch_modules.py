@@ -14,9 +14,9 @@ import torch
 from torch import nn
 
 import certsym
-from certsym.check.main import main as check_main
 from certsym.cli import main
 from certsym.errors import InputError
+from certsym_check.main import main as check_main
 
 
 def _pair(activation: type) -> tuple[nn.Module, nn.Module]:

@@ -17,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from certsym.check import check_certificate
 from certsym.cli import main
 from certsym.errors import InputError
 from certsym.io.models import read_arrays
+from certsym_check import check_certificate
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 
@@ -139,7 +139,7 @@ def test_a_referenced_certificate_without_its_files_cannot_be_checked(tmp_path: 
 _PRELUDE = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-from certsym.check import check_certificate
+from certsym_check import check_certificate
 CLAIMS = {"identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
           "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
           "equivalent": "rho(theta1) = rho(theta2)"}

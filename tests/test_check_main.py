@@ -1,4 +1,4 @@
-"""certsym.check.main and certsym.check(): usage errors are exit 2, and the API never raises on bad input."""
+"""certsym_check.main and certsym.check(): usage errors are exit 2, and the API never raises on bad input."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import certsym
-from certsym.check.main import main
+from certsym_check.main import main
 
 VALID = Path(__file__).parent / "certificates" / "valid"
 

@@ -1,4 +1,4 @@
-"""Adversarial review of the independent checker ``certsym.check.check_certificate``.
+"""Adversarial review of the independent checker ``certsym_check.check_certificate``.
 
 The ``test_hole_*`` tests are certificates an earlier checker ACCEPTED although their claim was false (or
 that made it crash or hang); they are fixed and kept as regression tests, like the other attacks here.
@@ -15,9 +15,9 @@ import textwrap
 
 import pytest
 
-from certsym.check import check_certificate
 from certsym.errors import InputError
 from certsym.io import load_networks
+from certsym_check import check_certificate
 
 QQ = {"type": "QQ"}
 SQRT2 = {"type": "number_field", "minpoly": ["-2", "0", "1"], "interval": ["1", "2"], "generator": "sqrt(2)"}
@@ -140,7 +140,7 @@ _PRELUDE = """
 import resource, sys
 sys.set_int_max_str_digits(0)
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-from certsym.check import check_certificate
+from certsym_check import check_certificate
 P = {"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"], "shape": {"m": 1, "n": 1, "k": 1}}
 def run(kind, claim, field, inputs, proof):
     doc = {"format": "certsym-certificate", "version": 1, "kind": kind, "claim": claim, "field": field,
@@ -390,8 +390,8 @@ def test_malformed_model_files_are_rejected_not_crashed(tmp_path) -> None:
     import io
     import zipfile
 
-    from certsym.check.fields import Reject
-    from certsym.check.tensors import read_tensors
+    from certsym_check.fields import Reject
+    from certsym_check.tensors import read_tensors
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:

@@ -1,4 +1,4 @@
-"""Mutation testing of the independent checker ``certsym.check.check_certificate``.
+"""Mutation testing of the independent checker ``certsym_check.check_certificate``.
 
 Valid certificates (decide + equivalence_certificate) are altered one number or one index at a time;
 the checker must reject every mutant. Where a mutant is legitimately still a valid certificate (the
@@ -24,10 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certsym.certificate import InputRecord, equivalence_certificate
-from certsym.check import check_certificate
 from certsym.equivalence import decide
 from certsym.network import Network
 from certsym.numbers import QQ, parse_number, to_field
+from certsym_check import check_certificate
 from paper_checks.worked_examples import load_pair
 
 RECORDS = (InputRecord("theta1.json", "0" * 64), InputRecord("theta2.json", "1" * 64))

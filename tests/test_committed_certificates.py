@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from certsym.check import check_certificate
+from certsym_check import check_certificate
 
 ROOT = Path(__file__).resolve().parent.parent / "certificates"
 COMMITTED = sorted(p for p in ROOT.rglob("*.json") if p.name != "schema.json")

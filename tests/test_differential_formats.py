@@ -1,6 +1,6 @@
 """Differential tests of the model-file readers against each format's own runtime (docs/FORMATS.md).
 
-Every file here is read three ways: by the checker's reader (``certsym/check``, standard library only), by the
+Every file here is read three ways: by the checker's reader (``checker/certsym_check``, standard library only), by the
 producer's reader (``certsym/io``) and by the format's runtime:
 
 - npz: ``numpy.load``;
@@ -48,29 +48,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
+import safetensors
+import safetensors.numpy as safetensors_numpy
+import safetensors.torch as safetensors_torch
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
 
-from certsym.check.fields import Reject
-from certsym.check.onnx import read_onnx as checker_read_onnx
-from certsym.check.tensors import InputFile, Tensor, read_tensors
-from certsym.check.torchzip import state_dict as checker_state_dict
 from certsym.errors import InputError
 from certsym.io import models
 from certsym.io.onnxfile import read_onnx as producer_read_onnx
 from certsym.io.torchfile import read_state_dict as producer_state_dict
-
-torch = pytest.importorskip("torch")
-onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
-ml_dtypes = pytest.importorskip("ml_dtypes")
-safetensors = pytest.importorskip("safetensors")
-safetensors_numpy = pytest.importorskip("safetensors.numpy")
-safetensors_torch = pytest.importorskip("safetensors.torch")
-
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402 (after the importorskip above)
+from certsym_check.fields import Reject
+from certsym_check.onnx import read_onnx as checker_read_onnx
+from certsym_check.tensors import InputFile, Tensor, read_tensors
+from certsym_check.torchzip import state_dict as checker_state_dict
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])

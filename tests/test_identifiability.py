@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certsym.certificate import InputRecord, identifiability_certificate
-from certsym.check import check_certificate
 from certsym.cli import main
 from certsym.identifiability import Undecided, decide_identifiable
 from certsym.network import Network
+from certsym_check import check_certificate
 from paper_checks.examples import EXAMPLES
 
 RECORD = InputRecord("p", "0" * 64)

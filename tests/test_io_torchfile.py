@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 import torch  # in the test extra: a missing install fails here, it is not skipped
 
-from certsym.check.fields import Reject
-from certsym.check.tensors import Tensor
-from certsym.check.torchzip import read_torch, state_dict
 from certsym.errors import InputError
 from certsym.io.torchfile import load_torch, read_state_dict
+from certsym_check.fields import Reject
+from certsym_check.tensors import Tensor
+from certsym_check.torchzip import read_torch, state_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 

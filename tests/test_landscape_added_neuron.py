@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-import certsym.check as checker
+import certsym_check as checker
 from certsym.certificate import added_neuron_certificates
 from certsym.cli import main
 from certsym.landscape import kernel

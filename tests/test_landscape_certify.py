@@ -88,7 +88,7 @@ def _edit(doc: dict, path: tuple, value) -> dict:
     (1, ("proof", "probes"), lambda probes: [dict(probes[0], fixed=[1, 1])]),
 ])
 def test_tampered_landscape_certificates_are_rejected(certificates, which, path, value) -> None:
-    from certsym.check import check_certificate
+    from certsym_check import check_certificate
 
     assert check_certificate(certificates[which]).valid
     report = check_certificate(_edit(certificates[which], path, value))

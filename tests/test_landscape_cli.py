@@ -8,8 +8,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from certsym.check import check_certificate
 from certsym.cli import main
+from certsym_check import check_certificate
 
 
 def _json(capsys, argv: list[str]) -> tuple[int, object]:

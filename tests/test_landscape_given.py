@@ -7,12 +7,12 @@ import json
 import numpy as np
 import pytest
 
-from certsym.check import check_certificate
 from certsym.cli import main
 from certsym.landscape.certify import critical
 from certsym.landscape.families import family
 from certsym.landscape.given import certify_matrix, isotropy
 from certsym.landscape.restricted import expand
+from certsym_check import check_certificate
 
 
 def test_misfit_three_at_eighteen_is_the_descent_point() -> None:
@@ -85,8 +85,8 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
     from flint import ctx
 
     from certsym.certificate import hessian_inertia_certificate
-    from certsym.check.landscape import decomposition
     from certsym.landscape.certify import _full_inertia, certificate_inertia
+    from certsym_check.landscape import decomposition
 
     c = critical(f"misfit-{M}", k)
     iso = certificate_inertia(c)
@@ -106,7 +106,7 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
 def test_checker_table_of_two_blocks_is_consistent(p: int, M: int) -> None:
     """The checker's own table for Δ(S_p × S_M): the blocks fill M(k, k) (Σ block·dim = k²), and every probe's
     fixed dimensions add up to the number of parameters of the refined layout (Σ block·m_ρ(K) = dim Fix(K))."""
-    from certsym.check.landscape import decomposition, names
+    from certsym_check.landscape import decomposition, names
 
     irreps, probes = decomposition([p, M])
     assert len(irreps) == (8 if M >= 4 else 7)

@@ -9,13 +9,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-import certsym.check as checker
+import certsym_check as checker
 from certsym.certificate import wide_critical_point_certificate
-from certsym.check import wide as replay
 from certsym.cli import main
 from certsym.landscape import kernel
 from certsym.landscape.added_neuron import study
 from certsym.landscape.wide import WideError, certify_wide, isotropy_generators, orbits
+from certsym_check import wide as replay
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Red-team review of the independent checker (``certsym/check``) and of what the producer hands it.
+"""Red-team review of the independent checker (``checker/certsym_check``) and of what the producer hands it.
 
 Every ``xfail(strict=True)`` test below demonstrates a hole that is open today: a VALID for a claim that
 torch / numpy / onnxruntime contradict, a VALID whose printed binding misdescribes what was read, a hang or
@@ -35,10 +35,10 @@ import numpy as np
 import pytest
 
 import certsym
-from certsym.check.checker import CLAIMS, check_certificate
-from certsym.check.fields import Reject
-from certsym.check.tensors import InputFile, read_tensors
 from certsym.io.models import ACTIVATION_ASSUMED, ACTIVATION_GRAPH
+from certsym_check.checker import CLAIMS, check_certificate
+from certsym_check.fields import Reject
+from certsym_check.tensors import InputFile, read_tensors
 
 HOLE = dict(strict=True, raises=AssertionError)
 REPO = Path(certsym.__file__).resolve().parent.parent
@@ -336,7 +336,7 @@ def test_automatic_root_with_a_second_candidate_under_an_int_key(tmp_path):
 def _run_checker(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO), LC_ALL="C.UTF-8")
     env.pop("PYTHONIOENCODING", None)
-    return subprocess.run([sys.executable, "-m", "certsym.check", *argv], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "certsym_check", *argv], capture_output=True, text=True,
                           errors="backslashreplace", env=env, timeout=timeout)
 
 
@@ -497,7 +497,7 @@ def test_safetensors_repeated_key_and_gap_refused(tmp_path):
 
 
 def test_certificate_json_oddities_refused(tmp_path):
-    from certsym.check.main import main
+    from certsym_check.main import main
 
     path, data = _letters_file(tmp_path)
     doc = _identity_equivalence(_record("p.npz", data, LETTER_MODEL), _record("p.npz", data, LETTER_MODEL))
@@ -514,8 +514,8 @@ def test_certificate_json_oddities_refused(tmp_path):
 
 
 def test_onnx_protobuf_tricks_refused(tmp_path):
-    from certsym.check.fields import Reject
-    from certsym.check.onnx import read_onnx
+    from certsym_check.fields import Reject
+    from certsym_check.onnx import read_onnx
 
     def varint(v: int) -> bytes:
         out = b""
@@ -535,7 +535,7 @@ def test_onnx_protobuf_tricks_refused(tmp_path):
 
 
 def test_onnx_external_location_outside_the_folder_refused(tmp_path):
-    from certsym.check.fields import Reject
+    from certsym_check.fields import Reject
 
     with pytest.raises(Reject):
         InputFile(b"", str(tmp_path / "m.onnx")).sibling("../w.bin")
@@ -682,7 +682,7 @@ def dos_runs(tmp_path_factory):
     procs = {}
     for name, build in DOS_CASES.items():
         argv = build(d)
-        procs[name] = subprocess.Popen([sys.executable, "-m", "certsym.check", "--quiet", *argv], env=env,
+        procs[name] = subprocess.Popen([sys.executable, "-m", "certsym_check", "--quiet", *argv], env=env,
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_limit_memory)
     yield procs, time.monotonic()
     for proc in procs.values():

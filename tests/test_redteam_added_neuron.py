@@ -1,5 +1,5 @@
-"""Red-team review of the ``added_neuron`` replay (``certsym/check/added_neuron.py`` on top of
-``certsym/check/landscape.py``).
+"""Red-team review of the ``added_neuron`` replay (``checker/certsym_check/added_neuron.py`` on top of
+``checker/certsym_check/landscape.py``).
 
 The claims: (split) row i of W* split in the ratio λ : 1 − λ is a critical point of F on M(k + 1, k) with at least
 q negative Hessian eigenvalues (and, with ``base_inertia``, exactly k − 1 + m negative, 1 zero, k² − m positive);
@@ -35,12 +35,12 @@ import numpy as np
 import pytest
 
 import certsym
-import certsym.check as C
+import certsym_check as C
 from certsym.certificate import _box_json, added_neuron_certificates
-from certsym.check.checker import CLAIMS
 from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical
+from certsym_check.checker import CLAIMS
 
 REPO = Path(certsym.__file__).resolve().parent.parent
 PATIENCE = 10.0  # seconds: a replay slower than this is a hang
@@ -186,7 +186,7 @@ def hangs(tmp_path_factory) -> dict:
     for name, doc in _hang_certificates().items():
         path = folder / f"{name}.json"
         path.write_text(json.dumps(doc))
-        procs[name] = (subprocess.Popen([sys.executable, "-m", "certsym.check", str(path)], cwd=REPO,
+        procs[name] = (subprocess.Popen([sys.executable, "-m", "certsym_check", str(path)], cwd=REPO,
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                         preexec_fn=_limit_memory), time.monotonic())
     deadline = time.monotonic() + PATIENCE
@@ -228,7 +228,7 @@ def test_exact_inertia_over_a_saddle_matches_the_reference_hessian(certs) -> Non
 
 
 def _spy(monkeypatch) -> dict:
-    from certsym.check import added_neuron
+    from certsym_check import added_neuron
 
     seen = {}
     original = added_neuron.negative_count

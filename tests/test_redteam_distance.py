@@ -1,4 +1,4 @@
-"""Red-team tests for ``distance_bound`` certificates (certsym/check/distance.py).
+"""Red-team tests for ``distance_bound`` certificates (checker/certsym_check/distance.py).
 
 Failing now (holes):
 - test_big_denominators_do_not_hang_the_checker: a hand-made ~0.4 MB certificate (one input, 500 stably active
@@ -27,8 +27,8 @@ from fractions import Fraction as Fr
 
 import pytest
 
-from certsym.check import check_certificate
-from certsym.check.distance import _evaluate, _upper
+from certsym_check import check_certificate
+from certsym_check.distance import _evaluate, _upper
 
 CLAIM = "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]"
 
@@ -197,7 +197,7 @@ def test_valid_certificate_with_a_long_bound_is_accepted():
 
 _DOS = r"""
 import json, sys, time
-from certsym.check import check_certificate
+from certsym_check import check_certificate
 d = json.load(sys.stdin)
 t = time.time()
 r = check_certificate(d)

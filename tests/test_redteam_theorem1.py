@@ -1,4 +1,4 @@
-"""Red-team regressions for ``certsym/check/theorem1.py`` (``identifiable`` certificates: kernel, meet in the
+"""Red-team regressions for ``checker/certsym_check/theorem1.py`` (``identifiable`` certificates: kernel, meet in the
 middle, antiparallel configurations).
 
 Tests marked HOLE fail against the checker as first red-teamed: a false claim accepted, a small certificate that
@@ -17,9 +17,9 @@ import time
 import pytest
 
 from certsym.certificate import InputRecord, identifiability_certificate
-from certsym.check import check_certificate
 from certsym.identifiability import decide_identifiable
 from certsym.network import Network
+from certsym_check import check_certificate
 
 P61 = (1 << 61) - 1
 CLAIM = "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit"
@@ -47,7 +47,7 @@ def _check_in_subprocess(doc: dict, tmp_path) -> tuple[float, str]:
     """Replay in a child process killed after BUDGET seconds; (elapsed, verdict or 'TIMEOUT')."""
     path = tmp_path / "cert.json"
     path.write_text(json.dumps(doc))
-    code = ("import json, sys\nfrom certsym.check import check_certificate\n"
+    code = ("import json, sys\nfrom certsym_check import check_certificate\n"
             "r = check_certificate(json.load(open(sys.argv[1])))\nprint(r.valid, r.reason[:200])")
     t = time.monotonic()
     try:

@@ -1,4 +1,4 @@
-"""Red team of the ``wide_critical_point`` replay (certsym/check/wide.py).
+"""Red team of the ``wide_critical_point`` replay (checker/certsym_check/wide.py).
 
 - The checker's hand-written full Hessian (``_hessian``), its loss jet (value, gradient, Hessian in orbit
   coordinates) are compared with the floating-point closed forms of ``certsym.landscape.kernel``.
@@ -22,15 +22,15 @@ import numpy as np
 import pytest
 from mpmath import iv, mpf
 
-import certsym.check as checker
+import certsym_check as checker
 from certsym.certificate import wide_critical_point_certificate
-from certsym.check import wide as replay
-from certsym.check.checker import CLAIMS
-from certsym.check.landscape import Jet, _interval, _precision
 from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical
 from certsym.landscape.wide import certify_wide
+from certsym_check import wide as replay
+from certsym_check.checker import CLAIMS
+from certsym_check.landscape import Jet, _interval, _precision
 
 BUDGET = 20.0  # seconds: a replay slower than this counts as a hang
 
@@ -271,7 +271,7 @@ def test_too_many_orbits_refused_before_the_work() -> None:
 
 def _replay_within(cert: dict, budget: float) -> tuple[bool, str, float]:
     """Replay in a child process, killed after ``budget`` seconds (a hang fails the test instead of stalling)."""
-    code = ("import json, sys\nimport certsym.check as C\nr = C.check(json.loads(sys.stdin.read()))\n"
+    code = ("import json, sys\nimport certsym_check as C\nr = C.check(json.loads(sys.stdin.read()))\n"
             "print(json.dumps([bool(r), r.reason]))")
     start = time.perf_counter()
     try:

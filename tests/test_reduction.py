@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from certsym.canonical import canonical_form
 from certsym.certificate import InputRecord, minimal_form_certificate
-from certsym.check import check_certificate
 from certsym.network import Network
 from certsym.reduction import is_minimal, reduce
+from certsym_check import check_certificate
 
 small = st.integers(-2, 2).map(fmpq)
 

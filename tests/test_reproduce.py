@@ -9,10 +9,10 @@ from itertools import product
 import pytest
 from flint import fmpq
 
-from certsym.check import check_certificate
 from certsym.cli import main
 from certsym.io import load_networks
 from certsym.network import Network
+from certsym_check import check_certificate
 from paper_checks import Context, statement_modules
 from paper_checks.examples import EXAMPLES
 from paper_checks.oracle import breakpoints, probe_points, same_function_m1

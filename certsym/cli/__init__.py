@@ -1,6 +1,6 @@
 """The ``certsym`` command.
 
-``certsym check`` goes straight to the independent checker (``certsym.check``) before anything else of
+``certsym check`` goes straight to the independent checker (``certsym_check``) before anything else of
 certsym is imported, so that a replay runs in a process holding only the standard library (and mpmath for
 landscape certificates): neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
 ``landscape`` family in ``landscape``; ``common`` holds what they share (exit codes, the parser, JSON output).
@@ -34,7 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     at = _command_index(args)
     if at is not None and args[at] == "check":
-        from certsym.check.main import main as check_main
+        from certsym_check.main import main as check_main
 
         try:
             return check_main(args[at + 1:])

@@ -533,7 +533,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             run_module(module, ctx)
             progress.advance(task)
         # replay every certificate written, from disk, with the independent checker
-        from certsym.check import check_certificate
+        from certsym_check import check_certificate
 
         replay = progress.add_task("replaying certificates", total=len(ctx.written))
         rejected = []

@@ -81,8 +81,8 @@ def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from certsym.certificate import added_neuron_certificates, wide_critical_point_certificate
-    from certsym.check import check
     from certsym.landscape.added_neuron import MAX_K, study
+    from certsym_check import check
 
     _family(args.family)
     a = study(args.family, _landscape_k(args.k, MAX_K))

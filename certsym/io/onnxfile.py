@@ -32,7 +32,7 @@ exactly the tensor; NaN or infinite weights. Node order is free: the data flow d
 Not detected here, because protobuf hides it from onnx: a non-repeated field that occurs twice (protobuf
 merges such repeats silently: the last scalar wins, messages are merged), both members of a oneof (say
 ``dim_value`` and ``dim_param``; the last wins), and a typed data field that occurs with zero entries beside
-``raw_data`` (an empty repeated field looks absent). The independent checker (``certsym/check``, a
+``raw_data`` (an empty repeated field looks absent). The independent checker (``checker/certsym_check``, a
 standard-library reader of the raw bytes) refuses them.
 
 Cost: linear in the size of the model file and of the external data files read (each is read and hashed

@@ -15,11 +15,11 @@ ways that keep the network function, both because κ is positively homogeneous o
 κ is C² (not C³) at parallel vectors — κ(w, v) = w·v/2 + ‖w‖‖v‖(sin θ − θ cos θ)/(2π), the last term O(θ³) — so
 the Hessian at W_λ exists, and the two split copies contribute the Hessian of w_i·w_{k+1}/2.
 
-What is certified (kind ``added_neuron``, replayed by ``certsym.check``): for a split at λ = 1/2, a set of
+What is certified (kind ``added_neuron``, replayed by ``certsym_check``): for a split at λ = 1/2, a set of
 directions (y, −y) on the two copies on which the Hessian is negative definite — so at least that many negative
 eigenvalues (Courant–Fischer): a saddle; for the zero neuron, a direction û with g(û) < 0. The full spectrum of
 the (k + 1)k × (k + 1)k Hessian is reported numerically (floating point, labelled so), and with W*'s certified
-inertia the split's inertia is exact (``certsym.check.added_neuron``). Gradient descent started a small step
+inertia the split's inertia is exact (``certsym_check.added_neuron``). Gradient descent started a small step
 along the descent direction shows where the saddle leads: its end point is certified in its own fixed-point
 space when it is spurious (``wide``).
 

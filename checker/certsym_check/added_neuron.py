@@ -34,8 +34,8 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from certsym.check.fields import Reject, rational
-from certsym.check.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
+from certsym_check.fields import Reject, rational
+from certsym_check.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
     Jet,
     _decimal,
     _interval,

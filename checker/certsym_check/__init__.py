@@ -1,21 +1,19 @@
-"""The independent checker of certsym certificates.
+"""The independent checker of certsym certificates (its own distribution, ``certsym-check``).
 
-It uses the Python standard library only (plus mpmath's interval arithmetic in ``landscape``) and
-imports nothing from the rest of certsym (a test enforces this), so that nobody has to trust the code
-that found an answer. Run it as ``python -m certsym.check CERT... [--inputs P1 [P2]]`` or ``certsym check``,
-or call it: ``certsym.check(certificate_or_path, inputs=None)`` returns a Report, truthy iff VALID.
+It uses the Python standard library only (plus mpmath's interval arithmetic for the landscape kinds) and
+imports nothing of the producer, ``certsym`` (an import contract and a test enforce this), so that nobody has
+to trust the code that found an answer, and an auditor can install and read it alone. Run it as
+``certsym-check CERT... [--inputs P1 [P2]]``, ``python -m certsym_check`` or ``certsym check``, or call
+``certsym_check.check(certificate_or_path, inputs=None)`` (also ``certsym.check``): a Report, truthy iff VALID.
 """
-
 from __future__ import annotations
 
 import json
-import sys
-import types
 
-from certsym.check.checker import Report, check_certificate
-from certsym.check.fields import Reject
-from certsym.check.main import main
-from certsym.check.tensors import InputFile, unique_object
+from certsym_check.checker import Report, check_certificate
+from certsym_check.fields import Reject
+from certsym_check.main import main
+from certsym_check.tensors import InputFile, unique_object
 
 __all__ = ["Report", "check", "check_certificate", "main"]
 
@@ -39,13 +37,3 @@ def check(certificate: object, inputs: list | None = None) -> Report:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
             return Report(reason=f"cannot read the input file {str(path)[:200]!r}: {reason}", cannot_check=True)
     return check_certificate(certificate, files if inputs else None)
-
-
-class _Callable(types.ModuleType):
-    """``certsym.check`` is both this package and the API function ``check``."""
-
-    def __call__(self, certificate: object, inputs: list | None = None) -> Report:
-        return check(certificate, inputs)
-
-
-sys.modules[__name__].__class__ = _Callable

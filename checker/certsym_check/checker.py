@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym.check.binding import Reader, bind
-from certsym.check.budget import metered
-from certsym.check.fields import QQ, CannotCheck, Reject, WrongInputs, make_field
-from certsym.check.tensors import NARROW, InputFile, model_tensors
+from certsym_check.binding import Reader, bind
+from certsym_check.budget import metered
+from certsym_check.fields import QQ, CannotCheck, Reject, WrongInputs, make_field
+from certsym_check.tensors import NARROW, InputFile, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -591,35 +591,35 @@ KINDS = {"equivalent": (2, check_equivalent), "not_equivalent": (2, check_not_eq
 
 def _distance():
     """The distance replay (its own module)."""
-    from certsym.check import distance
+    from certsym_check import distance
 
     return distance
 
 
 def _theorem1():
     """The Theorem 1 replay (its own module: three certificate forms)."""
-    from certsym.check import theorem1
+    from certsym_check import theorem1
 
     return theorem1
 
 
 def _added_neuron():
     """The added-neuron replay (over-parameterization: its own module, on top of the landscape replay)."""
-    from certsym.check import added_neuron
+    from certsym_check import added_neuron
 
     return added_neuron
 
 
 def _wide():
     """The replay of critical points on M(n, k) under a permutation group (its own module)."""
-    from certsym.check import wide
+    from certsym_check import wide
 
     return wide
 
 
 def _landscape():
     """The landscape replay, imported only for its kinds (it needs mpmath)."""
-    from certsym.check import landscape
+    from certsym_check import landscape
 
     return landscape
 

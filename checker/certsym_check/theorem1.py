@@ -19,8 +19,8 @@ import math
 import random
 from fractions import Fraction
 
-from certsym.check.checker import Net, Report, _distinct_sorted, index, keys, seq
-from certsym.check.fields import QQ, Reject
+from certsym_check.checker import Net, Report, _distinct_sorted, index, keys, seq
+from certsym_check.fields import QQ, Reject
 
 _PRIME = (1 << 61) - 1
 MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers

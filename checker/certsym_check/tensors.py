@@ -23,7 +23,7 @@ from array import array
 from fractions import Fraction
 from lzma import LZMAError
 
-from certsym.check.fields import CannotCheck, Reject
+from certsym_check.fields import CannotCheck, Reject
 
 _NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 
@@ -421,7 +421,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         raise Reject("model.layout must be out-in or in-out")
     where = extra = ""
     if fmt == "onnx":
-        from certsym.check.onnx import read_onnx
+        from certsym_check.onnx import read_onnx
 
         tensors, found, locations = read_onnx(file.data, file.sibling)
         hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in locations]
@@ -431,7 +431,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         extra = "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
     else:
         if fmt == "torch":
-            from certsym.check.torchzip import read_torch
+            from certsym_check.torchzip import read_torch
 
             named = _torch_root(read_torch(file.data), model["root"], rule, names)
             present = list(named)

@@ -20,8 +20,8 @@ import re
 import warnings
 from fractions import Fraction
 
-from certsym.check.budget import charge, cost, max_size, size
-from certsym.check.fields import (
+from certsym_check.budget import charge, cost, max_size, size
+from certsym_check.fields import (
     MAX_DEGREE,
     MAX_NUMBER_CHARS,
     Reject,
@@ -32,7 +32,7 @@ from certsym.check.fields import (
     poly_bound,
     sturm,
 )
-from certsym.check.tensors import InputFile, model_entries, unique_object
+from certsym_check.tensors import InputFile, model_entries, unique_object
 
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
 _DIGITS = frozenset("0123456789")

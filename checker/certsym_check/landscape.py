@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from mpmath import iv, mp, mpf
 
-from certsym.check.fields import Reject, rational
+from certsym_check.fields import Reject, rational
 
 PREC = 320
 MAX_K = 10**9

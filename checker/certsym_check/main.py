@@ -8,10 +8,10 @@ import argparse
 import json
 import sys
 
-from certsym.check.budget import WORK_BUDGET
-from certsym.check.checker import CLAIMS, check_certificate
-from certsym.check.fields import Reject
-from certsym.check.tensors import InputFile, unique_object
+from certsym_check.budget import WORK_BUDGET
+from certsym_check.checker import CLAIMS, check_certificate
+from certsym_check.fields import Reject
+from certsym_check.tensors import InputFile, unique_object
 
 
 def _read(path: str) -> bytes:
@@ -83,3 +83,12 @@ def main(argv: list[str] | None = None) -> int:
         for line in lines:
             print(_printable(line))
     return status
+
+
+def run() -> None:  # pragma: no cover - the console script
+    """Entry point of the ``certsym-check`` console script and of ``python -m certsym_check``."""
+    try:
+        code = main()
+    except BrokenPipeError:  # the reader of our output went away (certsym-check ... | head)
+        code = 0
+    sys.exit(code)

@@ -22,7 +22,7 @@ import contextlib
 import contextvars
 from collections.abc import Iterator
 
-from certsym.check.errors import BudgetExceeded
+from certsym_check.errors import BudgetExceeded
 
 WORK_BUDGET = 20_000_000  # units (about a microsecond each): the arithmetic of one certificate's replay
 

@@ -25,8 +25,8 @@ Cost: O(n² k P²) interval operations for the jets, O((nk)³) for the Cholesky 
 
 from __future__ import annotations
 
-from certsym.check.fields import Reject, rational
-from certsym.check.landscape import (  # mpmath's interval arithmetic stays in the landscape module
+from certsym_check.fields import Reject, rational
+from certsym_check.landscape import (  # mpmath's interval arithmetic stays in the landscape module
     Jet,
     _decimal,
     _interval,

@@ -24,8 +24,8 @@ import random
 import re
 from fractions import Fraction
 
-from certsym.check.budget import charge, cost, fits, max_size, plus, size
-from certsym.check.errors import CannotCheck, Reject, WrongInputs
+from certsym_check.budget import charge, cost, fits, max_size, plus, size
+from certsym_check.errors import CannotCheck, Reject, WrongInputs
 
 __all__ = ["CannotCheck", "NumberField", "QQ", "Reject", "WrongInputs", "make_field", "rational", "show", "sturm"]
 

@@ -1,5 +1,0 @@
-import sys
-
-from certsym.check.main import main
-
-sys.exit(main())
