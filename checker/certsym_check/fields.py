@@ -153,9 +153,10 @@ def _int_primitive(p: list[int]) -> list[int]:
 
 
 def _neg_prem(a: list[int], b: list[int]) -> list[int]:
-    """A positive multiple of −(a mod b), in integers: lc(b)^δ (a mod b) by pseudo-division (δ = deg a − deg b + 1),
-    negated, with the sign of lc(b)^δ taken out."""
-    r, lb, delta = list(a), b[-1], len(a) - len(b) + 1
+    """A positive multiple of −(a mod b), in integers. Each pseudo-division step multiplies the remainder by lc(b)
+    and cancels its leading term, so after s steps r = lc(b)^s (a mod b): s, not deg a − deg b + 1, since a step is
+    skipped whenever the next coefficient cancels too. The result is −r with the sign of lc(b)^s taken out."""
+    r, lb = list(a), b[-1]
     steps = 0
     while len(r) >= len(b) and r:
         c, s = r[-1], len(r) - len(b)
@@ -170,7 +171,7 @@ def _neg_prem(a: list[int], b: list[int]) -> list[int]:
         while r and r[-1] == 0:
             r.pop()
         steps += 1
-    flip = -1 if lb < 0 and delta % 2 else 1
+    flip = -1 if lb < 0 and steps % 2 else 1
     return [-flip * x for x in r]
 
 
