@@ -352,10 +352,20 @@ def added_neuron_certificates(a) -> list[dict]:
     return out
 
 
+DISTANCE_DENOMINATOR_BITS = 1 << 16  # the checker's bound on a distance_bound certificate's distinct denominators
+
+
 def distance_certificate(d, records: tuple[InputRecord, InputRecord], nets: tuple[Network, Network],
                          embed: bool = True) -> dict:
     """``distance_bound``: the box, the alignment, U, and L with its witness (or, for an exactly equivalent pair,
     the equivalence proof and L = U = 0). Inputs embedded, or referenced by SHA-256 when ``embed`` is False."""
+    numbers = [x for lo, hi in d.box for x in (lo, hi)] + [d.upper, d.lower] + list(d.witness) + \
+        [s for _, _, s in d.pairs] + [x for net in nets for row in (*net.A, *net.M, net.b, net.c) for x in row]
+    denominators = {int(x.q) for x in numbers}
+    if sum(q.bit_length() for q in denominators) > DISTANCE_DENOMINATOR_BITS:
+        raise InputError(f"the distinct denominators of the distance certificate's numbers exceed "
+                         f"{DISTANCE_DENOMINATOR_BITS} bits in all, beyond what the checker replays "
+                         "(certificates/FORMAT.md, Bounds); no certificate written")
     inputs = [_input_json(QQ, rec, net if embed else None, (net.m, net.n, net.k))
               for rec, net in zip(records, nets, strict=True)]
     proof: dict[str, Any] = {"box": [[str(lo), str(hi)] for lo, hi in d.box], "upper": str(d.upper),

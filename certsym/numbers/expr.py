@@ -48,7 +48,8 @@ class _Builder:
 
     def _atom(self, node: ast.AST, value: sympy.Expr) -> sympy.Expr:
         exact = fmpq(int(value.p), int(value.q)) if value.is_Rational else value
-        self.atoms.setdefault(ast.unparse(node), exact)
+        # as written: ast.unparse would respell numerals by their float repr (0.1000000000000000000001 as 0.1)
+        self.atoms.setdefault(ast.get_source_segment(self.text, node) or ast.unparse(node), exact)
         return value
 
     def build(self, node: ast.AST, poly_var: bool = False) -> sympy.Expr:
@@ -160,6 +161,9 @@ class _Builder:
             raise _fail(self.text, "CRootOf needs a squarefree polynomial")
         if poly.degree() > 64:  # the checker's bound (certificates/FORMAT.md, "Bounds")
             raise _fail(self.text, "CRootOf polynomial degree is over the limit of 64")
+        bits = sum(abs(int(c.p)).bit_length() + int(c.q).bit_length() for c in poly.all_coeffs())
+        if bits > 1 << 14:  # the checker's bound on the polynomial's coefficients, numerators and denominators
+            raise _fail(self.text, f"the CRootOf polynomial has {bits} coefficient bits, over the limit of 16384")
         if int(index) < 0:
             raise _fail(self.text, "CRootOf needs a root index 0, 1, ... (the roots in increasing order)")
         try:

@@ -18,10 +18,12 @@ from certsym.numbers.field import Field
 
 DEFAULT_MAX_DIGITS = 10_000
 
+# ASCII only (re.ASCII): \d and \s would otherwise take other scripts' digits and Unicode spaces, which the
+# checker (and Python's own parser, for expressions) do not read.
 _INT = r"[+-]?\d+"
-_FRACTION = re.compile(rf"\s*({_INT})\s*/\s*(\d+)\s*")
-_DECIMAL = re.compile(r"\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*")
-_DIGIT_RUN = re.compile(r"\d+")
+_FRACTION = re.compile(rf"\s*({_INT})\s*/\s*(\d+)\s*", re.ASCII)
+_DECIMAL = re.compile(r"\s*([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?\s*", re.ASCII)
+_DIGIT_RUN = re.compile(r"\d+", re.ASCII)
 
 
 def check_digits(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> None:

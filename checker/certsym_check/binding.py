@@ -60,7 +60,7 @@ def decimal(text: str) -> Fraction:
     exp_sign, exponent = _signed(exponent)
     whole, _, frac = mantissa.partition(".")
     if not (whole or frac) or not _digits(whole) or not _digits(frac) or (e and not exponent) \
-            or not _digits(exponent) or len(exponent) > 5 or int(exponent or 0) > 10_000:
+            or not _digits(exponent) or len(exponent.lstrip("0")) > 5 or int(exponent or 0) > 10_000:
         raise Reject(f"not an exact decimal numeral: {text[:40]!r}")
     value = Fraction(integer((whole or "0") + frac), 10 ** len(frac)) * Fraction(10) ** (exp_sign * int(exponent or 0))
     return sign * value
@@ -167,9 +167,19 @@ class Reader:
         raise Reject(f"unsupported expression {ast.unparse(node)[:40]!r}")
 
     def _power(self, node: ast.BinOp, source: str, poly: bool, e: Fraction):
-        if e.denominator != 1 or not -1000 <= e <= (200 if poly else 1000) or (poly and e < 0):
-            raise Reject("unsupported exponent")
+        """An integer power: of a value (exponent −1000 … 1000), or inside a CRootOf polynomial of a polynomial in x
+        (0 … 200); a constant inside a polynomial is a rational, read as one (2**(-1) is 1/2)."""
         base = self._eval(node.left, source, poly)
+        constant = poly and len(base) <= 1
+        if e.denominator != 1 or not -1000 <= e <= (200 if poly and not constant else 1000) \
+                or (poly and not constant and e < 0):
+            raise Reject("unsupported exponent")
+        if constant:
+            value = base[0] if base else Fraction(0)
+            if e < 0 and value == 0:
+                raise Reject("division by zero")
+            out = _repeat(value, abs(int(e)), Fraction(1))
+            return _trim([out if e >= 0 else 1 / out])
         out = _repeat(base, abs(int(e)), [Fraction(1)] if poly else self.F.one)
         return out if e >= 0 else self.F.inverse(out)
 

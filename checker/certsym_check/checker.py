@@ -531,10 +531,20 @@ def _check_group(F, t: Net, g: object, rows_only: bool, rep: Report, where: str)
         order *= math.factorial(len(c))
     parts = [f"S_{len(c)}" for c in sorted(classes, key=len, reverse=True) if len(c) > 1]
     parts += [f"H_{len(zero)}"] if zero else []
-    if g["finite_order"] != str(order) or g["type"] != (" × ".join(parts) or "1"):
+    if not isinstance(g["finite_order"], str) or g["finite_order"] != _decimal_text(order) \
+            or g["type"] != (" × ".join(parts) or "1"):
         raise Reject(f"{where}: finite_order or type is not the one the classes give")
     rep.checks["Theorem 2 (" + ("rows" if rows_only else "neurons") + "): generator fixes theta"] += len(wanted)
     rep.checks["Theorem 2: classes are exactly the H_1-orbit classes"] += 1
+
+
+def _decimal_text(n: int) -> str:
+    """n ≥ 0 in decimal, of any size (Python's int-to-text conversion stops at 4,300 digits): split in halves."""
+    if n < 10**4000:
+        return str(n)
+    k = n.bit_length() * 30103 // 200000  # about half its digits
+    high, low = divmod(n, 10**k)
+    return _decimal_text(high) + _decimal_text(low).rjust(k, "0")
 
 
 def check_stabilizer(F, nets: list[Net], proof: object, rep: Report) -> None:
@@ -671,8 +681,8 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
     d = keys(doc, {"format", "version", "kind", "claim", "field", "inputs", "proof"}, "certificate")
     if d["format"] != FORMAT or type(d["version"]) is not int or d["version"] != VERSION:
         raise Reject(f"unsupported format/version {d['format']!r} {d['version']!r} (need {VERSION})")
-    if d["kind"] not in KINDS:
-        raise Reject(f"unknown kind {d['kind']!r}")
+    if not isinstance(d["kind"], str) or d["kind"] not in KINDS:
+        raise Reject(f"unknown kind {str(d['kind'])[:60]!r}")
     rep.kind = d["kind"]
     if d["claim"] != CLAIMS[rep.kind]:
         raise Reject("the claim does not match the kind")

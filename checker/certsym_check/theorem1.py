@@ -170,8 +170,9 @@ _P = (1 << 61) - 1
 
 def _residues(t: Net) -> list[int]:
     """h_i = α^T v_i a_i^T β modulo 2^61 − 1 (a ring map Z_(P) → F_P), with α, β drawn from a hash of θ."""
-    def text(x) -> str:
-        return str(x)
+    def text(x) -> str:  # hex: no int-to-text limit, and one spelling per number
+        coeffs = x.c if hasattr(x, "c") else (Fraction(x),)
+        return ",".join(f"{q.numerator:x}/{q.denominator:x}" for q in coeffs)
 
     digest = hashlib.sha256("|".join(text(x) for r, v in zip(t.rows, t.v, strict=True) for x in r + v).encode())
     rng = random.Random(digest.digest())
