@@ -244,7 +244,13 @@ doc = json.load(open({str(tmp_path / 'd.json')!r}))
 run(doc, [open({str(small)!r}, "rb").read(), open({str(bomb)!r}, "rb").read()])"""
     (tmp_path / "d.json").write_text(json.dumps(doc))
     outcome = _isolated(body)
-    assert outcome.startswith("REJECTED") and "inflate" in outcome, outcome
+    # refused from the certificate's shape before the file is opened: 77 million weights from 0.6 MB
+    assert outcome.startswith("REJECTED") and "one weight per byte of the file" in outcome, outcome
+    from certsym_check.fields import Reject
+    from certsym_check.tensors import read_tensors
+
+    with pytest.raises(Reject, match="inflate"):  # and the reader itself refuses it before inflating
+        read_tensors(bomb.read_bytes(), "npz")
 
 
 def test_corrupt_lzma_member_rejects_that_certificate_only(tmp_path: Path) -> None:

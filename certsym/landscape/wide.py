@@ -12,7 +12,7 @@ Certification. W is projected onto Fix(G) (orbit averages); Newton's method runs
 (floating point with the closed forms of ``kernel``, then the gradient in arb balls at 320 bits with a float
 Hessian), and the result is stated as a Krawczyk box for the independent checker (kind ``wide_critical_point``),
 with the loss enclosure and, when the numerical Hessian is positive definite, the claim that it is a strict local
-minimum (the checker proves it by interval Cholesky of the full nk × nk Hessian).
+minimum (the checker proves it by interval Cholesky of the full nk × nk Hessian, when n(n + k)k² ≤ 400,000).
 
 Cost: O(n²k²) candidate swaps, each checked in O(nk); O(n²k²) per Newton step for the Hessian.
 """
@@ -31,6 +31,7 @@ from certsym.landscape.symmetry import fixed_point_orbits
 Perm = list[int]
 PREC = 320
 MAX_ENTRIES = 240  # the checker's bound on n·k
+MAX_HESSIAN_WORK = 400_000  # the checker's bound on n(n + k)k², the full Hessian it encloses to prove a minimum
 
 
 class WideError(ValueError):
@@ -140,7 +141,7 @@ def certify_wide(W: np.ndarray, tol: float = 1e-3, steps: int = 30) -> WidePoint
     smallest = float(np.linalg.eigvalsh((full + full.T) / 2)[0])
     return WidePoint((n, k), gens, orbit_list, center, Fraction(1, 10**25),
                      [[Fraction(v).limit_denominator(10**12) for v in row] for row in Hinv], loss,
-                     smallest > 1e-8, smallest)
+                     smallest > 1e-8 and n * (n + k) * k * k <= MAX_HESSIAN_WORK, smallest)
 
 
 def _rational_matrix(center: list[Fraction], where: dict, n: int, k: int) -> list[list[fmpq]]:

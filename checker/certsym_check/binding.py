@@ -20,7 +20,7 @@ import re
 import warnings
 from fractions import Fraction
 
-from certsym_check.budget import charge, cost, max_size, size
+from certsym_check.budget import charge, cost, max_size, plus, size
 from certsym_check.fields import (
     MAX_DEGREE,
     MAX_NUMBER_CHARS,
@@ -304,6 +304,8 @@ def _rational_of(x) -> Fraction:
 def _horner(p: list, y, F):
     acc = F.zero
     for c in reversed(p):
+        if isinstance(y, Fraction):  # over Q(α) the field's own arithmetic is charged
+            charge(cost(size(acc), size(y)) + cost(plus(size(acc), size(y)), size(c)), "a polynomial at a root's value")
         acc = acc * y + c
     return acc
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator
+from fractions import Fraction
 
 from certsym_check.errors import BudgetExceeded
 
@@ -101,3 +102,33 @@ def max_size(xs) -> tuple[int, int]:
 def plus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     """A bound on the size of a product of numbers of sizes ``a`` and ``b``."""
     return a[0] + b[0], a[1] + b[1]
+
+
+def charge_products(xs, ys, what: str, accumulate: bool = True) -> None:
+    """Charge the products x·y of the rationals (or ints) xs and ys taken pairwise, and, with ``accumulate``,
+    their running sum, whose denominators may grow term by term (the size bound adds up the terms' sizes).
+    Number-field elements are charged by their own arithmetic and skipped here. Linear in len(xs)."""
+    total, acc = 0, (0, 0)
+    for x, y in zip(xs, ys, strict=False):
+        if not isinstance(x, int | Fraction) or not isinstance(y, int | Fraction):
+            return
+        sx, sy = size(x), size(y)
+        total += cost(sx, sy)
+        if accumulate:
+            term = (sx[0] + sy[0], sx[1] + sy[1])
+            total += cost(acc, term)
+            acc = (acc[0] + term[0] + term[1], acc[1] + term[1])
+    charge(total, what)
+
+
+def charge_axpy(out, v, z, what: str) -> None:
+    """Charge out[t] + v[t]·z for every t (rationals; number-field elements are charged by their arithmetic)."""
+    if not isinstance(z, int | Fraction):
+        return
+    sz, total = size(z), 0
+    for o, w in zip(out, v, strict=False):
+        if not isinstance(o, int | Fraction) or not isinstance(w, int | Fraction):
+            return
+        sw = size(w)
+        total += cost(sw, sz) + cost(size(o), (sw[0] + sz[0], sw[1] + sz[1]))
+    charge(total, what)

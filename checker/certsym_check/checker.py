@@ -18,7 +18,7 @@ from fractions import Fraction
 from functools import cmp_to_key
 
 from certsym_check.binding import Reader, bind
-from certsym_check.budget import metered
+from certsym_check.budget import charge_axpy, charge_products, metered
 from certsym_check.fields import QQ, CannotCheck, Reject, WrongInputs, make_field
 from certsym_check.tensors import NARROW, InputFile, model_tensors
 
@@ -122,8 +122,10 @@ class Net:
             else:
                 r = self.rows[i]
                 coeffs, b = [r[q] for q in support], r[-1]
+            charge_products(coeffs + [b], [x[q] for q in support] + [1], "evaluating a witness")
             z = b + sum((a * x[q] for a, q in zip(coeffs, support, strict=True)), self.F.zero)
             if self.F.sign(z) > 0:
+                charge_axpy(out, v, z, "evaluating a witness")
                 out = [o + vj * z for o, vj in zip(out, v, strict=True)]
         return out
 
@@ -202,6 +204,9 @@ def row_is_zero(rows, i: int) -> bool:
     return not any(raw) if raw is not None else is_zero(rows[i])
 
 
+MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
+
+
 def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
     if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
@@ -210,6 +215,10 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
     if m < 1 or k < 1:
         raise Reject(f"{where}: m and k must be positive")
+    entries = n * (m + 1) + k * (n + 1)
+    if entries > len(file.data) + MODEL_SLACK:  # memory O(file size): compressed zeros cannot make it gigabytes
+        raise Reject(f"{where}: {entries:,} weights from a file of {len(file.data):,} bytes: beyond the checker's "
+                     f"bound of one weight per byte of the file (+ {MODEL_SLACK:,})")
     try:
         (W1, b1, W2, b2), bound = model_tensors(file, record["model"], (m, n, k))
     except Reject as exc:
@@ -253,6 +262,7 @@ def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
         same = not any(rj) if p is None else sign * lam == Fraction(rj[p]) / Fraction(ri[p]) and \
             [x * ri[p] for x in rj] == [y * rj[p] for y in ri]
     else:
+        charge_products(net.rows[i], [lam] * (net.m + 1), "a proportional-row test", accumulate=False)
         same = all(rj == sign * lam * ri for ri, rj in zip(net.rows[i], net.rows[j], strict=True))
     if not same:
         raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
@@ -288,6 +298,7 @@ def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
             keys(st, {"step", "into", "from", "lambda", "statement"}, w)
             i, j, lam = index(st["into"], net.n, w), index(st["from"], net.n, w), F.number(st["lambda"])
             proportional(net, i, j, lam, 1, w)
+            charge_axpy(net.v[i], net.v[j], lam, "a merge")
             net.v[i] = [x + lam * y for x, y in zip(net.v[i], net.v[j], strict=True)]
             statement = MERGE
         else:

@@ -19,6 +19,7 @@ import math
 import random
 from fractions import Fraction
 
+from certsym_check.budget import charge, charge_products, cost, fits
 from certsym_check.checker import Net, Report, _distinct_sorted, index, keys, seq
 from certsym_check.fields import QQ, Reject
 
@@ -60,6 +61,8 @@ def _det_nonzero(F, M: list) -> bool:
         inv = F.inverse(M[col][col])
         for i in range(col + 1, len(M)):
             f = M[i][col] * inv
+            charge_products([f] * len(M[col]), M[col], "exact elimination", accumulate=False)
+            charge_products(M[i], M[col], "exact elimination", accumulate=False)
             M[i] = [x - f * y for x, y in zip(M[i], M[col], strict=True)]
     return True
 
@@ -373,6 +376,13 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     """As ``_kernel_in_field`` over Q, with every column v_i a_i^T = (v'_i a'_i^T) / d_i scaled to integers and
     each equation multiplied out, so that the k·m·|free|·|pivots| products are integer products (no gcds)."""
     m = t.m
+    flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
+    width = max([D.bit_length()] + [abs(x).bit_length() + len(free) for x in flat])
+    steps = ((1 << len(free)) - 1) * len(piv)
+    walk = steps * cost((width, 1), (width, 1))  # every step adds integers of at most ``width`` bits
+    if not fits(walk):  # refused before any of the work
+        raise Reject(f"the Gray-code walk ({steps} additions of {width}-bit integers) would exceed the checker's "
+                     "work budget (certificates/FORMAT.md, Bounds)")
     cols = []
     for i in range(t.n):
         (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
@@ -380,20 +390,23 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     minor = [[Fraction(cols[c][0][r // m] * cols[c][1][r % m], cols[c][2]) for c in piv] for r in rows]
     if not _det_nonzero(QQ(), minor):
         raise Reject("the stated minor is singular")
+    pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
         coeffs, D = _integers([R[s][b] for s in range(len(piv))])
         L = math.lcm(cols[f][2], *(cols[c][2] for c in piv))
         lhs = D * (L // cols[f][2])
         scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
         vf, af = cols[f][0], cols[f][1]
+        big = max(pivot_bits, *(abs(x).bit_length() for x in [lhs, *scaled, *vf, *af]))
+        charge(t.k * (t.m + 1) * (len(piv) + 1) * cost((2 * big, 1), (big, 1)), "the kernel description")
         for j in range(t.k):
             u = [w * cols[c][0][j] for w, c in zip(scaled, piv, strict=True)]
             left = lhs * vf[j]
             for q in range(m):
                 if left * af[q] != sum(x * cols[c][1][q] for x, c in zip(u, piv, strict=True)):
                     raise Reject("the kernel description R does not match v_i a_i^T")
-    flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
     columns = [[flat[s * len(free) + b] for s in range(len(piv))] for b in range(len(free))]
+    charge(walk, "the Gray-code walk")
     xs = [0] * len(piv)
     for step in range(1, 1 << len(free)):
         b = (step & -step).bit_length() - 1

@@ -18,8 +18,8 @@ Minimum. With "minimum": true the full nk × nk Hessian of F is enclosed over th
 Gram partials: for the pair (w_r, w_s), κ_g ∂²g + κ_N ∂²N + κ_gg ∇g∇gᵀ + κ_gN (∇g∇Nᵀ + ∇N∇gᵀ) + κ_NN ∇N∇Nᵀ,
 with g = w_r·w_s and N = ‖w_r‖²‖w_s‖²) and factored by interval Cholesky: if every pivot is positive, every
 symmetric matrix in the enclosure is positive definite, and the critical point is a strict local minimum.
-Bounds, enforced before the work: n·k ≤ MAX_ENTRIES, P ≤ MAX_PARAMS, generators ≤ MAX_GENERATORS, and the jets'
-work (n²k/2 + nk)·P² ≤ MAX_JET_WORK.
+Bounds, enforced before the work: n·k ≤ MAX_ENTRIES, P ≤ MAX_PARAMS, generators ≤ MAX_GENERATORS, the jets'
+work (n²k/2 + nk)·P² ≤ MAX_JET_WORK, and for a minimum the full Hessian's n(n + k)k² ≤ MAX_HESSIAN_WORK.
 Cost: O(n² k P²) interval operations for the jets, O((nk)³) for the Cholesky factorization.
 """
 
@@ -41,6 +41,7 @@ MAX_ENTRIES = 240  # n·k: the interval Cholesky of the full Hessian is O((nk)³
 MAX_PARAMS = 40
 MAX_GENERATORS = 400
 MAX_JET_WORK = 400_000  # (n²k/2 + nk) · P²: the second-order jets over the box, a few seconds
+MAX_HESSIAN_WORK = 400_000  # n(n + k)k²: the interval entries of the full Hessian (a minimum), about 15 s
 
 
 def orbits(n: int, k: int, generators: list[tuple[list[int], list[int]]]) -> list[list[tuple[int, int]]]:
@@ -177,6 +178,9 @@ def check_wide(proof: dict, rep, keys, seq) -> None:
     if work > MAX_JET_WORK:
         raise Reject(f"n = {n}, k = {k} and {P} parameters need {work:,} jet operations, over the limit "
                      f"{MAX_JET_WORK:,}")
+    if p["minimum"] is True and n * (n + k) * k * k > MAX_HESSIAN_WORK:
+        raise Reject(f"the full Hessian's enclosure for n = {n}, k = {k} costs n(n + k)k² = {n * (n + k) * k * k:,} "
+                     f"interval entries, over the limit {MAX_HESSIAN_WORK:,}")
     center = [rational(v) for v in seq(p["center"], P, "proof.center")]
     r = rational(p["radius"])
     if r <= 0:
