@@ -1,19 +1,18 @@
 """One work budget for the whole certificate: the checker's exact arithmetic is charged before it is done.
 
-Standard library only. Every exact operation whose cost grows with its operands (a product, sum or quotient of
-rationals, a polynomial product or division, a remainder sequence, a Horner evaluation, a resultant modulo a
-prime) is charged on one meter per replay, in units of about a microsecond each, *before* it runs. The charge
-for an operation on numbers with numerators of n1, n2 bits and denominators of d1, d2 bits is
+Standard library only. Every exact operation whose cost grows with its operands is charged on one meter per
+replay, in units of about a microsecond each, *before* it runs: products, sums and quotients of rationals in
+expressions and in the replays (witnesses, merges, eliminations, the distance bound), polynomial and number-field
+arithmetic, remainder sequences, Horner evaluations, resultants modulo a prime. The charge for an operation on
+numbers with numerators of n1, n2 bits and denominators of d1, d2 bits is
 
     cost = 4 + (n1 + d1 + n2 + d2) / 512 + (n1 n2 + d1 d2) / 409,600 + (n1 d2 + n2 d1) / 102,400,
 
 which bounds CPython's products and the cross gcds that Fraction takes to normalize every result, from above
-(measured: within a factor of about 3). When a charge
-would take the meter past ``WORK_BUDGET`` the certificate is rejected at once, the budget named. Before a
-polynomial's Sturm chain or gcd is computed, its cost is estimated from the degree and the coefficient sizes
-(subresultant bounds) and a chain that cannot fit in what is left is refused before it starts. Together with
-the per-number size bounds of ``fields``, this makes the replay's time at most about ``WORK_BUDGET``
-microseconds of arithmetic plus work linear in the certificate's size.
+(measured: within a factor of about 3). When a charge would take the meter past ``WORK_BUDGET`` the certificate
+is rejected at once, the budget named; work whose cost is known before it starts (a Sturm chain, from the
+subresultant bounds; a Gray-code walk) is refused before it starts when it cannot fit. The replay's time is then
+at most about ``WORK_BUDGET`` microseconds of arithmetic plus work linear in the certificate's size.
 """
 
 from __future__ import annotations
@@ -28,9 +27,6 @@ from certsym_check.errors import BudgetExceeded
 WORK_BUDGET = 20_000_000  # units (about a microsecond each): the arithmetic of one certificate's replay
 
 
-_METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("certsym_check_meter", default=None)
-
-
 class _Meter:
     """What is left of one replay's budget, and what it started with."""
 
@@ -42,6 +38,9 @@ class _Meter:
     @property
     def used(self) -> int:
         return self.units - self.left
+
+
+_METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("certsym_check_meter", default=None)
 
 
 @contextlib.contextmanager
