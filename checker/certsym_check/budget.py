@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 from collections.abc import Iterator
 from fractions import Fraction
 
@@ -60,6 +61,12 @@ def cost(a: tuple[int, int], b: tuple[int, int]) -> int:
     denominator bits): products of numerators and of denominators, and the cross gcds that Fraction takes."""
     (na, da), (nb, db) = a, b
     return 4 + (na + da + nb + db) // 512 + (na * nb + da * db) // 409_600 + (na * db + nb * da) // 102_400
+
+
+def int_cost(a: int, b: int) -> int:
+    """The units charged for a product (or gcd) of integers of ``a`` and ``b`` bits: nothing for word-sized ones,
+    whose count the certificate's size already bounds; the superlinear part for long ones."""
+    return a * b // 409_600 + (a + b) // 4096
 
 
 def charge(units: int, what: str) -> None:
@@ -131,3 +138,20 @@ def charge_axpy(out, v, z, what: str) -> None:
         sw = size(w)
         total += cost(sw, sz) + cost(size(o), (sw[0] + sz[0], sw[1] + sz[1]))
     charge(total, what)
+
+
+def lcm(dens, what: str) -> int:
+    """The least common multiple of the positive integers ``dens``, each step charged by the sizes it works on, and
+    the scaling of one number by it for each (many coprime denominators make it large; powers of two do not)."""
+    acc, widest, count = 1, 1, 0
+    for d in dens:
+        charge(2 * int_cost(acc.bit_length(), d.bit_length()), what)
+        acc = acc * d // math.gcd(acc, d)
+        widest, count = max(widest, d.bit_length()), count + 1
+    charge(count * 2 * int_cost(acc.bit_length(), widest), what)
+    return acc
+
+
+def charge_int_products(xs, ys, what: str) -> None:
+    """Charge the integer products x·y taken pairwise (and their sum)."""
+    charge(sum(int_cost(abs(x).bit_length(), abs(y).bit_length()) for x, y in zip(xs, ys, strict=False)), what)

@@ -15,7 +15,7 @@ import itertools
 import math
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_axpy, charge_products, cost
+from certsym_check.budget import charge, charge_axpy, charge_int_products, cost, int_cost, lcm
 from certsym_check.checker import Net, Report, index, keys, seq
 from certsym_check.fields import QQ, Reject, rational, show
 
@@ -53,7 +53,7 @@ def _numerators_bounded(numbers: list[Fraction], bound: int, what: str) -> None:
 
 
 def _ints(xs: list) -> tuple[list[int], int]:
-    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
+    d = lcm((x.denominator for x in xs), "numbers brought to integers")
     return [x.numerator * (d // x.denominator) for x in xs], d
 
 
@@ -78,7 +78,7 @@ def _extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int) -
     a, b = row[:-1], row[-1]
     width = max(abs(x).bit_length() for x in row)
     ends = max((abs(x).bit_length() for x in (*LO, *HI, Db)), default=1)
-    charge(2 * len(row) * cost((width, 1), (ends, 1)) + 2 * cost((width + ends, den.bit_length()), (ends, 1)),
+    charge(2 * len(row) * int_cost(width, ends) + 2 * cost((width + ends, den.bit_length()), (ends, 1)),
            "a neuron's extremes on the box")
     top = sum(x * (H if x > 0 else L) for x, H, L in zip(a, HI, LO, strict=True))
     bottom = sum(x * (L if x > 0 else H) for x, H, L in zip(a, HI, LO, strict=True))
@@ -154,7 +154,7 @@ def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
     out = list(t.c)
     for r, v in zip(t.rows, t.v, strict=True):
         ints, den = _ints(r)
-        charge_products(ints, X + [Dx], "evaluating the witness", accumulate=False)
+        charge_int_products(ints, X + [Dx], "evaluating the witness")
         z = Fraction(sum(a * y for a, y in zip(ints[:-1], X, strict=True)) + ints[-1] * Dx, den * Dx)
         charge_axpy(out, v, z, "evaluating the witness")
         if z > 0:
@@ -209,12 +209,12 @@ def _upper(t1: Net, t2: Net, box: list, pairs: list) -> Fraction:
     best = Fraction(0)
     for t in range(k):
         coeffs = [(rows, i, w[t]) for rows, i, w in active if w[t] != 0]
-        G = math.lcm(*(w.denominator * rows.dens[i] for rows, i, w in coeffs)) if coeffs else 1
+        G = lcm((w.denominator * rows.dens[i] for rows, i, w in coeffs), "the affine part of U")
         acc = [0] * (t1.m + 1)
         for rows, i, w in coeffs:
             s = w.numerator * (G // (w.denominator * rows.dens[i]))
             width = max(abs(y).bit_length() for y in rows.rows[i])
-            charge((t1.m + 1) * cost((s.bit_length() + width, 1), (width, 1)), "the affine part of U")
+            charge((t1.m + 1) * int_cost(s.bit_length(), width), "the affine part of U")
             acc = [x + s * y for x, y in zip(acc, rows.rows[i], strict=True)]
         amin, amax = _extremes(acc, G, LO, HI, Db2)
         c = t1.c[t] - t2.c[t]

@@ -19,7 +19,7 @@ import math
 import random
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_products, cost, fits
+from certsym_check.budget import charge, charge_products, fits, int_cost, lcm
 from certsym_check.checker import Net, Report, _distinct_sorted, index, keys, seq
 from certsym_check.fields import QQ, Reject
 
@@ -34,7 +34,7 @@ def _det_nonzero(F, M: list) -> bool:
     if isinstance(F, QQ) and M:
         rows = []
         for row in M:
-            den = math.lcm(*(x.denominator for x in row))
+            den = lcm((x.denominator for x in row), "a minor brought to integers")
             rows.append([x.numerator * (den // x.denominator) % _PRIME for x in row])
         for col in range(len(rows)):
             piv = next((i for i in range(col, len(rows)) if rows[i][col]), None)
@@ -193,7 +193,7 @@ def _residues(t: Net) -> list[int]:
 
 def _sum_is_zero(cols: list, subset: list[int], k: int) -> bool:
     """Σ_{i ∈ subset} v_i a_i^T = 0, with each neuron as integers (v'_i, a'_i, d_i): v_i a_i^T = v'_i a'_i^T / d_i."""
-    L = math.lcm(*(cols[i][2] for i in subset))
+    L = lcm((cols[i][2] for i in subset), "a subset sum")
     for j in range(k):
         total = None
         for i in subset:
@@ -368,7 +368,7 @@ def _kernel_in_field(F, t: Net, piv: list, free: list, rows: list, R: list) -> N
 
 def _integers(xs: list) -> tuple[list[int], int]:
     """Integers and a positive common denominator d with xs = integers / d."""
-    d = math.lcm(*(x.denominator for x in xs)) if xs else 1
+    d = lcm((x.denominator for x in xs), "numbers brought to integers")
     return [x.numerator * (d // x.denominator) for x in xs], d
 
 
@@ -379,7 +379,7 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     flat, D = _integers([x for row in R for x in row])  # x_pivots = −R x_free, as integers over D
     width = max([D.bit_length()] + [abs(x).bit_length() + len(free) for x in flat])
     steps = ((1 << len(free)) - 1) * len(piv)
-    walk = steps * cost((width, 1), (width, 1))  # every step adds integers of at most ``width`` bits
+    walk = steps * (width // 4096)  # every step adds integers of at most ``width`` bits (linear in them)
     if not fits(walk):  # refused before any of the work
         raise Reject(f"the Gray-code walk ({steps} additions of {width}-bit integers) would exceed the checker's "
                      "work budget (certificates/FORMAT.md, Bounds)")
@@ -393,12 +393,12 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
         coeffs, D = _integers([R[s][b] for s in range(len(piv))])
-        L = math.lcm(cols[f][2], *(cols[c][2] for c in piv))
+        L = lcm([cols[f][2], *(cols[c][2] for c in piv)], "the kernel description")
         lhs = D * (L // cols[f][2])
         scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
         vf, af = cols[f][0], cols[f][1]
         big = max(pivot_bits, *(abs(x).bit_length() for x in [lhs, *scaled, *vf, *af]))
-        charge(t.k * (t.m + 1) * (len(piv) + 1) * cost((2 * big, 1), (big, 1)), "the kernel description")
+        charge(t.k * (t.m + 1) * (len(piv) + 1) * int_cost(2 * big, big), "the kernel description")
         for j in range(t.k):
             u = [w * cols[c][0][j] for w, c in zip(scaled, piv, strict=True)]
             left = lhs * vf[j]
