@@ -124,6 +124,7 @@ class _Archive:
         self.data = data
         self.inflate_budget = INFLATION * len(data) + INFLATION_SLACK
         self.storage_bytes = 0
+        self.decoded = 0
         self.gathered = 0
         self.storages: dict[str, _Storage] = {}
         self.begins: dict[str, int] = {}  # member name -> offset of its data in the file
@@ -263,6 +264,10 @@ class _Archive:
             return known
         if "/" in key or f"data/{key}" not in self.members:
             raise Reject(f"storage {key[:40]!r} has no archive member data/{key[:40]}")
+        self.decoded += numel  # each entry becomes a Python number: bounded by the file, not by its inflation
+        if self.decoded > len(self.data) + DECODED_SLACK:
+            raise Reject(f"the storages hold {self.decoded:,} entries in a file of {len(self.data):,} bytes: beyond "
+                         f"the checker's bound of one entry per byte of the file (+ {DECODED_SLACK:,})")
         body = self._member(f"data/{key}", numel * _WIDTH[cls.code])
         self.storage_bytes += len(body)
         storage = _Storage(cls.code, numel, _decode(body, cls.code, self.big))
@@ -302,6 +307,7 @@ class _Archive:
 
 
 MAX_VERSION = 10  # caffe2's kMaxSupportedFileFormatVersion; the minimum is 1
+DECODED_SLACK = 1 << 20  # storage entries an archive may decode beyond one per byte of the file
 
 
 def _version_ok(raw: bytes) -> bool:
