@@ -51,3 +51,15 @@ def elements(field: Field, degree: int) -> st.SearchStrategy:
     return st.lists(small_rationals, min_size=degree, max_size=degree).map(
         field.from_coefficients
     )
+
+
+def decimal_text(n: int) -> str:
+    """n in decimal, beyond Python's int-to-text limit (for certificates with very long numbers)."""
+    import sys
+
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return str(n)
+    finally:
+        sys.set_int_max_str_digits(old)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from flint import fmpz_poly
+from helpers import decimal_text
 
 from certsym_check import budget
 from certsym_check.checker import check_certificate
@@ -155,23 +156,13 @@ def _distance_template(tmp_path: Path) -> dict:
     return doc
 
 
-def _decimal(n: int) -> str:
-    """n in decimal, beyond Python's int-to-text limit."""
-    old = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return str(n)
-    finally:
-        sys.set_int_max_str_digits(old)
-
-
 def _fraction(x: Fraction) -> str:
-    return f"{_decimal(x.numerator)}/{_decimal(x.denominator)}"
+    return f"{decimal_text(x.numerator)}/{decimal_text(x.denominator)}"
 
 
 def test_distance_box_numerators_are_bounded(tmp_path):
     doc = _distance_template(tmp_path)
-    H = _decimal((1 << 255_000) + 1)
+    H = decimal_text((1 << 255_000) + 1)
     doc["proof"]["box"] = [[f"-{H}/3", f"{H}/3"]]
     rep, elapsed = _timed(doc)
     assert not rep.valid and "numerator of 255001 bits" in rep.reason, rep.reason

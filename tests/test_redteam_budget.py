@@ -63,6 +63,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import decimal_text
 
 import certsym
 from certsym_check.checker import CLAIMS, check_certificate
@@ -89,15 +90,6 @@ def _params(A: list, b: list, M: list, c: list, m: int) -> dict:
 
 def _digits(rnd: random.Random, count: int) -> str:
     return str(rnd.randrange(1, 10)) + "".join(rnd.choices("0123456789", k=count - 1))
-
-
-def _unlimited_str(x: int) -> str:
-    old = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return str(x)
-    finally:
-        sys.set_int_max_str_digits(old)
 
 
 # ============================================================================ soundness: the Sturm chain's signs
@@ -194,8 +186,8 @@ def _distance_numerators(d: Path) -> list[str]:
             text = text[:-1] + str((int(text[-1]) + 1) % 10)
         return text
 
-    A = [[f"{numerator(q)}/{_unlimited_str(den)}"] for q, den in zip(primes, dens, strict=True)]
-    b = [f"{numerator(q)}/{_unlimited_str(den)}" for q, den in zip(primes, dens, strict=True)]
+    A = [[f"{numerator(q)}/{decimal_text(den)}"] for q, den in zip(primes, dens, strict=True)]
+    b = [f"{numerator(q)}/{decimal_text(den)}" for q, den in zip(primes, dens, strict=True)]
     p1 = _params(A, b, [["1"] * n for _ in range(k)], ["0"] * k, 1)
     p2 = _params([], [], [[] for _ in range(k)], ["0"] * k, 1)
     doc = _doc("distance_bound", [_input(p1), _input(p2)],
@@ -402,7 +394,7 @@ def test_stabilizer_of_a_class_of_2000_neurons():
     par = _params([["1"]] * n, ["0"] * n, [["1"] * n], ["0"], 1)
     group = {"zero": [], "classes": [list(range(n))],
              "generators": [{"swap": [i, i + 1], "scale": ["1", "1"]} for i in range(n - 1)],
-             "finite_order": _unlimited_str(math.factorial(n)), "type": f"S_{n}"}
+             "finite_order": decimal_text(math.factorial(n)), "type": f"S_{n}"}
     doc = _doc("stabilizer", [_input(par)], {"theta": group, "rows": group, "statement": "Theorem 2"})
     rep = check_certificate(doc)
     assert rep.valid or not rep.reason.startswith("malformed"), rep.reason
@@ -456,7 +448,7 @@ def test_distance_certificate_within_the_checkers_denominator_bound(tmp_path):
     """70 neurons whose weights have distinct denominators of about 1,000 bits (64,619 in all): the producer writes a
     distance_bound certificate; with U's and L's denominators the distinct ones exceed the checker's 65,536 bits."""
     primes = [p for p in range(3, 400) if all(p % q for q in range(2, int(p**0.5) + 1))][:70]
-    dens = [_unlimited_str(p ** (1000 // p.bit_length())) for p in primes]
+    dens = [decimal_text(p ** (1000 // p.bit_length())) for p in primes]
     p1, p2 = tmp_path / "p1.json", tmp_path / "p2.json"
     for path, num in ((p1, 1), (p2, 2)):
         path.write_text(json.dumps({"M": [["1"] * len(dens)], "A": [[f"{num}/{d}"] for d in dens],
