@@ -72,23 +72,3 @@ def independent_rows(F: Field, rows: Sequence[Sequence[Scalar]]) -> list[int]:
             return [next(j for j in range(len(rows)) if int(entries[t * len(rows) + j])) for t in range(rank)]
     transpose = [[row[j] for row in rows] for j in range(ncols)]
     return rref(F, transpose)[1]
-
-
-def determinant(F: Field, rows: Sequence[Sequence[Scalar]]) -> Scalar:
-    """det of a square matrix by Gaussian elimination."""
-    R = [list(row) for row in rows]
-    det = F.one
-    for col in range(len(R)):
-        pivot = next((i for i in range(col, len(R)) if R[i][col] != 0), None)
-        if pivot is None:
-            return F.zero
-        if pivot != col:
-            R[col], R[pivot] = R[pivot], R[col]
-            det = -det
-        det = det * R[col][col]
-        inv = F.one / R[col][col]
-        for i in range(col + 1, len(R)):
-            f = R[i][col] * inv
-            if f != 0:
-                R[i] = [x - f * y for x, y in zip(R[i], R[col], strict=True)]
-    return det

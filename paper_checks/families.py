@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import json
 import random
 from collections.abc import Iterator
 
@@ -95,8 +94,3 @@ def grid(m: int, n: int, k: int, values=(-1, 0, 1)) -> Iterator[Network]:
         A = [list(flat[off + i * m: off + (i + 1) * m]) for i in range(n)]
         off += n * m
         yield Network.build(M, A, list(flat[off:off + n]), list(flat[off + n:]), m=m)
-
-
-def load_example(d: dict) -> Network:
-    (loaded,), _ = load_inputs(["example"], texts=[json.dumps(d)])
-    return loaded.network

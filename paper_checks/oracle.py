@@ -429,12 +429,6 @@ def decide_identifiability(t: Network) -> Decision:
     return Decision(True, "identifiable", "identifiable", **common)
 
 
-def identifiability_reason(t: Network) -> tuple[bool, str]:
-    """(identifiable?, a one-line reason); see ``decide_identifiability``."""
-    dec = decide_identifiability(t)
-    return dec.identifiable, dec.reason
-
-
 def identifiable_by_definition(t: Network) -> bool:
     """Is θ identifiable (fibre ρ^{-1}(ρ(θ)) ∩ Ω = H_n·θ)? MATH.md's decision, by brute force; see
     ``decide_identifiability`` for the statement and the cost."""

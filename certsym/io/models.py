@@ -31,7 +31,6 @@ from certsym.errors import InputError
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
            ".ckpt": "torch", ".onnx": "onnx"}
 SUFFIXES = set(FORMATS)
-TORCH_KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 LETTER_KEYS = ("A", "b", "M", "c")
 _ALLOWED = {("f", 2), ("f", 4), ("f", 8), ("i", 1), ("i", 2), ("i", 4), ("i", 8), ("u", 1)}
 _SAFE = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1", "I16": "<i2", "I32": "<i4", "I64": "<i8", "U8": "u1"}

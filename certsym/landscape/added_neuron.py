@@ -91,12 +91,6 @@ def split(W: np.ndarray, row: int, lam: float = 0.5) -> np.ndarray:
     return out
 
 
-def _partners(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows of W and the teacher vectors, with the signs of their terms in g."""
-    k = W.shape[1]
-    return np.vstack([W, np.eye(k)]), np.r_[np.ones(len(W)), -np.ones(k)]
-
-
 def _angles(W: np.ndarray, u: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, np.ndarray, np.ndarray]:
     """The partners X (rows of W, then teacher vectors), their signs in g, ‖u‖, ‖x‖ and the angles θ(u, x)."""
     k = W.shape[1]

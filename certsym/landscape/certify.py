@@ -48,10 +48,6 @@ def _balls(center: Sequence[fmpq], radius: fmpq) -> list[arb]:
     return [arb(c, radius) for c in center]
 
 
-def _mid(values) -> np.ndarray:
-    return np.array([float(v.mid()) for v in values])
-
-
 def refine(layout: Layout, x0: Sequence[float], prec: int, steps: int = 10) -> list[fmpq]:
     """Newton steps on the restricted gradient in arb from x0, kept as exact dyadic rationals."""
     B = ArbBackend(prec)

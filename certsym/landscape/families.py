@@ -416,10 +416,6 @@ class FamilyPoint:
     full_residual: float | None
     local_minimum: bool | None
 
-    @property
-    def loss_times_k(self) -> float:
-        return self.loss * float(self.k)
-
 
 def report(family: Family, ks: Sequence[int], *, hessian_max_k: int = 12) -> list[FamilyPoint]:
     """Follow ``family`` through ks (continuation) and describe each critical point."""

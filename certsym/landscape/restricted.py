@@ -164,11 +164,6 @@ class Layout:
     def r(self) -> int:
         return len(self.sizes)
 
-    def has_off(self, a: int) -> bool:
-        """Whether block a (0-based) carries an off-diagonal parameter: p_a > 1 (p_a ≥ 2 for integer sizes; a real
-        size in (1, 2) keeps o_a, whose multiplicity p_a(p_a − 1) tends to 0 as p_a → 1, so F is continuous)."""
-        return self.sizes[a] > 1
-
     def d(self, a: int) -> int:
         return self.index[f"d{a + 1}"]
 
@@ -522,4 +517,3 @@ def transfer(x: Sequence[Any], source: Layout, target: Layout, fill: Callable[[s
     from ``source`` are taken from ``fill`` (default 0)."""
     values = dict(zip(source.names, x, strict=True))
     return [values[n] if n in values else (fill(n) if fill else 0.0) for n in target.names]
-
