@@ -305,6 +305,6 @@ def identifiable(source: Any, max_search: int | None = None):
 
 def stabilizer(source: Any, of_rows: bool = False):
     """Theorem 2: Stab_{H_n}(θ) (or of (A, b) with ``of_rows``): classes, generators, order and type."""
-    from certsym.stabilizer import stabilizer as stab
+    from certsym.decide.stabilizer import stabilizer as stab
 
     return stab(load(source).network, of_rows)

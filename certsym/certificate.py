@@ -16,6 +16,7 @@ from typing import Any
 
 from certsym.affine import AffineVerdict
 from certsym.configurations import ConfigurationEvidence
+from certsym.decide.stabilizer import Stabilizer
 from certsym.dyadic import DyadicNetwork, FastVerdict
 from certsym.equivalence import Verdict
 from certsym.errors import InputError
@@ -24,7 +25,6 @@ from certsym.io.params import network_to_json
 from certsym.network import Network
 from certsym.numbers import QQ, Field, NumberField, Scalar, rational_from_arb
 from certsym.reduction import Reduction, Step
-from certsym.stabilizer import Stabilizer
 
 FORMAT = "certsym-certificate"
 VERSION = 1

@@ -15,9 +15,9 @@ import random
 
 from certsym.canonical import canonical_form
 from certsym.certificate import identifiability_certificate
+from certsym.decide.stabilizer import stabilizer
 from certsym.identifiability import converse_failures, decide_identifiable
 from certsym.network import Network, Neuron
-from certsym.stabilizer import stabilizer
 from paper_checks import Context
 from paper_checks.families import RECORD, random_network, scalar, seeded_fields
 from paper_checks.oracle import orbit_key, same_function

@@ -16,8 +16,8 @@ import math
 import random
 
 from certsym.certificate import stabilizer_certificate
+from certsym.decide.stabilizer import stabilizer
 from certsym.network import Network, Neuron
-from certsym.stabilizer import stabilizer
 from paper_checks import Context
 from paper_checks.families import RECORD, random_network, scalar, seeded_fields
 from paper_checks.worked_examples import load_pair

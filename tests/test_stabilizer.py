@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from certsym.certificate import InputRecord, stabilizer_certificate
 from certsym.cli import main
+from certsym.decide.stabilizer import stabilizer
 from certsym.network import Network
-from certsym.stabilizer import stabilizer
 from certsym_check import check_certificate
 
 RECORD = InputRecord("p", "0" * 64)

@@ -262,7 +262,7 @@ def _decimal(y, digits: int = 6) -> str:
 
 def cmd_stabilizer(args: argparse.Namespace) -> int:
     from certsym.certificate import stabilizer_certificate
-    from certsym.stabilizer import stabilizer
+    from certsym.decide.stabilizer import stabilizer
 
     (net,), (record,) = _load(args, [args.params])
     groups = (stabilizer(net), stabilizer(net, of_rows=True))

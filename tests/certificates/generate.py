@@ -21,11 +21,11 @@ from certsym.certificate import (
     minimal_form_certificate,
     stabilizer_certificate,
 )
+from certsym.decide.stabilizer import stabilizer
 from certsym.equivalence import decide
 from certsym.identifiability import decide_identifiable
 from certsym.io import load_networks
 from certsym.reduction import reduce
-from certsym.stabilizer import stabilizer
 from paper_checks.examples import EXAMPLES
 
 HERE = Path(__file__).parent

@@ -17,8 +17,6 @@ Classes are the connected components of the graph joining neurons with the same 
 from __future__ import annotations
 
 import math
-import sys
-import types
 from dataclasses import dataclass
 
 import networkx as nx
@@ -114,15 +112,3 @@ def stabilizer(theta: Network, of_rows: bool = False) -> Stabilizer:
             # r_i = (λ_i/λ_j) r_j: the swap brings neuron j to place i scaled by d_i = λ_i / λ_j
             generators.append(Transposition(i, j, scale[i] / scale[j], scale[j] / scale[i]))
     return Stabilizer(of_rows, theta.n, tuple(zero), classes, tuple(generators))
-
-
-class _Callable(types.ModuleType):
-    """``certsym.stabilizer`` is both this module and the API function (``certsym.api.stabilizer``)."""
-
-    def __call__(self, source: object, of_rows: bool = False) -> Stabilizer:
-        from certsym.api import stabilizer as api_stabilizer
-
-        return api_stabilizer(source, of_rows)
-
-
-sys.modules[__name__].__class__ = _Callable
