@@ -635,14 +635,21 @@ NPZ_CASES: dict[str, tuple[Callable[[], bytes], str, bool]] = {
 }
 
 
-@pytest.mark.parametrize("label", list(NPZ_CASES))
-def test_adversarial_npz(tmp_path: Path, label: str) -> None:
-    build, verdict, must_read = NPZ_CASES[label]
-    runtime, checker, producer = npz_three(tmp_path / f"{label}.npz", build())
+def _adversarial(label: str, outcomes: tuple, verdict: str, must_read: bool) -> None:
+    """An adversarial case: the runtime's verdict is the one the case claims (so the case is what it says), the
+    project's readers read it when they must, and all three agree bit for bit or both project readers refuse."""
+    runtime, checker, producer = outcomes
     _expect(label, runtime, verdict)
     if must_read:
         _must_read(label, checker, producer)
     _judge(label, runtime, checker, producer)
+
+
+@pytest.mark.parametrize("label", list(NPZ_CASES))
+def test_adversarial_npz(tmp_path: Path, label: str) -> None:
+    build, verdict, must_read = NPZ_CASES[label]
+    runtime, checker, producer = npz_three(tmp_path / f"{label}.npz", build())
+    _adversarial(label, (runtime, checker, producer), verdict, must_read)
 
 
 def test_npz_truncations_and_appended_bytes(tmp_path: Path) -> None:
@@ -879,10 +886,7 @@ SAFETENSORS_CASES: dict[str, tuple[Callable[[], bytes], str, bool]] = {
 def test_adversarial_safetensors(tmp_path: Path, label: str) -> None:
     build, verdict, must_read = SAFETENSORS_CASES[label]
     runtime, checker, producer = safetensors_three(tmp_path / f"{label}.safetensors", build())
-    _expect(label, runtime, verdict)
-    if must_read:
-        _must_read(label, checker, producer)
-    _judge(label, runtime, checker, producer)
+    _adversarial(label, (runtime, checker, producer), verdict, must_read)
 
 
 def test_safetensors_truncations_and_appended_bytes(tmp_path: Path) -> None:
@@ -1143,10 +1147,7 @@ TORCH_CASES: dict[str, tuple[Callable[[], bytes], str, bool]] = {
 def test_adversarial_torch(tmp_path: Path, label: str) -> None:
     build, verdict, must_read = TORCH_CASES[label]
     runtime, checker, producer = torch_three(tmp_path / f"{label}.pt", build())
-    _expect(label, runtime, verdict)
-    if must_read:
-        _must_read(label, checker, producer)
-    _judge(label, runtime, checker, producer)
+    _adversarial(label, (runtime, checker, producer), verdict, must_read)
 
 
 def test_torch_truncations_and_appended_bytes(tmp_path: Path) -> None:
@@ -1534,10 +1535,7 @@ def test_adversarial_onnx(tmp_path: Path, label: str) -> None:
     if edit is not None:
         edit(case)
     runtime, checker, producer = onnx_three(case.path, case.roles)
-    _expect(label, runtime, verdict)
-    if must_read:
-        _must_read(label, checker, producer)
-    _judge(label, runtime, checker, producer)
+    _adversarial(label, (runtime, checker, producer), verdict, must_read)
 
 
 def test_onnx_truncations_and_appended_bytes(tmp_path: Path) -> None:
