@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from certsym.api import load
-from certsym.certificate import InputRecord, distance_certificate
-from certsym.distance import distance
+from certsym.certify import InputRecord, distance_certificate
+from certsym.decide.distance import distance
 from certsym_check import check_certificate
 
 

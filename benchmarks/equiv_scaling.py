@@ -19,10 +19,10 @@ import time
 
 from flint import fmpq
 
-from certsym.certificate import InputRecord, equivalence_certificate
-from certsym.equivalence import decide
-from certsym.group import HElement
-from certsym.network import Network
+from certsym.certify import InputRecord, equivalence_certificate
+from certsym.core.group import HElement
+from certsym.core.network import Network
+from certsym.decide.equivalence import decide
 from certsym_check import check_certificate
 
 
@@ -64,7 +64,7 @@ def time_certsym(t1: Network, t2: Network) -> tuple[float, float, bool]:
 
 def time_z3(t1: Network, t2: Network, timeout_s: float) -> tuple[float, str]:
     try:
-        from paper_checks.z3_oracle import z3_verdict
+        from certsym.reproduce.z3_oracle import z3_verdict
 
         start = time.perf_counter()
         verdict = z3_verdict(t1, t2, timeout_s)

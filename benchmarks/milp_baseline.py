@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from certsym.network import Network
+from certsym.core.network import Network
 
 
 def _as_float(net: Network):

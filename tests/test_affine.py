@@ -8,9 +8,9 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym.affine import decide_affine, midpoint_defect
-from certsym.certificate import InputRecord, affine_certificate
-from certsym.network import Network
+from certsym.certify import InputRecord, affine_certificate
+from certsym.core.network import Network
+from certsym.decide.affine import decide_affine, midpoint_defect
 from certsym_check import check_certificate
 
 RECORD = InputRecord("p", "0" * 64)

@@ -15,11 +15,7 @@ from flint import fmpq
 
 import certsym
 from certsym.api import Model
-from certsym.certificate import InputRecord
-from certsym.cli import main
-from certsym.dyadic import DyadicNetwork
-from certsym.errors import InputError
-from certsym.io.audit import (
+from certsym.audit.classes import (
     Job,
     audit,
     canonical_proposal,
@@ -28,7 +24,11 @@ from certsym.io.audit import (
     float32_bits,
     propose,
 )
-from paper_checks.examples import EXAMPLES
+from certsym.certify import InputRecord
+from certsym.cli import main
+from certsym.decide.dyadic import DyadicNetwork
+from certsym.errors import InputError
+from certsym.reproduce.examples import EXAMPLES
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 F32 = np.float32
@@ -74,9 +74,9 @@ def _save_json(path: Path, arrays) -> str:
     return str(path)
 
 
-def _run(args: list[str], capsys, code: int = 0) -> dict:
+def _run(args: list[str], capfd, code: int = 0) -> dict:
     assert main(["audit", *args, "--json"]) == code
-    return json.loads(capsys.readouterr().out)
+    return json.loads(capfd.readouterr().out)
 
 
 def _groups(out: dict) -> list[list[str]]:
@@ -96,7 +96,7 @@ def _replay_all(out: dict) -> int:
 
 
 # -- collection ------------------------------------------------------------------------------------------------
-def test_directories_are_searched_and_globs_expanded(tmp_path: Path, capsys) -> None:
+def test_directories_are_searched_and_globs_expanded(tmp_path: Path, capfd) -> None:
     zoo = tmp_path / "zoo"
     a = _save(zoo / "a.npz", _net(0))
     b = _save(zoo / "sub" / "b.npz", _disguise(_net(0), 1))
@@ -113,22 +113,22 @@ def test_directories_are_searched_and_globs_expanded(tmp_path: Path, capsys) -> 
     assert files == [a, b, c]  # the matches sorted; a only once
     assert set(missing) == {str(zoo / "nothing"), f"{zoo}/*.onnx"}
     assert collect_paths([f"{zoo}/su?/[bx].npz", f"{zoo}/sub"])[0] == [b, p, str(plain), c]
-    out = _run([f"{zoo}/**/*.npz", str(zoo / "sub" / "*.json"), "--workers", "1"], capsys)
+    out = _run([f"{zoo}/**/*.npz", str(zoo / "sub" / "*.json"), "--workers", "1"], capfd)
     assert _groups(out) == [["a", "b"], ["c"], ["p"]] and out["unreadable"] == {}
 
 
-def test_unreadable_files_are_reported(tmp_path: Path, capsys) -> None:
+def test_unreadable_files_are_reported(tmp_path: Path, capfd) -> None:
     (tmp_path / "bad.json").write_text("{")
     (tmp_path / "zoo").mkdir()
     (tmp_path / "zoo" / "broken.npz").write_bytes(b"PK\x03\x04 not really")
     _save(tmp_path / "zoo" / "ok.npz", _net(0))
     out = _run([str(tmp_path / "bad.json"), str(tmp_path / "zoo"), str(tmp_path / "none.npz"),
-                str(tmp_path / "*.pt"), "--workers", "1"], capsys, code=2)
+                str(tmp_path / "*.pt"), "--workers", "1"], capfd, code=2)
     assert _groups(out) == [["ok"]]
     assert set(out["unreadable"]) == {str(tmp_path / x) for x in ("bad.json", "zoo/broken.npz", "none.npz", "*.pt")}
     assert all(isinstance(r, str) and r and not r.startswith(str(tmp_path)) for r in out["unreadable"].values())
     assert main(["audit", str(tmp_path / "bad.json"), "--workers", "1"]) == 2
-    assert "unreadable: " in capsys.readouterr().out
+    assert "unreadable: " in capfd.readouterr().out
 
 
 # -- proposal hashes -------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ def test_proposal_depends_on_the_function_only() -> None:
     assert len(hashes) == 30
 
 
-def test_a_rounding_collision_is_split_by_a_decision(tmp_path: Path, capsys) -> None:
+def test_a_rounding_collision_is_split_by_a_decision(tmp_path: Path, capfd) -> None:
     """σ(x + fl(1/3))·3 and σ(3x + 1): their normalized rows round to the same float32 bits and their kinks are
     both 3, so they share a proposal, but their kinks lie at different points."""
     def net(a, b, v):
@@ -197,7 +197,7 @@ def test_a_rounding_collision_is_split_by_a_decision(tmp_path: Path, capsys) -> 
     assert fast_proposal(DyadicNetwork.from_arrays(*X)) == fast_proposal(DyadicNetwork.from_arrays(*Y))
     assert fast_proposal(DyadicNetwork.from_arrays(*both)) == _canonical(both)  # two exact planes, one plane id
     paths = [_save(tmp_path / "x.npz", X), _save(tmp_path / "y.npz", Y), _save(tmp_path / "x2.npz", _disguise(X, 1))]
-    out = _run([*paths, "--workers", "1", "--cert-dir", str(tmp_path / "c")], capsys)
+    out = _run([*paths, "--workers", "1", "--cert-dir", str(tmp_path / "c")], capfd)
     assert _groups(out) == [["x", "x2"], ["y"]] and len({c["hash"] for c in out["classes"]}) == 1
     assert _replay_all(out) == 1
 
@@ -219,9 +219,9 @@ def _zoo(tmp_path: Path) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_classes_are_confirmed_and_certified(tmp_path: Path, capsys, workers: str) -> None:
+def test_classes_are_confirmed_and_certified(tmp_path: Path, capfd, workers: str) -> None:
     _zoo(tmp_path / "zoo")
-    out = _run([str(tmp_path / "zoo"), "--workers", workers, "--cert-dir", str(tmp_path / "certs")], capsys)
+    out = _run([str(tmp_path / "zoo"), "--workers", workers, "--cert-dir", str(tmp_path / "certs")], capfd)
     assert _groups(out) == [["b0_0", "b0_1", "b0_2"], ["b1_0", "b1_1", "b1_2"], ["twin_0", "twin_1"]]
     by_stem = {Path(c["representative"]).stem: c for c in out["classes"]}
     assert by_stem["b0_0"]["hash"] == by_stem["twin_0"]["hash"] != by_stem["b1_0"]["hash"]  # split by a decision
@@ -234,9 +234,9 @@ def test_classes_are_confirmed_and_certified(tmp_path: Path, capsys, workers: st
     assert all("shape" in x and "parameters" not in x for x in cert["inputs"])  # referenced, not embedded
 
 
-def test_json_schema_and_text_output(tmp_path: Path, capsys) -> None:
+def test_json_schema_and_text_output(tmp_path: Path, capfd) -> None:
     _zoo(tmp_path / "zoo")
-    out = _run([str(tmp_path / "zoo"), "--workers", "1", "--cert-dir", str(tmp_path / "c")], capsys)
+    out = _run([str(tmp_path / "zoo"), "--workers", "1", "--cert-dir", str(tmp_path / "c")], capfd)
     assert set(out) == {"classes", "unreadable"} and out["unreadable"] == {}
     assert len(out["classes"]) == 3
     for cls in out["classes"]:
@@ -245,12 +245,12 @@ def test_json_schema_and_text_output(tmp_path: Path, capsys) -> None:
         assert set(cls["shape"]) == {"m", "n", "k"} and all(isinstance(v, int) for v in cls["shape"].values())
         assert cls["representative"] in cls["members"] and isinstance(cls["certificates"], dict)
     assert main(["audit", str(tmp_path / "zoo"), "--workers", "1"]) == 0
-    text = capsys.readouterr().out
+    text = capfd.readouterr().out
     assert text.startswith("8 networks, 3 distinct functions\n") and "m=3 n=6 k=2" in text
     assert "(representative)" in text and "(certificate " not in text
 
 
-def test_float_and_json_inputs_mixed(tmp_path: Path, capsys) -> None:
+def test_float_and_json_inputs_mixed(tmp_path: Path, capfd) -> None:
     """Parameter files, float64 model files and float32 model files of one function form one class (a float
     network is chosen as representative); number-field networks equal to a rational one join it; irrational
     functions are grouped by a decision over their common field."""
@@ -273,7 +273,7 @@ def test_float_and_json_inputs_mixed(tmp_path: Path, capsys) -> None:
     for name in ("E1", "E4"):
         for i, d in enumerate(EXAMPLES[name]):
             (tmp_path / f"{name}_{i}.json").write_text(json.dumps(d))
-    out = _run([str(tmp_path), "--workers", "1", "--cert-dir", str(tmp_path / "certs")], capsys)
+    out = _run([str(tmp_path), "--workers", "1", "--cert-dir", str(tmp_path / "certs")], capfd)
     assert _groups(out) == [["E1_0", "E1_1"], ["E4_0", "E4_1"], ["a_json", "b_f32", "c_f64"], ["d_sqrt", "e_two"],
                             ["f_irr", "g_irr"], ["h_irr"]]
     rep = next(c["representative"] for c in out["classes"] if f32 in c["members"])
@@ -282,7 +282,7 @@ def test_float_and_json_inputs_mixed(tmp_path: Path, capsys) -> None:
 
 
 def test_a_representative_that_cannot_be_read_is_replaced(tmp_path: Path, monkeypatch) -> None:
-    import certsym.io.audit as module
+    import certsym.audit.classes as module
 
     files = _zoo(tmp_path / "zoo")
     real = module._load
@@ -301,62 +301,62 @@ def test_a_representative_that_cannot_be_read_is_replaced(tmp_path: Path, monkey
 
 
 # -- progress, runners, errors ---------------------------------------------------------------------------------
-def test_progress_lines_when_stderr_is_not_a_tty(tmp_path: Path, capsys) -> None:
+def test_progress_lines_when_stderr_is_not_a_tty(tmp_path: Path, capfd) -> None:
     _zoo(tmp_path / "zoo")
     assert main(["audit", str(tmp_path / "zoo"), "--workers", "1"]) == 0
-    err = capsys.readouterr().err.splitlines()
+    err = capfd.readouterr().err.splitlines()
     assert "audit: 8/8 files read" in err and "audit: 7/7 decisions" in err  # 6 decisions, then 1 for the twin
     assert all(line.startswith("audit: ") for line in err) and len(err) <= 4
     audit([str(tmp_path / "zoo")], Job(), workers=1)  # the function prints nothing
-    assert capsys.readouterr() == ("", "")
+    assert capfd.readouterr() == ("", "")
 
 
-def test_paper_examples_on_a_process_pool(tmp_path: Path, capsys) -> None:
+def test_paper_examples_on_a_process_pool(tmp_path: Path, capfd) -> None:
     paths = []
     for name in ("E1", "E4", "E5"):
         for i, d in enumerate(EXAMPLES[name]):
             (tmp_path / f"{name}_{i}.json").write_text(json.dumps(d))
             paths.append(str(tmp_path / f"{name}_{i}.json"))
     (tmp_path / "x.json").write_text(json.dumps({"M": [[1]], "A": [[1]], "b": [5], "c": [0]}))
-    out = _run([*paths, str(tmp_path / "x.json"), "--workers", "2", "--cert-dir", str(tmp_path / "certs")], capsys)
+    out = _run([*paths, str(tmp_path / "x.json"), "--workers", "2", "--cert-dir", str(tmp_path / "certs")], capfd)
     assert _groups(out) == [["E1_0", "E1_1"], ["E4_0", "E4_1"], ["E5_0", "E5_1"], ["x"]]
     assert _replay_all(out) == 3
     certs = sorted(str(p) for p in (tmp_path / "certs").glob("*.json"))
     assert main(["check", "--quiet", *certs]) == 0
 
 
-def test_dask_local_cluster(tmp_path: Path, capsys) -> None:
+def test_dask_local_cluster(tmp_path: Path, capfd) -> None:
     """--dask local:1 starts a LocalCluster of one worker process (a few seconds)."""
     import dask.distributed  # noqa: F401  (in the test extra: a missing install fails here, it is not skipped)
 
     files = _zoo(tmp_path / "zoo")
-    out = _run([f"{tmp_path}/zoo/**/*.npz", "--dask", "local:1", "--cert-dir", str(tmp_path / "c")], capsys)
+    out = _run([f"{tmp_path}/zoo/**/*.npz", "--dask", "local:1", "--cert-dir", str(tmp_path / "c")], capfd)
     assert _groups(out) == [["b0_0", "b0_1", "b0_2"], ["b1_0", "b1_1", "b1_2"], ["twin_0", "twin_1"]]
     assert _replay_all(out) == 5 and len(files) == 8
 
 
-def test_dask_scheduler_address(tmp_path: Path, capsys) -> None:
+def test_dask_scheduler_address(tmp_path: Path, capfd) -> None:
     from dask import distributed  # in the test extra: a missing install fails here, it is not skipped
 
     _zoo(tmp_path / "zoo")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
                                   dashboard_address=None) as cluster:
-        out = _run([str(tmp_path / "zoo"), "--dask", cluster.scheduler_address], capsys)
+        out = _run([str(tmp_path / "zoo"), "--dask", cluster.scheduler_address], capfd)
     assert len(out["classes"]) == 3
 
 
-def test_dask_errors_are_one_line(tmp_path: Path, capsys, monkeypatch) -> None:
+def test_dask_errors_are_one_line(tmp_path: Path, capfd, monkeypatch) -> None:
     path = _save(tmp_path / "a.npz", _net(0))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     assert main(["audit", path, "--dask", f"tcp://127.0.0.1:{port}"]) == 2
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert err.startswith("certsym: error: --dask tcp://127.0.0.1:") and "cannot reach" in err and err.count("\n") == 1
     assert main(["audit", path, "--dask", "local:zero"]) == 2
-    assert "local:N" in capsys.readouterr().err
+    assert "local:N" in capfd.readouterr().err
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # as if dask were not installed
     assert main(["audit", path, "--dask", "local"]) == 2
-    assert capsys.readouterr().err == ("certsym: error: --dask needs dask.distributed "
+    assert capfd.readouterr().err == ("certsym: error: --dask needs dask.distributed "
                                        "(pip install 'dask[distributed]')\n")
     assert main(["audit", path, "--workers", "0"]) == 2

@@ -48,7 +48,7 @@ def _alias(path: Path, real: list[np.ndarray], shadow: np.ndarray) -> Path:
 # --- forgeries through the files -------------------------------------------------------------------------------
 
 
-def test_npz_member_aliasing_is_refused_by_producer_and_checker(tmp_path: Path, capsys) -> None:
+def test_npz_member_aliasing_is_refused_by_producer_and_checker(tmp_path: Path, capfd) -> None:
     a = _mlp(0)
     b = [a[0] * 2] + a[1:]  # a different function
     ref = _npz(tmp_path / "ref.npz", a)
@@ -65,19 +65,19 @@ def test_npz_member_aliasing_is_refused_by_producer_and_checker(tmp_path: Path, 
     assert not report.valid and "does not end in .npy" in report.reason
 
 
-def test_decoy_tensors_need_the_keys_rule_and_are_printed(tmp_path: Path, capsys) -> None:
+def test_decoy_tensors_need_the_keys_rule_and_are_printed(tmp_path: Path, capfd) -> None:
     a = _mlp(1)
     ema = [x * 3 for x in a]
     both = _npz(tmp_path / "both.npz", a, **{f"ema.{k}": v for k, v in zip(KEYS, ema, strict=True)})
     plain = _npz(tmp_path / "plain.npz", ema)
     cert = tmp_path / "c.json"
     assert main(["equiv", str(plain), str(both)]) == 2  # the default rule picks nothing: extra tensors
-    assert "--keys" in capsys.readouterr().err
+    assert "--keys" in capfd.readouterr().err
     keys = ",".join(f"ema.{k}" for k in KEYS)
     assert main(["--keys", keys, "equiv", str(both), str(both), "--reference", "--cert", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(cert), "--inputs", str(both), str(both)]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "npz keys: ema.0.weight 5x3, ema.0.bias 5, ema.2.weight 2x5, ema.2.bias 2" in out
     # the same certificate relabelled as if the default rule had picked the decoys
     doc = json.loads(cert.read_text())
@@ -98,7 +98,7 @@ def test_default_rule_names_are_re_derived(tmp_path: Path) -> None:
     assert not report.valid
 
 
-def test_duplicate_json_keys_in_a_certificate(tmp_path: Path, capsys) -> None:
+def test_duplicate_json_keys_in_a_certificate(tmp_path: Path, capfd) -> None:
     a = _mlp(3)
     f = _npz(tmp_path / "a.npz", a)
     cert = tmp_path / "c.json"
@@ -107,31 +107,31 @@ def test_duplicate_json_keys_in_a_certificate(tmp_path: Path, capsys) -> None:
     twice = text.replace('"kind": "equivalent",', '"kind": "equivalent", "kind": "equivalent",', 1)
     assert twice != text
     cert.write_text(twice)
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(cert)]) == 1
-    assert "occurs twice" in capsys.readouterr().out
+    assert "occurs twice" in capfd.readouterr().out
 
 
-def test_valid_says_what_was_bound(tmp_path: Path, capsys) -> None:
+def test_valid_says_what_was_bound(tmp_path: Path, capfd) -> None:
     a = _mlp(4)
     f = _npz(tmp_path / "a.npz", a)
     cert = tmp_path / "c.json"
     assert main(["equiv", str(f), str(f), "--path", "general", "--cert", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(cert)]) == 0
-    assert "inputs not bound to files (embedded parameters only)" in capsys.readouterr().out
+    assert "inputs not bound to files (embedded parameters only)" in capfd.readouterr().out
     assert main(["check", str(cert), "--inputs", str(f), str(f)]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "inputs[1] " in out and "equal to the embedded parameters): npz default: 0.weight 5x3" in out
 
 
-def test_a_referenced_certificate_without_its_files_cannot_be_checked(tmp_path: Path, capsys) -> None:
+def test_a_referenced_certificate_without_its_files_cannot_be_checked(tmp_path: Path, capfd) -> None:
     f = _npz(tmp_path / "a.npz", _mlp(5))
     cert = tmp_path / "c.json"
     assert main(["equiv", str(f), str(f), "--reference", "--cert", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(cert)]) == 2
-    assert "CANNOT CHECK" in capsys.readouterr().out
+    assert "CANNOT CHECK" in capfd.readouterr().out
 
 
 # --- resource attacks: each ends within seconds under a 4 GB address-space limit ---------------------------------
@@ -349,7 +349,7 @@ def _runtime(path: Path, x: np.ndarray) -> np.ndarray:
     return session.run(None, {"x": x})[0]
 
 
-def test_onnx_graphs_that_compute_other_functions(tmp_path: Path, capsys) -> None:
+def test_onnx_graphs_that_compute_other_functions(tmp_path: Path, capfd) -> None:
     arrays = _mlp(8, n=4, m=3, k=2)
     ref = _npz(tmp_path / "ref.npz", arrays)
     x = np.random.default_rng(0).standard_normal((16, 3)).astype(np.float32)
@@ -360,11 +360,11 @@ def test_onnx_graphs_that_compute_other_functions(tmp_path: Path, capsys) -> Non
         assert not np.allclose(_runtime(model, x), mlp, atol=1e-5), name  # onnxruntime: another function
         code = main(["equiv", str(ref), str(model)])
         assert code in (1, 2), name  # refused (2), or read as what it computes: NOT EQUIVALENT (1)
-        capsys.readouterr()
+        capfd.readouterr()
 
 
 @pytest.mark.parametrize("layout", ["Gemm(transB=1)", "MatMul + Add", "external data"])
-def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capsys, layout: str) -> None:
+def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capfd, layout: str) -> None:
     arrays = _mlp(9, n=4, m=3, k=2)
     W1, b1, W2, b2 = arrays
     ref = _npz(tmp_path / "ref.npz", arrays)
@@ -383,9 +383,9 @@ def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capsy
     assert np.allclose(_runtime(model, x), np.maximum(x @ W1.T + b1, 0) @ W2.T + b2, atol=1e-5)
     cert = tmp_path / "c.json"
     assert main(["equiv", str(ref), str(model), "--reference", "--cert", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 0
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert "onnx graph: W1 4x3" in out
     if layout == "external data":
         assert "external model.onnx.data sha256" in out
@@ -395,9 +395,9 @@ def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capsy
         data.write_bytes(bytes(raw))
         assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 1
         data.unlink()
-        capsys.readouterr()
+        capfd.readouterr()
         assert main(["check", str(cert), "--inputs", str(ref), str(model)]) == 2
-        assert "CANNOT CHECK" in capsys.readouterr().out
+        assert "CANNOT CHECK" in capfd.readouterr().out
 
 
 # --- landscape certificates: the family is the checker's own reading of the certified point -----------------------

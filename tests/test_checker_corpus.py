@@ -66,11 +66,11 @@ def _write_pair(tmp_path: Path) -> tuple[Path, Path, Path]:
     return p1, p2, cert
 
 
-def test_inputs_bound_by_hash(tmp_path: Path, capsys) -> None:
+def test_inputs_bound_by_hash(tmp_path: Path, capfd) -> None:
     p1, p2, cert = _write_pair(tmp_path)
     assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 0
     assert main(["check", str(cert), "--inputs", str(p2), str(p1)]) == 1
-    assert "SHA-256" in capsys.readouterr().out
+    assert "SHA-256" in capfd.readouterr().out
     p1.write_text(p1.read_text().replace("[0]}", "[0] }"))  # same numbers, different bytes
     assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 1
 
@@ -125,7 +125,7 @@ def test_schema_describes_the_valid_corpus() -> None:
 
 def test_checker_and_producer_agree_on_kinds_and_claims() -> None:
     """The checker keeps its own copy of the claims (it imports nothing from certsym); they must agree."""
-    from certsym.certificate import CLAIMS, FORMAT, VERSION
+    from certsym.certify import CLAIMS, FORMAT, VERSION
     from certsym_check import checker
 
     assert checker.CLAIMS == CLAIMS and set(checker.KINDS) == set(CLAIMS)

@@ -23,12 +23,12 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym.certificate import InputRecord, equivalence_certificate
-from certsym.equivalence import decide
-from certsym.network import Network
+from certsym.certify import InputRecord, equivalence_certificate
+from certsym.core.network import Network
+from certsym.decide.equivalence import decide
 from certsym.numbers import QQ, parse_number, to_field
+from certsym.reproduce.worked_examples import load_pair
 from certsym_check import check_certificate
-from paper_checks.worked_examples import load_pair
 
 RECORDS = (InputRecord("theta1.json", "0" * 64), InputRecord("theta2.json", "1" * 64))
 RATIONAL = re.compile(r"-?[0-9]+(?:/[0-9]+)?")

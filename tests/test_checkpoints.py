@@ -30,30 +30,30 @@ def _npz(path: Path, model) -> Path:
     return path
 
 
-def _equiv_and_replay(capsys, a: Path, b: Path, *options: str) -> str:
+def _equiv_and_replay(capfd, a: Path, b: Path, *options: str) -> str:
     """equiv A B (must be EQUIVALENT), then the referenced certificate replayed against both files: VALID's text."""
     cert = a.parent / "c.json"
-    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert), *options]) == 0, capsys.readouterr()
-    capsys.readouterr()
-    assert main(["check", str(cert), "--inputs", str(a), str(b)]) == 0, capsys.readouterr().out
-    return capsys.readouterr().out
+    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert), *options]) == 0, capfd.readouterr()
+    capfd.readouterr()
+    assert main(["check", str(cert), "--inputs", str(a), str(b)]) == 0, capfd.readouterr().out
+    return capfd.readouterr().out
 
 
 @pytest.mark.parametrize("wrap", ["model", "state_dict"])
-def test_nested_checkpoint_is_found_and_bound(tmp_path: Path, capsys, wrap: str) -> None:
+def test_nested_checkpoint_is_found_and_bound(tmp_path: Path, capfd, wrap: str) -> None:
     model = _model(0)
     torch.save({wrap: model.state_dict(), "epoch": 3, "lr": 0.1}, tmp_path / "ckpt.pt")
-    out = _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / "ckpt.pt")
+    out = _equiv_and_replay(capfd, _npz(tmp_path / "ref.npz", model), tmp_path / "ckpt.pt")
     assert f'torch default at ["{wrap}"] (auto)' in out
 
 
-def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capsys) -> None:
+def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capfd) -> None:
     model, ema = _model(1), _model(2)
     torch.save({"model": model.state_dict(), "ema": ema.state_dict()}, tmp_path / "two.pt")
     ref = _npz(tmp_path / "ref.npz", ema)
     assert main(["equiv", str(ref), str(tmp_path / "two.pt")]) == 2
-    assert "--state-key" in capsys.readouterr().err
-    out = _equiv_and_replay(capsys, ref, tmp_path / "two.pt", "--state-key", "ema")
+    assert "--state-key" in capfd.readouterr().err
+    out = _equiv_and_replay(capfd, ref, tmp_path / "two.pt", "--state-key", "ema")
     assert 'at ["ema"] (state-key)' in out
     # the same certificate cannot be moved to the other state dict
     doc = json.loads((tmp_path / "c.json").read_text())
@@ -63,33 +63,33 @@ def test_two_candidate_state_dicts_need_state_key(tmp_path: Path, capsys) -> Non
 
 
 @pytest.mark.parametrize("prefix", ["module.", "_orig_mod.", "_orig_mod.module."])
-def test_wrapper_prefixes(tmp_path: Path, capsys, prefix: str) -> None:
+def test_wrapper_prefixes(tmp_path: Path, capfd, prefix: str) -> None:
     model = _model(3)
     torch.save({prefix + k: v for k, v in model.state_dict().items()}, tmp_path / "wrapped.pth")
-    out = _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / "wrapped.pth")
+    out = _equiv_and_replay(capfd, _npz(tmp_path / "ref.npz", model), tmp_path / "wrapped.pth")
     assert f"{prefix}0.weight 5x3" in out
 
 
 @pytest.mark.parametrize("name", ["pytorch_model.bin", "model.ckpt", "weights"])
-def test_torch_archives_by_content(tmp_path: Path, capsys, name: str) -> None:
+def test_torch_archives_by_content(tmp_path: Path, capfd, name: str) -> None:
     model = _model(4)
     torch.save(model.state_dict(), tmp_path / name)
-    _equiv_and_replay(capsys, _npz(tmp_path / "ref.npz", model), tmp_path / name)
+    _equiv_and_replay(capfd, _npz(tmp_path / "ref.npz", model), tmp_path / name)
 
 
-def test_unknown_content_names_the_accepted_formats(tmp_path: Path, capsys) -> None:
+def test_unknown_content_names_the_accepted_formats(tmp_path: Path, capfd) -> None:
     (tmp_path / "x.pt").write_bytes(b"\x00\x01 not a model")
     assert main(["equiv", str(tmp_path / "x.pt"), str(tmp_path / "x.pt")]) == 2
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
-def test_bfloat16_torch_and_safetensors(tmp_path: Path, capsys) -> None:
+def test_bfloat16_torch_and_safetensors(tmp_path: Path, capfd) -> None:
     model = _model(5).to(torch.bfloat16)
     torch.save(model.state_dict(), tmp_path / "bf.pt")
     wide = {k: v.float().numpy() for k, v in model.state_dict().items()}  # bfloat16 → float32 is exact
     np.savez(tmp_path / "wide.npz", **wide)
-    _equiv_and_replay(capsys, tmp_path / "wide.npz", tmp_path / "bf.pt")
+    _equiv_and_replay(capfd, tmp_path / "wide.npz", tmp_path / "bf.pt")
     # a hand-written BF16 safetensors header: the upper halves of the float32 bit patterns
     header, offset, blobs = {}, 0, []
     for key, value in wide.items():
@@ -99,23 +99,23 @@ def test_bfloat16_torch_and_safetensors(tmp_path: Path, capsys) -> None:
         blobs.append(bits)
     text = json.dumps(header).encode()
     (tmp_path / "bf.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
-    _equiv_and_replay(capsys, tmp_path / "wide.npz", tmp_path / "bf.safetensors")
+    _equiv_and_replay(capfd, tmp_path / "wide.npz", tmp_path / "bf.safetensors")
 
 
-def test_bias_free_layers_are_read_as_zero(tmp_path: Path, capsys) -> None:
+def test_bias_free_layers_are_read_as_zero(tmp_path: Path, capfd) -> None:
     model = _model(6, bias=False)
     torch.save(model.state_dict(), tmp_path / "nobias.pt")
     sd = model.state_dict()
     np.savez(tmp_path / "zeros.npz", **{"0.weight": sd["0.weight"].numpy(), "0.bias": np.zeros(5, np.float32),
                                         "2.weight": sd["2.weight"].numpy(), "2.bias": np.zeros(2, np.float32)})
-    out = _equiv_and_replay(capsys, tmp_path / "zeros.npz", tmp_path / "nobias.pt")
+    out = _equiv_and_replay(capfd, tmp_path / "zeros.npz", tmp_path / "nobias.pt")
     assert "no bias (read as 0)" in out
     assert main(["eval", str(tmp_path / "nobias.pt"), "--at", "0,0,0"]) == 0
-    captured = capsys.readouterr()
+    captured = capfd.readouterr()
     assert captured.out.split() == ["0", "0"] and "no bias" in captured.err
 
 
-def test_flax_layout_and_keys_per_file(tmp_path: Path, capsys) -> None:
+def test_flax_layout_and_keys_per_file(tmp_path: Path, capfd) -> None:
     model = _model(7)
     ref = _npz(tmp_path / "ref.npz", model)
     sd = {k: v.numpy() for k, v in model.state_dict().items()}
@@ -124,30 +124,30 @@ def test_flax_layout_and_keys_per_file(tmp_path: Path, capsys) -> None:
     np.savez(tmp_path / "flax.npz", **flax)
     keys = " params.Dense_0.kernel, params.Dense_0.bias , params.Dense_1.kernel,params.Dense_1.bias"
     assert main(["equiv", str(ref), str(tmp_path / "flax.npz"), "--keys2", keys]) == 2
-    assert "--layout in-out" in capsys.readouterr().err
+    assert "--layout in-out" in capfd.readouterr().err
     # --layout applies to both files: the reference in the same layout
     np.savez(tmp_path / "ref_t.npz", **{"0.weight": sd["0.weight"].T.copy(), "0.bias": sd["0.bias"],
                                         "2.weight": sd["2.weight"].T.copy(), "2.bias": sd["2.bias"]})
-    out = _equiv_and_replay(capsys, tmp_path / "ref_t.npz", tmp_path / "flax.npz", "--keys2", keys,
+    out = _equiv_and_replay(capfd, tmp_path / "ref_t.npz", tmp_path / "flax.npz", "--keys2", keys,
                             "--layout", "in-out")
     assert "(stored inputs x outputs)" in out and "params.Dense_0.kernel 5x3" in out
 
 
-def test_layer_kinds_and_bad_weights_are_named(tmp_path: Path, capsys) -> None:
+def test_layer_kinds_and_bad_weights_are_named(tmp_path: Path, capfd) -> None:
     bn = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 2), torch.nn.BatchNorm1d(2))
     torch.save(bn.state_dict(), tmp_path / "bn.pt")
     assert main(["canon", str(tmp_path / "bn.pt")]) == 2
-    assert "BatchNorm" in capsys.readouterr().err
+    assert "BatchNorm" in capfd.readouterr().err
     conv = torch.nn.Sequential(torch.nn.Conv1d(1, 2, 3), torch.nn.ReLU(), torch.nn.Linear(5, 2))
     torch.save(conv.state_dict(), tmp_path / "conv.pt")
     assert main(["canon", str(tmp_path / "conv.pt")]) == 2
-    assert "shape (2, 1, 3) (Conv layer)" in capsys.readouterr().err
+    assert "shape (2, 1, 3) (Conv layer)" in capfd.readouterr().err
     model = _model(8)
     sd = {k: v.numpy().copy() for k, v in model.state_dict().items()}
     sd["2.weight"][1, 3] = np.nan
     np.savez(tmp_path / "nan.npz", **sd)
     assert main(["canon", str(tmp_path / "nan.npz")]) == 2
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "nan.npz" in err and "'2.weight'" in err and "NaN" in err
 
 
@@ -187,7 +187,7 @@ def test_python_api_sources(tmp_path: Path) -> None:
     assert certsym.stabilizer(model).finite_order == 1 and certsym.stabilizer(doubled).finite_order == 2
 
 
-def test_identifiable_at_a_real_width_with_a_replayable_certificate(tmp_path: Path, capsys) -> None:
+def test_identifiable_at_a_real_width_with_a_replayable_certificate(tmp_path: Path, capfd) -> None:
     rng = np.random.default_rng(12)
     n, m, k = 64, 784, 10
     np.savez(tmp_path / "w.npz", **{"0.weight": rng.standard_normal((n, m)).astype(np.float32),
@@ -195,12 +195,12 @@ def test_identifiable_at_a_real_width_with_a_replayable_certificate(tmp_path: Pa
                                     "2.weight": rng.standard_normal((k, n)).astype(np.float32),
                                     "2.bias": rng.standard_normal(k).astype(np.float32)})
     assert main(["identifiable", str(tmp_path / "w.npz"), "--cert", str(tmp_path / "i.json")]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["check", str(tmp_path / "i.json"), "--inputs", str(tmp_path / "w.npz")]) == 0
-    assert "no zero factor" in capsys.readouterr().out
+    assert "no zero factor" in capfd.readouterr().out
 
 
-def test_near_miss_summary_is_short_and_exact(tmp_path: Path, capsys) -> None:
+def test_near_miss_summary_is_short_and_exact(tmp_path: Path, capfd) -> None:
     rng = np.random.default_rng(13)
     W1, b1, W2, b2 = (rng.standard_normal(s).astype(np.float32) for s in ((16, 784), (16,), (10, 16), (10,)))
     three = np.float32(3)
@@ -208,9 +208,9 @@ def test_near_miss_summary_is_short_and_exact(tmp_path: Path, capsys) -> None:
     np.savez(tmp_path / "b.npz", **{"0.weight": W1 * three, "0.bias": b1 * three, "2.weight": W2 / three,
                                     "2.bias": b2})
     assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 1
-    out = capsys.readouterr().out
+    out = capfd.readouterr().out
     assert max(len(line) for line in out.splitlines()) < 1000
     assert "exact values in --json" in out and "ulp of float32" in out
     assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--json"]) == 1
-    doc = json.loads(capsys.readouterr().out)
+    doc = json.loads(capfd.readouterr().out)
     assert len(doc["witness"]) == 784 and doc["near_miss"]["neurons"] == 16

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from certsym.cli import main
-from paper_checks.examples import EXAMPLES
+from certsym.reproduce.examples import EXAMPLES
 
 NAMES = list(EXAMPLES)
 
@@ -38,7 +38,7 @@ def test_equiv_and_check_both_directions(tmp_path: Path, name: str, reverse: boo
 
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("reverse", [False, True])
-def test_changed_constant_is_not_equivalent(tmp_path: Path, name: str, reverse: bool, capsys) -> None:
+def test_changed_constant_is_not_equivalent(tmp_path: Path, name: str, reverse: bool, capfd) -> None:
     p1, p2 = _files(tmp_path, name)
     changed = copy.deepcopy(EXAMPLES[name][1])
     changed["c"][0] = f"({changed['c'][0]}) + 1/3"
@@ -47,18 +47,18 @@ def test_changed_constant_is_not_equivalent(tmp_path: Path, name: str, reverse: 
         p1, p2 = p2, p1
     cert = tmp_path / "cert.json"
     assert main(["equiv", str(p1), str(p2), "--cert", str(cert), "--json"]) == 1
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["equivalent"] is False and out["path"] == "general" and out["witness"]
     assert json.loads(cert.read_text())["kind"] == "not_equivalent"
     assert main(["check", str(cert)]) == 0
 
 
-def test_shape_mismatch_is_exit_2(tmp_path: Path, capsys) -> None:
+def test_shape_mismatch_is_exit_2(tmp_path: Path, capfd) -> None:
     p1, _ = _files(tmp_path, "E1")
     p2 = tmp_path / "m2.json"
     p2.write_text(json.dumps(EXAMPLES["E6"][0]))
     assert main(["equiv", str(p1), str(p2)]) == 2
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert err.count("\n") == 1 and "input dimensions differ" in err
 
 
@@ -74,23 +74,23 @@ def test_minimal_output_is_equivalent_and_minimal(tmp_path: Path, name: str) -> 
     assert json.loads(again.read_text()) == json.loads(out.read_text())  # idempotent, over Q(√2) too
 
 
-def test_minimal_trace_names_the_moves(tmp_path: Path, capsys) -> None:
+def test_minimal_trace_names_the_moves(tmp_path: Path, capfd) -> None:
     p = tmp_path / "p.json"
     p.write_text(json.dumps({"M": [[1, 5, 2, 0]], "A": [[1], [0], [2], [3]], "b": [0, 2, 0, 1], "c": [0]}))
     assert main(["minimal", str(p), "--trace", "-o", str(tmp_path / "o.json")]) == 0
-    trace = capsys.readouterr().out
+    trace = capfd.readouterr().out
     assert "bias shifting" in trace and "merge lemma" in trace and "zeroing lemma" in trace
     reduced = json.loads((tmp_path / "o.json").read_text())
     assert reduced["M"] == [["5", "0", "0", "0"]] and reduced["c"] == ["10"]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_canon_hashes_agree_on_equivalent_examples(tmp_path: Path, name: str, capsys) -> None:
+def test_canon_hashes_agree_on_equivalent_examples(tmp_path: Path, name: str, capfd) -> None:
     p1, p2 = _files(tmp_path, name)
     hashes = []
     for p in (p1, p2):
         assert main(["canon", str(p), "--json"]) == 0
-        data = json.loads(capsys.readouterr().out)
+        data = json.loads(capfd.readouterr().out)
         assert {"hash", "kinks", "linear", "constant"} <= set(data)
         hashes.append(data["hash"])
     assert hashes[0] == hashes[1]

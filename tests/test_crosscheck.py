@@ -1,6 +1,6 @@
 """Outside cross-checks of equivalence verdicts that do not rely on certsym's reasoning.
 
-- m = 1: the exact breakpoint oracle (paper_checks/oracle.py: values at all breakpoints and beyond).
+- m = 1: the exact breakpoint oracle (certsym/reproduce/oracle.py: values at all breakpoints and beyond).
 - m ≤ 2: z3 over the reals deciding ∃x f1(x) ≠ f2(x) (z3-solver is a benchmark extra; these tests are
   skipped without it). A small sample runs by default; ``pytest -m crosscheck_full`` runs the full set.
 """
@@ -11,12 +11,12 @@ import random
 
 import pytest
 
-from certsym.equivalence import decide
-from certsym.network import Network
+from certsym.core.network import Network
+from certsym.decide.equivalence import decide
 from certsym.numbers import QQ
-from paper_checks.families import disguise, nudge, random_network
-from paper_checks.oracle import same_function_m1
-from paper_checks.z3_oracle import z3_verdict
+from certsym.reproduce.families import disguise, nudge, random_network
+from certsym.reproduce.oracle import same_function_m1
+from certsym.reproduce.z3_oracle import z3_verdict
 
 
 def _pairs(seed: int, count: int, m_max: int):

@@ -11,9 +11,9 @@ import pytest
 from flint import fmpq
 
 from certsym.api import load
-from certsym.certificate import InputRecord, distance_certificate
+from certsym.certify import InputRecord, distance_certificate
 from certsym.cli import main
-from certsym.distance import distance, evaluate_difference, parse_box, parse_vnnlib
+from certsym.decide.distance import distance, evaluate_difference, parse_box, parse_vnnlib
 from certsym.errors import InputError
 from certsym_check import check_certificate
 
@@ -135,19 +135,19 @@ def test_box_and_vnnlib_parsing() -> None:
         parse_vnnlib(text.replace("(assert (>= X_1 0))", ""), 2)
 
 
-def test_cli_distance(tmp_path, capsys) -> None:
+def test_cli_distance(tmp_path, capfd) -> None:
     a = _model(6)
     names = ("0.weight", "0.bias", "2.weight", "2.bias")
     np.savez(tmp_path / "a.npz", **dict(zip(names, a, strict=True)))
     np.savez(tmp_path / "b.npz", **dict(zip(names, _copies(a)["float16"], strict=True)))
     cert = tmp_path / "d.json"
     assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--cert", str(cert), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["default_box"] and fmpq(*map(int, (out["lower"] + "/1").split("/")[:2])) <= \
         fmpq(*map(int, (out["upper"] + "/1").split("/")[:2]))
     assert main(["check", str(cert), "--inputs", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 0
-    assert "sup over the box" in capsys.readouterr().out
+    assert "sup over the box" in capfd.readouterr().out
     (tmp_path / "p.vnnlib").write_text("(assert (<= X_0 1))\n")
     assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--box", str(tmp_path / "p.vnnlib")]) \
         == 2
-    assert "VNN-LIB" in capsys.readouterr().err
+    assert "VNN-LIB" in capfd.readouterr().err

@@ -1,4 +1,4 @@
-"""The fast exact path (certsym.dyadic) agrees with the general path: same verdicts, same certificates."""
+"""The fast exact path (certsym.decide.dyadic) agrees with the general path: same verdicts, same certificates."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from certsym.certificate import _equivalence_proof
-from certsym.dyadic import DyadicNetwork
-from certsym.dyadic import decide as fast_decide
-from certsym.equivalence import decide as general_decide
+from certsym.certify import equivalence_proof as _equivalence_proof
+from certsym.decide.dyadic import DyadicNetwork
+from certsym.decide.dyadic import decide as fast_decide
+from certsym.decide.equivalence import decide as general_decide
 from certsym.numbers import QQ
 
 
@@ -146,7 +146,7 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
 @example(103710, 2, 5, 1, False, "nudge")  # moving x0 along one coordinate used to put another hyperplane on it
 def test_fast_witness_is_a_point_where_the_networks_differ(seed: int, m: int, n: int, k: int, bias_free: bool,
                                                            how: str) -> None:
-    from certsym.dyadic import witness
+    from certsym.decide.dyadic import witness
 
     rng = np.random.default_rng(seed)
     base = [np.asarray(rng.integers(-2, 3, size=s), dtype=np.float32) for s in ((n, m), (n,), (k, n), (k,))]

@@ -7,9 +7,9 @@ from fractions import Fraction
 
 import pytest
 
-from certsym.certificate import InputRecord, equivalence_certificate
+from certsym.certify import InputRecord, equivalence_certificate
 from certsym.cli import main
-from certsym.equivalence import decide
+from certsym.decide.equivalence import decide
 from certsym.io import load_networks
 from certsym_check import check_certificate
 

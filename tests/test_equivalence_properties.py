@@ -1,4 +1,4 @@
-"""Property tests of ``certsym.equivalence.decide`` and its certificates (MATH.md, Part I).
+"""Property tests of ``certsym.decide.equivalence.decide`` and its certificates (MATH.md, Part I).
 
 A parameter θ over Q is drawn at random, and a DISGUISE θ' with ρ(θ') = ρ(θ) is built from the
 function-preserving moves of MATH.md run backwards (each one checked by exact evaluation while it
@@ -26,15 +26,15 @@ from flint import fmpq
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from certsym.canonical import canonical_form
-from certsym.certificate import InputRecord, equivalence_certificate
-from certsym.equivalence import Verdict, decide
-from certsym.group import HElement
-from certsym.network import Network
+from certsym.certify import InputRecord, equivalence_certificate
+from certsym.core.canonical import canonical_form
+from certsym.core.group import HElement
+from certsym.core.network import Network
+from certsym.core.reduction import reduce
+from certsym.decide.equivalence import Verdict, decide
 from certsym.numbers import QQ
-from certsym.reduction import reduce
+from certsym.reproduce.oracle import same_function_m1
 from certsym_check import check_certificate
-from paper_checks.oracle import same_function_m1
 
 PROPS = settings(max_examples=40, deadline=None)
 RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "1" * 64))

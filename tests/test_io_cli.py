@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certsym.cli import main
+from certsym.core.network import Network
 from certsym.errors import InputError
 from certsym.io import (
     dump_network,
@@ -23,9 +24,8 @@ from certsym.io import (
     parse_point,
     write_json_atomic,
 )
-from certsym.network import Network
 from certsym.numbers import QQ, NumberField
-from paper_checks.examples import EXAMPLES
+from certsym.reproduce.examples import EXAMPLES
 
 FAST = settings(max_examples=50, deadline=None)
 Cap = pytest.CaptureFixture[str]
@@ -41,9 +41,9 @@ def write(tmp_path: Path, data: Any, name: str = "p.json") -> str:
     return str(path)
 
 
-def run_ok(argv: list[str], capsys: Cap) -> list[str]:
+def run_ok(argv: list[str], capfd: Cap) -> list[str]:
     rc = main(argv)
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     assert rc == 0, err
     assert err == ""
     return out.splitlines()
@@ -54,10 +54,10 @@ def one_entry_file(numeral: str) -> str:
     return '{"M": [[1]], "A": [[1]], "b": [0], "c": [' + numeral + "]}"
 
 
-def assert_input_error(argv: list[str], capsys: Cap) -> str:
+def assert_input_error(argv: list[str], capfd: Cap) -> str:
     """Exit code 2, exactly one line on stderr starting "certsym: error:", nothing on stdout."""
     rc = main(argv)
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     assert rc == 2
     assert out == ""
     assert "Traceback" not in err
@@ -73,10 +73,10 @@ def assert_input_error(argv: list[str], capsys: Cap) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def test_json_float_literal_is_exact_decimal(tmp_path: Path, capsys: Cap) -> None:
+def test_json_float_literal_is_exact_decimal(tmp_path: Path, capfd: Cap) -> None:
     # JSON literal 0.1 is the decimal 1/10, not the binary float 0.1000000000000000055...
     path = write(tmp_path, '{"M": [[0]], "A": [[1]], "b": [0], "c": [0.1]}')
-    assert run_ok(["eval", path, "--at", "5"], capsys) == ["1/10"]
+    assert run_ok(["eval", path, "--at", "5"], capfd) == ["1/10"]
     (net,), _ = load_networks([path])
     assert net.c == (fmpq(1, 10),)
 
@@ -107,9 +107,9 @@ def test_load_two_files_one_field(tmp_path: Path) -> None:
     assert n2.A[0][0] * n2.A[0][0] == 3
 
 
-def test_shape_key_for_empty_network(tmp_path: Path, capsys: Cap) -> None:
+def test_shape_key_for_empty_network(tmp_path: Path, capfd: Cap) -> None:
     data = {"M": [[]], "A": [], "b": [], "c": ["7/2"], "shape": {"m": 2, "n": 0, "k": 1}}
-    assert run_ok(["eval", write(tmp_path, data), "--at", "1,2"], capsys) == ["7/2"]
+    assert run_ok(["eval", write(tmp_path, data), "--at", "1,2"], capfd) == ["7/2"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -197,38 +197,38 @@ def test_write_json_atomic(tmp_path: Path) -> None:
         ("3", "7"),  # 3 + 2·2
     ],
 )
-def test_eval_e1(tmp_path: Path, capsys: Cap, at: str, expected: str) -> None:
-    assert run_ok(["eval", write(tmp_path, E1), "--at", at], capsys) == [expected]
+def test_eval_e1(tmp_path: Path, capfd: Cap, at: str, expected: str) -> None:
+    assert run_ok(["eval", write(tmp_path, E1), "--at", at], capfd) == [expected]
 
 
-def test_eval_e1_at_irrational_point(tmp_path: Path, capsys: Cap) -> None:
+def test_eval_e1_at_irrational_point(tmp_path: Path, capfd: Cap) -> None:
     # σ(√2) + 2σ(√2 − 1) = 3√2 − 2
-    (line,) = run_ok(["eval", write(tmp_path, E1), "--at", "sqrt(2)"], capsys)
+    (line,) = run_ok(["eval", write(tmp_path, E1), "--at", "sqrt(2)"], capfd)
     assert line.replace(" ", "") in {"-2+3*sqrt(2)", "3*sqrt(2)-2"}
 
 
-def test_eval_e7_over_sqrt2(tmp_path: Path, capsys: Cap) -> None:
+def test_eval_e7_over_sqrt2(tmp_path: Path, capfd: Cap) -> None:
     # at x = 3: (√2 − 1)(√2 + 1)·3 + σ(3 − √2) = 3 + 3 − √2 = 6 − √2
-    (line,) = run_ok(["eval", write(tmp_path, S1), "--at", "3"], capsys)
+    (line,) = run_ok(["eval", write(tmp_path, S1), "--at", "3"], capfd)
     assert line == "6 - sqrt(2)"
     # re-parse the printed value in one field with √2: it is exactly 6 − √2
     check = {"M": [[0], [0]], "A": [[0]], "b": [0], "c": [line, "6 - sqrt(2)"]}
     (net,), _ = load_networks(["check"], texts=[json.dumps(check)])
     assert net.c[0] == net.c[1]
     # at x = 1 < √2: (√2 − 1)(√2 + 1) = 1, rational output
-    assert run_ok(["eval", write(tmp_path, S1), "--at", "1"], capsys) == ["1"]
+    assert run_ok(["eval", write(tmp_path, S1), "--at", "1"], capfd) == ["1"]
 
 
-def test_eval_one_line_per_output(tmp_path: Path, capsys: Cap) -> None:
+def test_eval_one_line_per_output(tmp_path: Path, capfd: Cap) -> None:
     # E6 rows with two outputs; at (1/2, 3) the neurons are σ(1/2) = 1/2, σ(3) = 3, σ(−5/2) = 0:
     # output 1 = 1/2 + 3 + 0 = 7/2, output 2 = 0·1/2 + 2·3 − 0 − 1/3 = 17/3
     data = {"M": [[1, 1, 1], [0, 2, -1]], "A": [[1, 0], [0, 1], [-1, -1]], "b": [0, 0, 1],
             "c": [0, "-1/3"]}
-    assert run_ok(["eval", write(tmp_path, data), "--at", "1/2,3"], capsys) == ["7/2", "17/3"]
+    assert run_ok(["eval", write(tmp_path, data), "--at", "1/2,3"], capfd) == ["7/2", "17/3"]
 
 
-def test_eval_json_output(tmp_path: Path, capsys: Cap) -> None:
-    out = run_ok(["eval", write(tmp_path, E1), "--at", "3", "--json"], capsys)
+def test_eval_json_output(tmp_path: Path, capfd: Cap) -> None:
+    out = run_ok(["eval", write(tmp_path, E1), "--at", "3", "--json"], capfd)
     data = json.loads("\n".join(out))
     assert data["value"] == ["7"]
     assert data["x"] == ["3"]
@@ -283,62 +283,62 @@ BAD_FILES: dict[str, Any] = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_FILES))
-def test_bad_parameter_file(tmp_path: Path, capsys: Cap, name: str) -> None:
+def test_bad_parameter_file(tmp_path: Path, capfd: Cap, name: str) -> None:
     path = write(tmp_path, BAD_FILES[name])
-    assert_input_error(["eval", path, "--at", "1"], capsys)
+    assert_input_error(["eval", path, "--at", "1"], capfd)
 
 
-def test_missing_file(tmp_path: Path, capsys: Cap) -> None:
-    line = assert_input_error(["eval", str(tmp_path / "nope.json"), "--at", "1"], capsys)
+def test_missing_file(tmp_path: Path, capfd: Cap) -> None:
+    line = assert_input_error(["eval", str(tmp_path / "nope.json"), "--at", "1"], capfd)
     assert "no such file" in line
 
 
-def test_directory_as_file(tmp_path: Path, capsys: Cap) -> None:
-    assert_input_error(["eval", str(tmp_path), "--at", "1"], capsys)
+def test_directory_as_file(tmp_path: Path, capfd: Cap) -> None:
+    assert_input_error(["eval", str(tmp_path), "--at", "1"], capfd)
 
 
-def test_not_utf8(tmp_path: Path, capsys: Cap) -> None:
+def test_not_utf8(tmp_path: Path, capfd: Cap) -> None:
     path = tmp_path / "latin1.json"
     path.write_bytes(b'{"M": [[1]], "A": [[1]], "b": [0], "c": ["\xe9"]}')
-    assert_input_error(["eval", str(path), "--at", "1"], capsys)
+    assert_input_error(["eval", str(path), "--at", "1"], capfd)
 
 
 @pytest.mark.parametrize("numeral", ["123456", '"123456"', "1.23456", '"-123456"'])
-def test_max_digits_option(tmp_path: Path, capsys: Cap, numeral: str) -> None:
+def test_max_digits_option(tmp_path: Path, capfd: Cap, numeral: str) -> None:
     path = write(tmp_path, one_entry_file(numeral))
-    assert_input_error(["--max-digits", "5", "eval", path, "--at", "1"], capsys)
+    assert_input_error(["--max-digits", "5", "eval", path, "--at", "1"], capfd)
     # the same file is fine under the default limit
-    assert len(run_ok(["eval", path, "--at", "1"], capsys)) == 1
+    assert len(run_ok(["eval", path, "--at", "1"], capfd)) == 1
 
 
 @pytest.mark.parametrize("numeral", ['"12345"', '"-12345"', "12345"])
-def test_max_digits_allows_limit(tmp_path: Path, capsys: Cap,
+def test_max_digits_allows_limit(tmp_path: Path, capfd: Cap,
                                  numeral: str) -> None:
     path = write(tmp_path, one_entry_file(numeral))
     expected = str(int(numeral.strip('"')) + 1)  # c + σ(1)
-    assert run_ok(["--max-digits", "5", "eval", path, "--at", "1"], capsys) == [expected]
+    assert run_ok(["--max-digits", "5", "eval", path, "--at", "1"], capfd) == [expected]
 
 
 @pytest.mark.parametrize(("numeral", "expected"), [("-12345", "-12344"), ("1.2345", "4469/2000")])
 def test_max_digits_counts_digits_of_json_literals(
-    tmp_path: Path, capsys: Cap, numeral: str, expected: str
+    tmp_path: Path, capfd: Cap, numeral: str, expected: str
 ) -> None:
     # c + σ(1) = c + 1; -12345 + 1 = -12344, 1.2345 + 1 = 22345/10000 = 4469/2000
     path = write(tmp_path, one_entry_file(numeral))
-    assert run_ok(["--max-digits", "5", "eval", path, "--at", "1"], capsys) == [expected]
+    assert run_ok(["--max-digits", "5", "eval", path, "--at", "1"], capfd) == [expected]
 
 
-def test_default_limit_negative_json_literal(tmp_path: Path, capsys: Cap) -> None:
+def test_default_limit_negative_json_literal(tmp_path: Path, capfd: Cap) -> None:
     digits = "9" * 10_000
     path = write(tmp_path, one_entry_file("-" + digits))
-    assert run_ok(["eval", path, "--at", "0"], capsys) == ["-" + digits]
+    assert run_ok(["eval", path, "--at", "0"], capfd) == ["-" + digits]
 
 
 @pytest.mark.parametrize(
     "at", ["1,2", "1,,2", "", " ", "pi", "1/0", "I", "x", "1e99999", ",1"]
 )
-def test_bad_point(tmp_path: Path, capsys: Cap, at: str) -> None:
-    assert_input_error(["eval", write(tmp_path, E1), "--at", at], capsys)
+def test_bad_point(tmp_path: Path, capfd: Cap, at: str) -> None:
+    assert_input_error(["eval", write(tmp_path, E1), "--at", at], capfd)
 
 
 @pytest.mark.parametrize(
@@ -352,32 +352,32 @@ def test_bad_point(tmp_path: Path, capsys: Cap, at: str) -> None:
         ["--max-digits", "0", "eval", "P.json", "--at", "1"],
     ],
 )
-def test_usage_errors(tmp_path: Path, capsys: Cap, argv: list[str]) -> None:
+def test_usage_errors(tmp_path: Path, capfd: Cap, argv: list[str]) -> None:
     path = write(tmp_path, E1)
-    assert_input_error([path if a == "P.json" else a for a in argv], capsys)
+    assert_input_error([path if a == "P.json" else a for a in argv], capfd)
 
 
-def test_no_arguments(capsys: Cap) -> None:
-    assert_input_error([], capsys)
+def test_no_arguments(capfd: Cap) -> None:
+    assert_input_error([], capfd)
 
 
-def test_no_arguments_exit_code(capsys: Cap) -> None:
+def test_no_arguments_exit_code(capfd: Cap) -> None:
     # The part of the contract that holds today: a usage problem, exit code 2, no traceback.
     assert main([]) == 2
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     assert "Traceback" not in out + err
 
 
-def test_negative_point_with_equals_sign(tmp_path: Path, capsys: Cap) -> None:
+def test_negative_point_with_equals_sign(tmp_path: Path, capfd: Cap) -> None:
     # E1 at −1/2: σ(−1/2) + 2σ(−3/2) = 0; "--at=VALUE" is the argparse way to pass "-..."
-    assert run_ok(["eval", write(tmp_path, E1), "--at=-1/2"], capsys) == ["0"]
-    assert run_ok(["eval", write(tmp_path, E1), "--at", "-0.5"], capsys) == ["0"]
+    assert run_ok(["eval", write(tmp_path, E1), "--at=-1/2"], capfd) == ["0"]
+    assert run_ok(["eval", write(tmp_path, E1), "--at", "-0.5"], capfd) == ["0"]
 
 
 @pytest.mark.parametrize("at", ["-1/2", "-sqrt(2)"])
-def test_negative_point_after_space(tmp_path: Path, capsys: Cap, at: str) -> None:
+def test_negative_point_after_space(tmp_path: Path, capfd: Cap, at: str) -> None:
     # E1 is 0 on x <= 0 (both neurons off): σ(x) + 2σ(x − 1) = 0
-    assert run_ok(["eval", write(tmp_path, E1), "--at", at], capsys) == ["0"]
+    assert run_ok(["eval", write(tmp_path, E1), "--at", at], capfd) == ["0"]
 
 
 def test_point_with_two_argument_functions() -> None:
@@ -385,19 +385,19 @@ def test_point_with_two_argument_functions() -> None:
     assert point == [fmpq(2), fmpq(2)]
 
 
-def test_crootof_irrational_coefficient_in_file(tmp_path: Path, capsys: Cap) -> None:
+def test_crootof_irrational_coefficient_in_file(tmp_path: Path, capfd: Cap) -> None:
     path = write(tmp_path, _with(c=["CRootOf(x^2 - sqrt(2), 0)"]))
-    assert_input_error(["eval", path, "--at", "1"], capsys)
+    assert_input_error(["eval", path, "--at", "1"], capfd)
 
 
-def test_long_expression_entry(tmp_path: Path, capsys: Cap) -> None:
+def test_long_expression_entry(tmp_path: Path, capfd: Cap) -> None:
     path = write(tmp_path, _with(c=["+".join(["1"] * 500)]))
     try:
         rc = main(["eval", path, "--at", "0"])
     except RecursionError:
         # report briefly: formatting a 1000-frame traceback would cost seconds
         pytest.fail("RecursionError escaped from main()", pytrace=False)
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     # E1 at 0 is 0, so the output is the constant 500; or the entry is refused cleanly
     assert (rc, out) == (0, "500\n") or (rc == 2 and len(err.splitlines()) == 1)
 

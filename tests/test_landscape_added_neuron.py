@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import certsym_check as checker
-from certsym.certificate import added_neuron_certificates
+from certsym.certify import added_neuron_certificates
 from certsym.cli import main
 from certsym.landscape import kernel
 from certsym.landscape.added_neuron import slope, split, study
@@ -101,10 +101,10 @@ def test_mutated_certificates_are_rejected(k6) -> None:
         assert not checker.check(bad), json.dumps(bad["proof"])[:200]
 
 
-def test_cli_add_neuron(tmp_path, capsys) -> None:
+def test_cli_add_neuron(tmp_path, capfd) -> None:
     assert main(["landscape", "add-neuron", "--family", "one-misfit", "--k", "6", "--certs", str(tmp_path),
                  "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["certified"] and out["n"] == 7 and out["zero_neuron"]["slope"] < 0
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "one-misfit_k6_split0.json", "one-misfit_k6_split5.json", "one-misfit_k6_split5_escape.json",

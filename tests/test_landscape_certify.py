@@ -51,7 +51,7 @@ def test_certified_signs() -> None:
 def certificates() -> tuple[dict, dict]:
     import json
 
-    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
+    from certsym.certify import critical_point_certificate, hessian_inertia_certificate
     from certsym.landscape.certify import certificate_inertia
 
     c = critical("one-misfit", 5)

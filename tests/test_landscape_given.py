@@ -20,7 +20,7 @@ def test_misfit_three_at_eighteen_is_the_descent_point() -> None:
     c = critical("misfit-3", 18)
     assert c.certified and c.inertia.negative == 0
     assert abs(float(c.box.loss.mid()) - 0.03473) < 5e-6
-    from certsym.certificate import critical_point_certificate
+    from certsym.certify import critical_point_certificate
 
     report = check_certificate(critical_point_certificate(c))
     assert report.valid and any("misfit-3" in fact for fact in report.facts)
@@ -53,22 +53,22 @@ def test_a_point_far_from_any_critical_point_is_refused_with_the_reason() -> Non
     assert given.critical is None and given.reason
 
 
-def test_cli_certify_and_descent_certificates(tmp_path, capsys) -> None:
+def test_cli_certify_and_descent_certificates(tmp_path, capfd) -> None:
     c = critical("one-misfit", 7)
     W = expand(c.box.layout, [float(x) for x in c.box.center])
     np.savez(tmp_path / "w.npz", W=W)
     cert = tmp_path / "w.json"
     assert main(["landscape", "certify", str(tmp_path / "w.npz"), "--cert", str(cert), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["family"] == "one-misfit" and out["certified"] and out["isotropy"] == "Δ(S_6 × S_1)"
     assert main(["check", str(cert)]) == 0
     (tmp_path / "bad.json").write_text(json.dumps({"W": [[1, 2], [3]]}))
     assert main(["landscape", "certify", str(tmp_path / "bad.json")]) == 2
-    capsys.readouterr()
+    capfd.readouterr()
     folder = tmp_path / "certs"
     assert main(["landscape", "descent", "--k", "10", "--runs", "6", "--seed", "3", "--certs", str(folder),
                  "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    data = json.loads(capfd.readouterr().out)
     spurious = [name for name in data["lands_in"] if name != "global minimum"]
     assert spurious and all(data["certified"][name]["certified"] for name in spurious)
     written = sorted(folder.glob("*.json"))
@@ -84,7 +84,7 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
 
     from flint import ctx
 
-    from certsym.certificate import hessian_inertia_certificate
+    from certsym.certify import hessian_inertia_certificate
     from certsym.landscape.certify import _full_inertia, certificate_inertia
     from certsym_check.landscape import decomposition
 

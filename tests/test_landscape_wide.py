@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import certsym_check as checker
-from certsym.certificate import wide_critical_point_certificate
+from certsym.certify import wide_critical_point_certificate
 from certsym.cli import main
 from certsym.landscape import kernel
 from certsym.landscape.added_neuron import study
@@ -81,16 +81,16 @@ def test_not_near_a_critical_point() -> None:
         certify_wide(np.vstack([np.eye(3), np.zeros((1, 3))]))
 
 
-def test_cli_certify_wide_and_descent(ends, tmp_path, capsys) -> None:
+def test_cli_certify_wide_and_descent(ends, tmp_path, capfd) -> None:
     path = tmp_path / "W.json"
     path.write_text(json.dumps({"W": ends[7].W.tolist()}))
     cert = tmp_path / "c.json"
     assert main(["landscape", "certify", str(path), "--cert", str(cert), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["certified"] and out["minimum"] and (out["n"], out["k"]) == (8, 7)
     assert main(["check", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     assert main(["landscape", "descent", "--k", "6", "--runs", "2", "--extra", "1", "--quick", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["n"] == 7 and out["runs"] == 2
     assert main(["landscape", "descent", "--k", "6", "--runs", "2", "--extra", "9"]) == 2

@@ -38,7 +38,7 @@ def test_float_weights_are_exact_dyadics(tmp_path: Path, dtype) -> None:
     assert (net.n, net.m, net.k) == (6, 3, 2)
 
 
-def test_permuted_rescaled_dead_unit_is_equivalent_and_last_bit_is_not(tmp_path: Path, capsys) -> None:
+def test_permuted_rescaled_dead_unit_is_equivalent_and_last_bit_is_not(tmp_path: Path, capfd) -> None:
     W1, b1, W2, b2 = _mlp()
     rng = np.random.default_rng(5)
     perm = rng.permutation(6)
@@ -80,21 +80,21 @@ def test_custom_keys(tmp_path: Path) -> None:
     assert main(["--keys", "fc1_w,fc1_b,fc2_w,fc2_b", "equiv", str(tmp_path / "k.npz"), str(tmp_path / "k2.npz")]) == 0
 
 
-def _error(capsys, argv) -> str:
+def _error(capfd, argv) -> str:
     assert main(argv) == 2
-    out, err = capsys.readouterr()
+    out, err = capfd.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith("certsym: error:")
     return err
 
 
-def test_layout_errors(tmp_path: Path, capsys) -> None:
+def test_layout_errors(tmp_path: Path, capfd) -> None:
     W1, b1, W2, b2 = _mlp()
     np.savez(tmp_path / "deep.npz", **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)), **{"4.weight": W2})
-    assert "3 linear layers" in _error(capsys, ["eval", str(tmp_path / "deep.npz"), "--at", "1,2,3"])
+    assert "3 linear layers" in _error(capfd, ["eval", str(tmp_path / "deep.npz"), "--at", "1,2,3"])
     np.savez(tmp_path / "nobias.npz", **{"0.weight": W1, "2.bias": b2})
-    assert "missing 2.weight" in _error(capsys, ["eval", str(tmp_path / "nobias.npz"), "--at", "1,2,3"])
+    assert "missing 2.weight" in _error(capfd, ["eval", str(tmp_path / "nobias.npz"), "--at", "1,2,3"])
     _save(tmp_path / "shape.npz", (W1, b1, W2[:, :4], b2))
-    assert "mismatched shapes" in _error(capsys, ["eval", str(tmp_path / "shape.npz"), "--at", "1,2,3"])
+    assert "mismatched shapes" in _error(capfd, ["eval", str(tmp_path / "shape.npz"), "--at", "1,2,3"])
     np.save(tmp_path / "obj.npy", np.array([object()], dtype=object), allow_pickle=True)
     import zipfile
 
@@ -103,10 +103,10 @@ def test_layout_errors(tmp_path: Path, capsys) -> None:
         for key, array in zip(KEYS[1:], (b1, W2, b2), strict=True):
             with z.open(key + ".npy", "w") as fh:
                 np.lib.format.write_array(fh, array)
-    assert "pickled" in _error(capsys, ["eval", str(tmp_path / "pickle.npz"), "--at", "1"])
+    assert "pickled" in _error(capfd, ["eval", str(tmp_path / "pickle.npz"), "--at", "1"])
     W1n = W1.copy()
     W1n[0, 0] = np.nan
-    assert "NaN" in _error(capsys, ["eval", str(_save(tmp_path / "nan.npz", (W1n, b1, W2, b2))), "--at", "1,2,3"])
+    assert "NaN" in _error(capfd, ["eval", str(_save(tmp_path / "nan.npz", (W1n, b1, W2, b2))), "--at", "1,2,3"])
 
 
 def test_torch_state_dict(tmp_path: Path) -> None:

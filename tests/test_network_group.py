@@ -10,9 +10,9 @@ from helpers import positive_rationals, small_rationals, sqrt2_field
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from certsym.core.group import HElement
+from certsym.core.network import Network, Neuron
 from certsym.errors import InputError
-from certsym.group import HElement
-from certsym.network import Network, Neuron
 from certsym.numbers import QQ, Field
 
 FAST = settings(max_examples=50, deadline=None)

@@ -1,4 +1,4 @@
-"""Tests of the outside oracles in paper_checks/oracle.py (no certsym decision code is used here either).
+"""Tests of the outside oracles in certsym/reproduce/oracle.py (no certsym decision code is used here either).
 
 - ``same_function``: MATH.md's examples E1–E6, single-entry perturbations of them, disguised random
   pairs for m = 2, 3 over Q and Q(√2), differences hidden far from the origin, and z3 over the reals.
@@ -18,9 +18,9 @@ import random
 import pytest
 from flint import fmpq, fmpq_poly
 
-from certsym.network import Network
+from certsym.core.network import Network
 from certsym.numbers import QQ, NumberField
-from paper_checks.oracle import (
+from certsym.reproduce.oracle import (
     FunctionIndex,
     decide_identifiability,
     fibre_in_grid,
@@ -309,7 +309,7 @@ def test_same_function_agrees_with_z3() -> None:
     """Random small pairs over Q (m = 2): same_function against z3's decision over the reals. Half of
     the pairs are equal by construction; the other half differ by one entry moved by 1/7."""
     pytest.importorskip("z3")
-    from paper_checks.z3_oracle import z3_verdict
+    from certsym.reproduce.z3_oracle import z3_verdict
 
     rng = random.Random(7)
     verdicts = []

@@ -11,7 +11,7 @@ of each ray (−5, −9/2 and 9/2, 5), which determine the affine function on th
 these networks realize the same function iff their fingerprints agree.
 
 Checked: the classes of ``canonical_form(θ).hash`` are exactly the fingerprint classes; the outside
-oracle ``paper_checks.oracle.same_function_m1`` agrees with the fingerprint for every network against
+oracle ``certsym.reproduce.oracle.same_function_m1`` agrees with the fingerprint for every network against
 its class representative; and on a deterministic sample of pairs, ``decide`` agrees with both and its
 certificate (EQUIVALENT or NOT EQUIVALENT) is accepted by the independent checker.
 """
@@ -24,12 +24,12 @@ from fractions import Fraction
 
 import pytest
 
-from certsym.canonical import canonical_form
-from certsym.certificate import InputRecord, equivalence_certificate
-from certsym.equivalence import decide, equivalent
-from certsym.network import Network
+from certsym.certify import InputRecord, equivalence_certificate
+from certsym.core.canonical import canonical_form
+from certsym.core.network import Network
+from certsym.decide.equivalence import decide, equivalent
+from certsym.reproduce.oracle import same_function_m1
 from certsym_check import check_certificate
-from paper_checks.oracle import same_function_m1
 
 VALUES = (-1, 0, 1, 2)
 HALF_GRID = range(-10, 11)  # the grid points are i/2 for these i

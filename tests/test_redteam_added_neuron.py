@@ -36,7 +36,8 @@ import pytest
 
 import certsym
 import certsym_check as C
-from certsym.certificate import _box_json, added_neuron_certificates
+from certsym.certify import added_neuron_certificates
+from certsym.certify.landscape import box_json as _box_json
 from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical

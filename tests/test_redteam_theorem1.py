@@ -16,9 +16,9 @@ import time
 
 import pytest
 
-from certsym.certificate import InputRecord, identifiability_certificate
-from certsym.identifiability import decide_identifiable
-from certsym.network import Network
+from certsym.certify import InputRecord, identifiability_certificate
+from certsym.core.network import Network
+from certsym.decide.identifiability import decide_identifiable
 from certsym_check import check_certificate
 
 P61 = (1 << 61) - 1
@@ -176,7 +176,7 @@ def test_hole_split_form_over_number_fields_is_refused_both_sides():
     from flint import fmpq
 
     from certsym.errors import InputError
-    from paper_checks.families import sqrt2_field
+    from certsym.reproduce.families import sqrt2_field
 
     F, root = sqrt2_field()
     rng = random.Random(5)
@@ -196,7 +196,7 @@ def test_hole_split_form_over_number_fields_is_refused_both_sides():
 
 def _forge_split(v):
     """The split certificate the producer refuses to write, built by hand."""
-    from certsym.certificate import _envelope
+    from certsym.certify.envelope import envelope as _envelope
 
     theta = v.theta
     proof = {"nonzero_v": [0] * theta.n, "nonzero_a": [0] * theta.n, "zero_factor": {"split": v.evidence.split},

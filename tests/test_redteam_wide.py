@@ -23,7 +23,7 @@ import pytest
 from mpmath import iv, mpf
 
 import certsym_check as checker
-from certsym.certificate import wide_critical_point_certificate
+from certsym.certify import wide_critical_point_certificate
 from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical

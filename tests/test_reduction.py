@@ -6,10 +6,10 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym.canonical import canonical_form
-from certsym.certificate import InputRecord, minimal_form_certificate
-from certsym.network import Network
-from certsym.reduction import is_minimal, reduce
+from certsym.certify import InputRecord, minimal_form_certificate
+from certsym.core.canonical import canonical_form
+from certsym.core.network import Network
+from certsym.core.reduction import is_minimal, reduce
 from certsym_check import check_certificate
 
 small = st.integers(-2, 2).map(fmpq)

@@ -1,4 +1,4 @@
-"""``certsym reproduce`` and the m = 1 oracle of paper_checks, cross-checked exhaustively."""
+"""``certsym reproduce`` and the m = 1 oracle of certsym.reproduce, cross-checked exhaustively."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 from flint import fmpq
 
 from certsym.cli import main
+from certsym.core.network import Network
 from certsym.io import load_networks
-from certsym.network import Network
+from certsym.reproduce import Context, statement_modules
+from certsym.reproduce.examples import EXAMPLES
+from certsym.reproduce.oracle import breakpoints, probe_points, same_function_m1
+from certsym.reproduce.worked_examples import claims, load_pair
 from certsym_check import check_certificate
-from paper_checks import Context, statement_modules
-from paper_checks.examples import EXAMPLES
-from paper_checks.oracle import breakpoints, probe_points, same_function_m1
-from paper_checks.worked_examples import claims, load_pair
 
 # Grid −4, −15/4, ..., 4 (step 1/4). With entries in {−1, 0, 1} every breakpoint −b/a lies in
 # {−1, 0, 1} ⊂ grid; between consecutive grid points both functions are affine, and on each of

@@ -10,10 +10,10 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym.certificate import InputRecord, stabilizer_certificate
+from certsym.certify import InputRecord, stabilizer_certificate
 from certsym.cli import main
+from certsym.core.network import Network
 from certsym.decide.stabilizer import stabilizer
-from certsym.network import Network
 from certsym_check import check_certificate
 
 RECORD = InputRecord("p", "0" * 64)
@@ -80,19 +80,19 @@ def test_stabilizer_matches_brute_force(theta: Network) -> None:
     assert report.valid, report.reason
 
 
-def test_examples_and_cli(tmp_path, capsys) -> None:
+def test_examples_and_cli(tmp_path, capfd) -> None:
     p = tmp_path / "e2.json"
     p.write_text(json.dumps({"M": [[1, 1]], "A": [[1], [1]], "b": [0, 0], "c": [0]}))
     cert = tmp_path / "c.json"
     assert main(["stabilizer", str(p), "--json", "--cert", str(cert)]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["theta"]["type"] == "S_2" and out["theta"]["finite_order"] == 2 and out["theta"]["n_zero"] == 0
     assert set(out["theta"]) >= {"n_zero", "classes", "generators", "finite_order"}
     assert main(["check", str(cert)]) == 0
-    capsys.readouterr()
+    capfd.readouterr()
     p.write_text(json.dumps({"M": [[1, 2]], "A": [[1], [1]], "b": [0, -1], "c": [0]}))  # E1: trivial
     assert main(["stabilizer", str(p), "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(capfd.readouterr().out)
     assert out["theta"]["type"] == "1" and out["rows"]["type"] == "1"
 
 

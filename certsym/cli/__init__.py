@@ -1,14 +1,15 @@
 """The ``certsym`` command.
 
-``certsym check`` goes straight to the independent checker (``certsym_check``) before anything else of
-certsym is imported, so that a replay runs in a process holding only the standard library (and mpmath for
-landscape certificates): neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
+``certsym check`` runs the independent checker (``python -m certsym_check``) in a clean process of its own, so
+that a replay runs holding only the standard library (and mpmath for landscape certificates): nothing of certsym,
+neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
 ``landscape`` family in ``landscape``; ``common`` holds what they share (exit codes, the parser, JSON output).
 Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage.
 """
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Sequence
 
@@ -34,13 +35,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     at = _command_index(args)
     if at is not None and args[at] == "check":
-        from certsym_check.main import main as check_main
-
-        try:
-            return check_main(args[at + 1:])
-        except BrokenPipeError:  # the reader of our output went away (certsym check ... | head)
-            return 0
-    from certsym.cli.commands import main as commands_main
+        try:  # isolated (-I): neither the working directory nor PYTHON* variables can put other code on its path
+            return subprocess.run([sys.executable, "-I", "-m", "certsym_check", *args[at + 1:]]).returncode
+        except KeyboardInterrupt:
+            return 130
+    from certsym.cli.commands import main as commands_main  # here, so that ``certsym check`` imports none of it
 
     return commands_main(args)
 

@@ -14,9 +14,29 @@ import os
 import sys
 from collections.abc import Sequence
 
-from certsym import __version__
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from certsym import __version__, api
+from certsym.audit.classes import Job, audit
+from certsym.certify import (
+    InputRecord,
+    affine_certificate,
+    distance_certificate,
+    identifiability_certificate,
+    minimal_form_certificate,
+    stabilizer_certificate,
+)
 from certsym.cli import landscape
 from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, Parser, UsageError, emit_json
+from certsym.core.canonical import canonical_form
+from certsym.core.reduction import reduce
+from certsym.decide.affine import decide_affine
+from certsym.decide.distance import distance, parse_box, parse_vnnlib
+from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
+from certsym.decide.nearmiss import near_miss
+from certsym.decide.stabilizer import stabilizer
 from certsym.errors import InputError
 from certsym.io import (
     dump_network,
@@ -27,7 +47,11 @@ from certsym.io import (
     write_json_atomic,
     write_text_atomic,
 )
+from certsym.io.models import Selection, is_model_file, parse_keys, reading
 from certsym.numbers import DEFAULT_MAX_DIGITS
+from certsym.reproduce import Context, run_module, statement_modules
+from certsym.reproduce.report import write_report
+from certsym_check import check_certificate
 
 _VALUE_OPTIONS = {"--at"}
 
@@ -52,8 +76,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _selections(args: argparse.Namespace, count: int) -> list:
     """How the tensors of each of ``count`` input files are chosen: --keys (before or after the command),
     --keys1/--keys2 per file, --layout and --state-key (docs/FORMATS.md, "the selection rule")."""
-    from certsym.io.models import Selection, parse_keys
-
     shared = getattr(args, "sub_keys", None) or args.keys
     own = [getattr(args, "keys1", None), getattr(args, "keys2", None)]
     state_key = getattr(args, "state_key", None)
@@ -67,8 +89,6 @@ def _selections(args: argparse.Namespace, count: int) -> list:
 
 def _load(args: argparse.Namespace, paths: Sequence[str]):
     """Networks over one common field, and the input records (name, SHA-256, atoms) for certificates."""
-    from certsym.certificate import InputRecord
-
     loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=_selections(args, len(paths)))
     records = [InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded]
     _note_absent_biases([r.model for r in records], [r.name for r in records])
@@ -79,8 +99,6 @@ def _note_absent_biases(models: list, names: list[str], readings: bool = True) -
     """Say on stderr how each model file was read: its activation (docs/FORMATS.md: a tensor file holds none, so it
     is read as a ReLU network; ``readings`` False when the verdict says it) and which biases were absent and read
     as 0."""
-    from certsym.io.models import reading
-
     for model, name in zip(models, names, strict=True):
         if readings and reading(model):
             print(f"note: {name}: {reading(model)}", file=sys.stderr)
@@ -99,9 +117,6 @@ def _step_text(F, step) -> str:
 
 
 def cmd_minimal(args: argparse.Namespace) -> int:
-    from certsym.certificate import minimal_form_certificate
-    from certsym.reduction import reduce
-
     (net,), (record,) = _load(args, [args.params])
     red = reduce(net)
     if args.cert:
@@ -119,8 +134,6 @@ def cmd_minimal(args: argparse.Namespace) -> int:
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    from certsym.canonical import canonical_form
-
     (net,), _ = _load(args, [args.params])
     canon = canonical_form(net)
     if args.json:
@@ -138,8 +151,6 @@ def cmd_canon(args: argparse.Namespace) -> int:
 
 
 def cmd_equiv(args: argparse.Namespace) -> int:
-    from certsym import api
-
     selections = _selections(args, 2)
     sources = []
     for path, sel in zip((args.params1, args.params2), selections, strict=True):
@@ -152,8 +163,6 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     explained = None
     if not verdict.equivalent and all(isinstance(x, api.Model) and x.arrays is not None for x in sources) and \
             all(np_float(a) for x in sources for a in x.arrays):
-        from certsym.nearmiss import near_miss
-
         explained = near_miss(sources[0].arrays, sources[1].arrays)
     if args.json:
         emit_json(verdict.to_json() | ({"near_miss": explained.to_json()} if explained else {}))
@@ -171,15 +180,10 @@ def cmd_equiv(args: argparse.Namespace) -> int:
 def cmd_distance(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from certsym import api
-    from certsym.certificate import distance_certificate
-    from certsym.distance import distance, parse_box, parse_vnnlib
-    from certsym.io.models import reading
-
     selections = _selections(args, 2)
     sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path
                for path, sel in zip((args.params1, args.params2), selections, strict=True)]
-    t1, t2, records = api._pair(*sources)
+    t1, t2, records = api.read_pair(*sources)
     spec = args.box
     if spec is not None and (spec.endswith(".vnnlib") or Path(spec).is_file()):
         box = parse_vnnlib(read_text(spec), t1.m)
@@ -221,8 +225,6 @@ def np_float(array) -> bool:
 
 
 def _is_model(path: str) -> bool:
-    from certsym.io.models import is_model_file
-
     return is_model_file(path)
 
 
@@ -261,9 +263,6 @@ def _decimal(y, digits: int = 6) -> str:
 
 
 def cmd_stabilizer(args: argparse.Namespace) -> int:
-    from certsym.certificate import stabilizer_certificate
-    from certsym.decide.stabilizer import stabilizer
-
     (net,), (record,) = _load(args, [args.params])
     groups = (stabilizer(net), stabilizer(net, of_rows=True))
     if args.cert:
@@ -292,9 +291,6 @@ def cmd_stabilizer(args: argparse.Namespace) -> int:
 
 
 def cmd_affine(args: argparse.Namespace) -> int:
-    from certsym.affine import decide_affine
-    from certsym.certificate import affine_certificate
-
     (net,), (record,) = _load(args, [args.params])
     verdict = decide_affine(net)
     if args.cert:
@@ -318,9 +314,6 @@ def cmd_affine(args: argparse.Namespace) -> int:
 
 def _identifiability(args: argparse.Namespace) -> tuple:
     """(the Theorem 1 verdict, whether --cert was asked for and refused)."""
-    from certsym.certificate import identifiability_certificate
-    from certsym.identifiability import decide_identifiable
-
     (net,), (record,) = _load(args, [args.params])
     verdict = decide_identifiable(net, args.max_search)
     if args.cert:
@@ -347,9 +340,6 @@ def cmd_identifiable(args: argparse.Namespace) -> int:
 
 def _search_counterexamples(args: argparse.Namespace) -> int:
     from pathlib import Path
-
-    from certsym.certificate import InputRecord, identifiability_certificate
-    from certsym.identifiability import converse_failures
 
     try:
         m, n, k = (int(t) for t in args.search.split(","))
@@ -391,8 +381,6 @@ def cmd_counterexample(args: argparse.Namespace) -> int:
 
 
 def cmd_fibre(args: argparse.Namespace) -> int:
-    from certsym.identifiability import describe_fibre
-
     (net,), _ = _load(args, [args.params])
     if args.cap < 1:
         raise InputError("--cap must be at least 1")
@@ -425,15 +413,12 @@ def cmd_fibre(args: argparse.Namespace) -> int:
 
 
 def cmd_perturb(args: argparse.Namespace) -> int:
-    from certsym.certificate import InputRecord, identifiability_certificate
-    from certsym.identifiability import perturb
-
     (net,), _ = _load(args, [args.params])
     eps = net.field(load_networks([], extra_values=parse_point(args.eps, args.max_digits))[1][0])
     verdict = perturb(net, eps, args.max_search)
     other = verdict.theta
     text = dump_network(other)
-    distance = max((abs(x - y) for r1, r2 in zip(net.M + net.A + (net.b, net.c), other.M + other.A + (other.b, other.c),
+    gap = max((abs(x - y) for r1, r2 in zip(net.M + net.A + (net.b, net.c), other.M + other.A + (other.b, other.c),
                                                  strict=True) for x, y in zip(r1, r2, strict=True)), default=0)
     if args.output:
         write_text_atomic(args.output, text)
@@ -443,26 +428,21 @@ def cmd_perturb(args: argparse.Namespace) -> int:
         digest = hashlib.sha256(text.encode()).hexdigest()
         record = InputRecord(args.output or "<stdout>", digest)
         write_json_atomic(args.cert, identifiability_certificate(verdict, record))
-    print(f"IDENTIFIABLE θ' at max-norm distance {net.field.pretty(distance)} ≤ eps = {args.eps}",
+    print(f"IDENTIFIABLE θ' at max-norm distance {net.field.pretty(gap)} ≤ eps = {args.eps}",
           file=sys.stderr if not args.output else sys.stdout)
     return EXIT_OK
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Classes of equal functions among many files (certsym.io.audit), with a progress bar on a terminal and
+    """Classes of equal functions among many files (certsym.audit.classes), with a progress bar on a terminal and
     plain progress lines on stderr otherwise (at most about one per second per stage, and the last)."""
     import time
-
-    from certsym.io.audit import Job, audit
 
     if args.workers < 1:
         raise InputError("--workers must be at least 1")
     job = Job(_selections(args, 1)[0], args.max_digits)
     display = None
     if sys.stderr.isatty():
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
         display = Progress(TextColumn("audit: {task.description}"), BarColumn(), MofNCompleteColumn(),
                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
         bars: dict[str, int] = {}
@@ -509,13 +489,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from rich.console import Console
-    from rich.progress import Progress
-    from rich.table import Table
-
-    from paper_checks import Context, run_module, statement_modules
-    from paper_checks.report import write_report
-
     out = Path(args.out)
     certs = out / "certificates"
 
@@ -533,8 +506,6 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             run_module(module, ctx)
             progress.advance(task)
         # replay every certificate written, from disk, with the independent checker
-        from certsym_check import check_certificate
-
         replay = progress.add_task("replaying certificates", total=len(ctx.written))
         rejected = []
         for rel in ctx.written:

@@ -7,9 +7,27 @@ import argparse
 import json
 import sys
 
+from certsym.certify import (
+    added_neuron_certificates,
+    critical_point_certificate,
+    hessian_inertia_certificate,
+    wide_critical_point_certificate,
+)
 from certsym.cli.common import EXIT_NEGATIVE, EXIT_OK, Parser, emit_json
 from certsym.errors import InputError
 from certsym.io import read_text, write_bytes_atomic, write_json_atomic, write_text_atomic
+from certsym.landscape.added_neuron import MAX_K, study
+from certsym.landscape.certify import certificate_inertia, critical
+from certsym.landscape.descent import experiment
+from certsym.landscape.expansion import MAX_ORDER, ExpansionError, agreement, expand
+from certsym.landscape.families import FAMILIES, family
+from certsym.landscape.given import certify_matrix
+from certsym.landscape.restricted import expand as expand_layout
+from certsym.landscape.restricted import loss
+from certsym.landscape.series import fit
+from certsym.landscape.wide import WideError, certify_wide
+from certsym.numbers import rational_from_arb
+from certsym_check import check
 
 MAX_LANDSCAPE_K = 10**6
 MAX_POINT_K = 2000
@@ -22,8 +40,6 @@ def _landscape_k(k: int, limit: int = MAX_LANDSCAPE_K) -> int:
 
 
 def _family(name: str):
-    from certsym.landscape.families import FAMILIES, family
-
     try:
         return family(name)
     except KeyError:
@@ -32,8 +48,6 @@ def _family(name: str):
 
 
 def cmd_landscape_families(args: argparse.Namespace) -> int:
-    from certsym.landscape.families import FAMILIES
-
     rows = [{"name": f.name, "isotropy": f.isotropy, "parameters": list(f.layout(10).names),
              "description": f.description} for f in FAMILIES.values()]
     if args.json:
@@ -46,10 +60,6 @@ def cmd_landscape_families(args: argparse.Namespace) -> int:
 
 def cmd_landscape_series(args: argparse.Namespace) -> int:
     """The exact series in t = k^(-1/2) of a family's critical point and critical value, beside the fits."""
-    from certsym.landscape.expansion import MAX_ORDER, ExpansionError, agreement, expand
-    from certsym.landscape.families import FAMILIES
-    from certsym.landscape.series import fit
-
     _family(args.family)
     if not 0 <= args.order <= MAX_ORDER:
         raise InputError(f"--order must be from 0 to {MAX_ORDER}, got {args.order}")
@@ -79,10 +89,6 @@ def cmd_landscape_series(args: argparse.Namespace) -> int:
 def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
     """One neuron added to a certified critical point (n = k + 1): splits and the zero neuron, certified."""
     from pathlib import Path
-
-    from certsym.certificate import added_neuron_certificates, wide_critical_point_certificate
-    from certsym.landscape.added_neuron import MAX_K, study
-    from certsym_check import check
 
     _family(args.family)
     a = study(args.family, _landscape_k(args.k, MAX_K))
@@ -146,8 +152,6 @@ def _escape_text(out) -> str:
 
 
 def cmd_landscape_critical(args: argparse.Namespace) -> int:
-    from certsym.landscape.certify import critical
-
     _family(args.family)
     c = critical(args.family, _landscape_k(args.k))
     return _emit_critical(c, args, {"family": args.family, "k": args.k})
@@ -155,10 +159,6 @@ def cmd_landscape_critical(args: argparse.Namespace) -> int:
 
 def _emit_critical(c, args: argparse.Namespace, head: dict) -> int:
     """Certificates (--cert, --inertia-cert) and the report of a certified critical point (text or --json)."""
-    from certsym.certificate import critical_point_certificate, hessian_inertia_certificate
-    from certsym.landscape.certify import certificate_inertia
-    from certsym.numbers import rational_from_arb
-
     box = c.box
     if args.cert and box.certified:
         write_json_atomic(args.cert, critical_point_certificate(c))
@@ -181,8 +181,6 @@ def _emit_critical(c, args: argparse.Namespace, head: dict) -> int:
     if args.json:
         emit_json(out)
     elif not box.certified:
-        from certsym.landscape.restricted import loss
-
         value = float(loss(box.layout, [float(x) for x in box.center]))
         hint = (" F ≈ 0 there: the family has run into the global minimum, where rows are parallel to targets and F "
                 "is not twice differentiable." if abs(value) < 1e-9 else "")
@@ -224,8 +222,6 @@ def _read_matrix(path: str):
 
 
 def cmd_landscape_certify(args: argparse.Namespace) -> int:
-    from certsym.landscape.given import certify_matrix
-
     W = _read_matrix(args.W)
     if args.k is not None and W.shape[1] != args.k:
         raise InputError(f"W has shape {W.shape}, not k = {args.k} columns")
@@ -252,9 +248,6 @@ def cmd_landscape_certify(args: argparse.Namespace) -> int:
 
 def _certify_wide(W, args: argparse.Namespace) -> int:
     """``landscape certify`` for n ≠ k: the isotropy as transposition pairs, Krawczyk in its fixed-point space."""
-    from certsym.certificate import wide_critical_point_certificate
-    from certsym.landscape.wide import WideError, certify_wide
-
     n, k = W.shape
     try:
         p = certify_wide(W, min(args.tol, 1e-3))
@@ -285,12 +278,9 @@ def _certify_wide(W, args: argparse.Namespace) -> int:
 def cmd_landscape_point(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from certsym.landscape.certify import critical
-    from certsym.landscape.restricted import expand
-
     _family(args.family)
     c = critical(args.family, _landscape_k(args.k, MAX_POINT_K))
-    W = expand(c.box.layout, [float(x) for x in c.box.center])
+    W = expand_layout(c.box.layout, [float(x) for x in c.box.center])
     if args.output and args.output.endswith(".npz"):
         import io
 
@@ -307,8 +297,6 @@ def cmd_landscape_point(args: argparse.Namespace) -> int:
 
 
 def cmd_landscape_descent(args: argparse.Namespace) -> int:
-    from certsym.landscape.descent import experiment
-
     k = _landscape_k(args.k, 200)
     if args.runs < 1:
         raise InputError("--runs must be positive")
@@ -342,8 +330,6 @@ def _square_ends(e, args: argparse.Namespace) -> dict:
     """Each distinct end point certified in its Δ(S_p1 × … × S_pr) fixed-point space (critical_point files)."""
     from pathlib import Path
 
-    from certsym.certificate import critical_point_certificate
-
     certified = e.certified_end_points()
     if args.certs:
         Path(args.certs).mkdir(parents=True, exist_ok=True)
@@ -357,8 +343,6 @@ def _square_ends(e, args: argparse.Namespace) -> dict:
 def _wide_ends(e, args: argparse.Namespace) -> dict:
     """With added neurons: each distinct spurious end point certified in its fixed-point space."""
     from pathlib import Path
-
-    from certsym.certificate import wide_critical_point_certificate
 
     certified = e.certified_wide_end_points()
     if args.certs:

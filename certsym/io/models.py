@@ -27,6 +27,8 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.onnxfile import read_onnx
+from certsym.io.torchfile import load_torch
 
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
            ".ckpt": "torch", ".onnx": "onnx"}
@@ -361,8 +363,6 @@ def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict 
         return _safetensors(path)[0], None
     if selection.state_key is not None and fmt != "torch":
         raise InputError(f"{path}: --state-key applies to torch checkpoints only")
-    from certsym.io.torchfile import load_torch
-
     return _root(path, load_torch(path), selection)
 
 
@@ -400,8 +400,6 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if selection != Selection():
                 raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
                                  "--state-key do not apply")
-            from certsym.io.onnxfile import read_onnx
-
             arrays, names, external = read_onnx(path)
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "

@@ -161,7 +161,7 @@ class _Reader:
 
     def load(self) -> Any:
         try:
-            import onnx
+            import onnx  # optional: the models extra
         except ImportError:
             raise InputError("reading ONNX needs the 'onnx' package (pip install 'certsym[models]')") from None
         if not self.path.exists():
@@ -213,7 +213,7 @@ class _Reader:
         if version < _MIN_OPSET:
             self.fail(f"uses opset {version} of the default domain; certsym reads opset {_MIN_OPSET} and later (Gemm "
                       "and Add broadcast differently before)")
-        import onnx
+        import onnx  # optional: the models extra (load has imported it)
 
         newest = min(_MAX_OPSET, onnx.defs.onnx_opset_version())
         if version > newest:

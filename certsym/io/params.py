@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from certsym.certify.envelope import network_to_json
+from certsym.core.network import Network
 from certsym.errors import InputError
-from certsym.network import Network
+from certsym.io.models import is_model_file, read_model
 from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, parse_number_atoms, to_field
 
 _KEYS = {"M", "A", "b", "c", "shape"}
@@ -156,8 +158,6 @@ class _RawNetwork:
     @classmethod
     def from_model(cls, path: str, keys: Any) -> _RawNetwork:
         """A model file (npz, safetensors, torch, onnx): exact dyadic values, no atoms."""
-        from certsym.io.models import read_model
-
         data = read_model(path, keys)
         raw = cls.__new__(cls)
         raw.source, raw.values, raw.atoms = path, [], {}
@@ -223,8 +223,6 @@ def load_inputs(
     of ``Selection``, one per source. Cost: linear in the file sizes, plus one
     primitive-element computation if any entry is irrational.
     """
-    from certsym.io.models import is_model_file
-
     per_source = isinstance(keys, list | tuple) and bool(keys) and not isinstance(keys[0], str | type(None))
     selections = list(keys) if per_source else [keys] * len(sources)
     raws, digests = [], []
@@ -289,18 +287,6 @@ def parse_point(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> list:
     if not text.strip() or any(not p.strip() for p in parts):
         raise InputError(f"cannot read the point {text!r}: expected comma-separated numbers")
     return [parse_number(p, max_digits) for p in parts]
-
-
-def network_to_json(net: Network, encode=None) -> dict[str, Any]:
-    """The parameter-file JSON of ``net``: entries as exact strings (or ``encode(x)``); shape included."""
-    s = encode or net.field.to_string
-    return {
-        "M": [[s(x) for x in row] for row in net.M],
-        "A": [[s(x) for x in row] for row in net.A],
-        "b": [s(x) for x in net.b],
-        "c": [s(x) for x in net.c],
-        "shape": {"m": net.m, "n": net.n, "k": net.k},
-    }
 
 
 def dump_network(net: Network) -> str:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import arb
 
-from certsym.landscape import restricted
+from certsym.landscape import kernel, restricted
 from certsym.landscape.restricted import FLOAT, ArbBackend, Backend, Layout, Size
 
 
@@ -419,8 +419,6 @@ class FamilyPoint:
 
 def report(family: Family, ks: Sequence[int], *, hessian_max_k: int = 12) -> list[FamilyPoint]:
     """Follow ``family`` through ks (continuation) and describe each critical point."""
-    from certsym.landscape import kernel
-
     rows = []
     for point in continue_in_k(family, ks):
         res = point.result

@@ -57,6 +57,8 @@ from typing import Any
 import numpy as np
 from flint import arb, ctx
 
+from certsym.landscape import kernel
+
 Size = int | float
 Scalar = Any  # float or flint.arb
 
@@ -473,8 +475,6 @@ def gradient_full_consistency(layout: Layout, x: Sequence[float], h: float = 1e-
     - "hessian_full": restricted Hessian vs J^T ∇²F(W) J with ``kernel.hessian``;
     - "hessian_fd": restricted Hessian vs central differences (step h) of the restricted gradient;
     - "loss": restricted loss vs ``kernel.loss``."""
-    from certsym.landscape import kernel
-
     xs = np.asarray(x, dtype=float)
     W = expand(layout, xs)
     E = basis(layout)

@@ -120,7 +120,7 @@ class NumberField(Field):
         x = self(x)
         if x.poly.degree() <= 0:
             return str(self.to_rational(x))
-        from certsym.numbers.expr import parse_expression  # the safe reader; no eval
+        from certsym.numbers.expr import parse_expression  # the safe reader, no eval; expr imports this module
 
         alpha = parse_expression(self.expr)
         value = sum((sympy.Rational(int(c.p), int(c.q)) * alpha**i

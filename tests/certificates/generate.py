@@ -12,8 +12,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from certsym.affine import decide_affine
-from certsym.certificate import (
+from certsym.certify import (
     InputRecord,
     affine_certificate,
     equivalence_certificate,
@@ -21,12 +20,13 @@ from certsym.certificate import (
     minimal_form_certificate,
     stabilizer_certificate,
 )
+from certsym.core.reduction import reduce
+from certsym.decide.affine import decide_affine
+from certsym.decide.equivalence import decide
+from certsym.decide.identifiability import decide_identifiable
 from certsym.decide.stabilizer import stabilizer
-from certsym.equivalence import decide
-from certsym.identifiability import decide_identifiable
 from certsym.io import load_networks
-from certsym.reduction import reduce
-from paper_checks.examples import EXAMPLES
+from certsym.reproduce.examples import EXAMPLES
 
 HERE = Path(__file__).parent
 

@@ -1,0 +1,572 @@
+"""Auditing many networks: group them by the function they realize, and certify each class.
+
+An audit has three steps.
+
+1. Collection (``collect_paths``): files, directories (searched recursively) and glob patterns become one list
+   of files, in the order given.
+2. Proposal (``propose``): each file is read once and reduced to a proposal hash that is EQUAL for any two files
+   that realize the same function, because it is built from exact invariants of the function only: for every
+   hyperplane H of the minimal form with a nonzero kink J_H = Σ_{i on H} λ_i v_i (MATH.md, "Complete
+   classification"), the float32 bits of the normalized row (u_H, β_H) (the correctly rounded float32 of a
+   real vector that depends on H alone: ``certsym.decide.dyadic``, fact 1) and J_H computed exactly. The affine part
+   (L, C) is left out. Float networks (float16/bfloat16/float32 model files) are reduced on numpy
+   (``certsym.decide.dyadic.reduce``); the others (parameter files, float64 with wider values, integer weights, number
+   fields) by their canonical form (``certsym.core.canonical``), which yields the same hash for the same function.
+   Invariants that are not rational (number fields) enter only by their count. Different functions may share
+   a hash: the hash only PROPOSES classes.
+3. Confirmation (``decide_chunk``): in each group of equal hashes, every member is decided exactly against the
+   group's representative (``certsym.audit.pair.equivalent`` on the fast path for float networks, the general
+   decision otherwise). A member that is not equivalent to it is decided against the next representative, or
+   becomes one. A class is therefore exactly a class of equal functions, whatever the hash does. With a
+   certificate directory, each member's decision is written as a certificate against its representative
+   (model files decided on the fast path are referenced by SHA-256: replay with ``certsym check CERT --inputs
+   REP MEMBER``).
+
+Jobs run in this process (one worker), in local processes (``ProcessPoolExecutor``; each worker imports numpy
+and certsym's readers once), or on Dask (``local``/``local:N`` starts a LocalCluster). Work is sent in chunks of
+files so that the cost per job stays small. Cost: one read and one reduction per file (O(n(m + k)) on numpy for
+float networks), then one read and one exact decision per member and representative (O(n(m + k)) plus a sort),
+more only when a hash is shared by several functions.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import math
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from flint import fmpq
+
+from certsym.audit.pair import equivalent
+from certsym.certify import InputRecord, equivalence_certificate
+from certsym.core.canonical import canonical_form
+from certsym.decide.dyadic import HASH_WEIGHTS, DyadicNetwork, reduce
+from certsym.decide.equivalence import decide
+from certsym.errors import InputError
+from certsym.io.models import Selection, is_model_file, read_arrays
+from certsym.io.params import load_inputs, load_networks, write_json_atomic
+from certsym.io.sources import Model, load
+from certsym.numbers import DEFAULT_MAX_DIGITS
+from certsym.numbers import rational_from_float as exact_float
+
+PROPOSAL_VERSION = b"certsym-audit-proposal-1"
+_MAGIC = re.compile(r"[*?[]")
+_PARAMETER_JSON = re.compile(r'^\ufeff?\s*\{\s*"(?:M|A|b|c|shape)"\s*:')
+_MAX_CHUNK = 16  # files per job: small enough for progress and balance, large enough to hide the per-job cost
+
+
+@dataclass(frozen=True)
+class Job:
+    """What every file of an audit is read with: the tensor selection of model files (a
+    ``certsym.io.models.Selection``, or None for the default rule) and the numeral limit of parameter files."""
+
+    keys: object = None
+    max_digits: int = DEFAULT_MAX_DIGITS
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One file's proposal: its hash (see the module docstring), its shape (m, n, k), whether it is a float
+    network (the fast path applies), or why it could not be read (``error``)."""
+
+    path: str
+    hash: str = ""
+    shape: tuple[int, int, int] = (0, 0, 0)
+    fast: bool = False
+    error: str = ""
+
+
+@dataclass
+class AuditClass:
+    """A class of files realizing one function: the proposal hash, the representative's shape (m, n, k), the
+    members (representative included, in the order audited), and per member its certificate file."""
+
+    hash: str
+    shape: tuple[int, int, int]
+    representative: str
+    members: list[str]
+    certificates: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file}}.
+        Cost: linear in the members."""
+        m, n, k = self.shape
+        return {"hash": self.hash, "shape": {"m": m, "n": n, "k": k}, "members": list(self.members),
+                "representative": self.representative, "certificates": dict(self.certificates)}
+
+
+@dataclass
+class AuditResult:
+    """The classes (ordered by their first member) and the files that could not be read, with the reason."""
+
+    classes: list[AuditClass]
+    unreadable: dict[str, str]
+
+    def to_json(self) -> dict:
+        """{"classes": [...], "unreadable": {path: reason}}. Cost: linear in the files."""
+        return {"classes": [c.to_json() for c in self.classes], "unreadable": dict(self.unreadable)}
+
+
+# -- collection ------------------------------------------------------------------------------------------------
+def is_candidate(path: str) -> bool:
+    """True for a file that a search (directory or glob pattern) takes: a model file by its content or suffix
+    (``certsym.io.models.is_model_file``), or a ``.json`` file whose first key is one of a parameter file's
+    (M, A, b, c, shape), so that configuration files and certificates beside the models are passed over.
+    Cost: a few bytes (and a zip directory) of the file."""
+    if path.lower().endswith(".json"):
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(1024).decode("utf-8", errors="replace")
+        except OSError:
+            return True  # the reader reports why
+        return _PARAMETER_JSON.match(head) is not None
+    return is_model_file(path)
+
+
+def _walk(directory: str) -> list[str]:
+    out = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith(".")
+                   and is_candidate(os.path.join(root, f)))
+    return out
+
+
+def collect_paths(paths: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The files of an audit, each once, in the order given, and the arguments that name nothing ({argument:
+    reason}). A file is taken as named; a directory is searched recursively (hidden entries skipped) for the
+    files ``is_candidate`` accepts; an argument that names no file and holds ``*``, ``?``, ``[...]`` or ``**``
+    is a glob pattern (``**`` spans directories), whose matches are taken like a directory's entries.
+    Cost: one directory listing per directory and a few bytes per file found."""
+    files: list[str] = []
+    seen: set[str] = set()
+    missing: dict[str, str] = {}
+
+    def add(path: str) -> None:
+        key = os.path.normpath(os.path.abspath(path))
+        if key not in seen:
+            seen.add(key)
+            files.append(path)
+
+    for arg in paths:
+        if os.path.isdir(arg):
+            found = _walk(arg)
+            if not found:
+                missing[arg] = "no model or parameter file in this directory"
+        elif os.path.exists(arg):
+            found = [arg]
+        elif _MAGIC.search(arg):
+            found = []
+            for match in sorted(glob.glob(arg, recursive=True)):
+                if os.path.isdir(match):
+                    found.extend(_walk(match))
+                elif is_candidate(match):
+                    found.append(match)
+            if not found:
+                missing[arg] = "no model or parameter file matches this pattern"
+        else:
+            found = []
+            missing[arg] = "no such file or directory"
+        for path in found:
+            add(path)
+    return files, missing
+
+
+# -- proposal hashes -------------------------------------------------------------------------------------------
+def float32_bits(x: fmpq) -> int:
+    """The bits of x rounded to float32 as IEEE division rounds (to nearest, ties to even; ±inf beyond the
+    range; +0 for every result 0, as the fast path turns −0 into +0). Cost: a few integer operations."""
+    p, q = int(x.p), int(x.q)
+    if p == 0:
+        return 0
+    sign = 0x80000000 if p < 0 else 0
+    p = abs(p)
+    e = p.bit_length() - q.bit_length()  # then 2^(e-1) < x < 2^(e+1)
+    if (p << max(0, -e)) < (q << max(0, e)):
+        e -= 1  # now 2^e <= x < 2^(e+1)
+    quantum = max(e, -126) - 23
+    num, den = (p, q << quantum) if quantum >= 0 else (p << -quantum, q)
+    m, r = divmod(num, den)
+    if 2 * r > den or (2 * r == den and m & 1):
+        m += 1
+    if m == 0:
+        return 0
+    if m == 1 << 24:
+        m, quantum = 1 << 23, quantum + 1
+    if m < 1 << 23:
+        return sign | m  # subnormal
+    biased = quantum + 23 + 127
+    return sign | (0x7F800000 if biased >= 255 else biased << 23 | (m - (1 << 23)))
+
+
+def _binary64(x: fmpq) -> float | None:
+    """x as a binary64 number when it is one exactly, else None."""
+    try:
+        f = int(x.p) / int(x.q)
+    except OverflowError:
+        return None
+    return f + 0.0 if fmpq(*f.as_integer_ratio()) == x else None
+
+
+class _Records:
+    """The (hyperplane, J) records of one function: rows of uint64 (plane id, then the binary64 bits of each
+    entry of J) when every entry of J is a binary64 number, else a text record. Either way a record is a
+    function of the exact values only."""
+
+    def __init__(self, m: int, k: int) -> None:
+        self.m, self.k = m, k
+        self.rows: list[np.ndarray] = []
+        self.texts: list[str] = []
+        self.irrational = 0
+
+    def add_exact(self, plane: int, J: Sequence[fmpq]) -> None:
+        values = [_binary64(x) for x in J]
+        if None in values:
+            self.texts.append(f"{plane:016x}:" + ",".join(str(x) for x in J))
+        else:
+            bits = np.array(values, dtype=np.float64).view(np.uint64).tolist()
+            self.rows.append(np.array([[plane, *bits]], dtype=np.uint64))
+
+    def digest(self) -> str:
+        table = np.concatenate(self.rows) if self.rows else np.zeros((0, self.k + 1), dtype=np.uint64)
+        table = table[np.lexsort(table.T[::-1])] if len(table) else table
+        h = hashlib.sha256(PROPOSAL_VERSION + f" m={self.m} k={self.k} rows={len(table)}\n".encode())
+        h.update(np.ascontiguousarray(table, dtype="<u8").tobytes())
+        h.update(("\n" + "\n".join(sorted(self.texts)) + f"\nirrational {self.irrational}\n").encode())
+        return h.hexdigest()
+
+
+def fast_proposal(net) -> str:
+    """The proposal hash of a float network (a ``certsym.decide.dyadic.DyadicNetwork``): its minimal form on numpy
+    (``certsym.decide.dyadic.reduce``), then per exact hyperplane with a nonzero kink the plane id (the fast path's hash
+    of the float32 normalized row) and J_H = Σ λ_i v_i, exact: a product λ_i v_i of two float32 numbers is exact in
+    binary64, and the few hyperplanes holding several neurons (a shared plane id) or merged neurons are summed
+    in rationals. Cost: one ``reduce`` (O(n(m + k)) vectorized) plus O(n k) vectorized and O(k) rational
+    operations per merged or shared hyperplane."""
+    rows = reduce(net).rows
+    out = _Records(net.m, net.k)
+    order = np.argsort(rows.plane, kind="stable")
+    planes = rows.plane[order]
+    starts = np.flatnonzero(np.r_[True, planes[1:] != planes[:-1]]) if len(order) else np.zeros(0, np.int64)
+    sizes = np.diff(np.r_[starts, len(order)])
+    lone = np.zeros(len(rows), dtype=bool)
+    lone[order[starts[sizes == 1]]] = True
+    merged = np.zeros(len(rows), dtype=bool)
+    merged[list(rows.vex)] = True
+    single = lone & ~merged
+    if single.any():  # the common case: one neuron on its hyperplane, v as stored, so J = λ v exactly in binary64
+        J = rows.V[single].astype(np.float64) * rows.lam[single][:, None] + 0.0
+        out.rows.append(np.column_stack([rows.plane[single], J.view(np.uint64)]))
+    groups: list[list[int]] = [[i] for i in np.flatnonzero(lone & merged).tolist()]
+    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+        exact_planes: list[list[int]] = []  # split a shared plane id into exact hyperplanes (fact 2 of dyadic)
+        for j in sorted(order[start:start + size].tolist()):
+            home = next((g for g in exact_planes if any(rows.proportional(np.array([g[0]]), np.array([j]), s)[0]
+                                                        for s in (1, -1))), None)
+            if home is None:
+                exact_planes.append([j])
+            else:
+                home.append(j)
+        groups.extend(exact_planes)
+    for group in groups:
+        J = [fmpq(0)] * net.k
+        for i in group:
+            lam = exact_float(float(rows.lam[i]))
+            J = [x + lam * y for x, y in zip(J, rows.v(i), strict=True)]
+        if any(x != 0 for x in J):
+            out.add_exact(int(rows.plane[group[0]]), J)
+    return out.digest()
+
+
+def _plane_id(key: Sequence[fmpq]) -> int:
+    """The fast path's plane id (``certsym.decide.dyadic._Rows.of``) of an exact normalized row: the float32 bits of
+    each entry, weighted and summed modulo 2^64."""
+    weights = HASH_WEIGHTS[np.arange(len(key)) % len(HASH_WEIGHTS)].tolist()
+    return sum(float32_bits(x) * w for x, w in zip(key, weights, strict=True)) % (1 << 64)
+
+
+def canonical_proposal(theta) -> str:
+    """The proposal hash of a network over any field (a ``certsym.core.network.Network``), from its canonical form
+    (``certsym.core.canonical``): the same hash as ``fast_proposal`` for the same function. Kinks whose hyperplane or
+    J is not rational (number fields) are only counted. Cost: the canonical form (O(n(m + k)) field operations)
+    plus O(m) integer operations per hyperplane."""
+    can = canonical_form(theta)
+    F = can.field
+    out = _Records(can.m, can.k)
+    for key, J in can.kinks.items():
+        if all(F.is_rational(x) for x in key) and all(F.is_rational(y) for y in J):
+            out.add_exact(_plane_id([F.to_rational(x) for x in key]), [F.to_rational(y) for y in J])
+        else:
+            out.irrational += 1
+    return out.digest()
+
+
+def _reason(path: str, exc: BaseException) -> str:
+    text = str(exc) if isinstance(exc, InputError) else (getattr(exc, "strerror", None) or str(exc))
+    return text[len(path) + 2:] if text.startswith(f"{path}: ") else text
+
+
+def propose(path: str, job: Job) -> Proposal:
+    """Read one file (once) and compute its proposal hash: ``fast_proposal`` for float networks,
+    ``canonical_proposal`` for the others. A file that cannot be read gives its reason instead.
+    Cost: reading the file, plus the hash's cost."""
+    try:
+        if is_model_file(path):
+            arrays, _ = read_arrays(path, job.keys)
+            (n, m), k = arrays[0].shape, arrays[2].shape[0]
+            net = DyadicNetwork.from_arrays(*arrays)
+            if net is not None:
+                return Proposal(path, fast_proposal(net), (m, n, k), True)
+            theta = Model(path, InputRecord(path, ""), list(arrays)).network
+        else:
+            (theta,), _ = load_networks([path], max_digits=job.max_digits, keys=job.keys)
+        return Proposal(path, canonical_proposal(theta), (theta.m, theta.n, theta.k))
+    except (InputError, OSError) as exc:
+        return Proposal(path, error=_reason(path, exc))
+
+
+def read_chunk(paths: Sequence[str], job: Job) -> list[Proposal]:
+    """``propose`` for each of ``paths`` (one job of the first step). Cost: the sum of theirs."""
+    return [propose(path, job) for path in paths]
+
+
+# -- confirmation ----------------------------------------------------------------------------------------------
+def _load(path: str, job: Job):
+    sel = Selection.of(job.keys)
+    return load(path, keys=sel.keys, layout=sel.layout, state_key=sel.state_key)
+
+
+def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, str | None]],
+                 job: Job) -> tuple[str, str, list[tuple[str, str, str]]]:
+    """Decide each member (path, float network?, certificate file or None) against the representative ``rep``:
+    (rep, why rep cannot be read or "", [(member, "equivalent" | "different" | "error" | "undecided", certificate
+    file or reason)]); members are "undecided" when rep cannot be read. Two float networks are decided by
+    ``certsym.audit.pair.equivalent`` on the fast path and certified with a referenced certificate; any other pair is
+    read into one field and decided by the general path, its certificate embedding both networks. Certificates
+    are written atomically, for equivalent members only. Cost: one read of rep, and per member one read and one
+    exact decision (plus the certificate)."""
+    rep_model = None
+    if rep_fast:
+        try:
+            rep_model = _load(rep, job)
+        except (InputError, OSError) as exc:
+            return rep, _reason(rep, exc), [(member, "undecided", "") for member, _, _ in members]
+    out: list[tuple[str, str, str]] = []
+    for member, fast, cert in members:
+        try:
+            if rep_model is not None and fast:
+                verdict = equivalent(rep_model, _load(member, job), reference=True)
+                same = verdict.equivalent
+                if same and cert:
+                    write_json_atomic(cert, verdict.certificate(reference=True))
+            else:
+                loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys)
+                verdict = decide(loaded[0].network, loaded[1].network)
+                same = verdict.equivalent
+                if same and cert:
+                    records = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
+                    write_json_atomic(cert, equivalence_certificate(verdict, records))
+        except (InputError, OSError) as exc:
+            if str(exc).startswith(f"{rep}: "):
+                return rep, _reason(rep, exc), out + [(x, "undecided", "") for x, _, _ in members[len(out):]]
+            out.append((member, "error", _reason(member, exc)))
+            continue
+        out.append((member, "equivalent" if same else "different", cert if same and cert else ""))
+    return rep, "", out
+
+
+# -- where the jobs run ----------------------------------------------------------------------------------------
+def warm() -> None:
+    """The worker initializer: a worker that runs it has imported this module, and with it everything jobs need
+    (numpy, the readers, the fast path), once per process. Cost: the imports, about a second in a fresh process,
+    nothing in a forked one."""
+
+
+def _chunks(items: list, workers: int) -> list[list]:
+    size = max(1, min(_MAX_CHUNK, math.ceil(len(items) / (4 * workers))))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _dask_client(spec: str, workers: int):
+    """A Dask client: a new LocalCluster for "local" / "local:N", else a connection to a scheduler."""
+    try:
+        from dask.distributed import Client, LocalCluster  # optional: the dask extra
+    except ImportError:
+        raise InputError("--dask needs dask.distributed (pip install 'dask[distributed]')") from None
+    if spec == "local" or spec.startswith("local:"):
+        count = spec[6:]
+        if count and not (count.isdigit() and int(count) >= 1):
+            raise InputError(f"--dask {spec}: expected 'local' or 'local:N' with N ≥ 1 workers")
+        import logging
+
+        import dask  # optional: the dask extra
+
+        # Dask starts its workers with MALLOC_TRIM_THRESHOLD_ set, which turns off glibc's adaptive mmap threshold:
+        # then every array of a few MB is a fresh mmap whose pages fault in, and an audit took twice as long.
+        environ = {key: value for key, value in dask.config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                   if key != "MALLOC_TRIM_THRESHOLD_"}
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = LocalCluster(n_workers=int(count) if count else workers, threads_per_worker=1,
+                                   processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+        return Client(cluster), cluster
+    _reachable(spec)
+    try:
+        return Client(spec, timeout=10), None
+    except Exception as exc:  # OSError, TimeoutError, ValueError for a malformed address, ...
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"--dask {spec}: cannot reach the Dask scheduler ({text})") from None
+
+
+def _reachable(address: str) -> None:
+    """Fail at once on a TCP scheduler address whose port refuses connections (Dask would retry until its
+    timeout)."""
+    import socket
+
+    match = re.fullmatch(r"(?:tcp://)?\[?([^\[\]/]+?)\]?:(\d+)", address)
+    if not match:
+        return
+    try:
+        socket.create_connection((match[1], int(match[2])), timeout=5).close()
+    except OSError as exc:
+        raise InputError(f"--dask {address}: cannot reach the Dask scheduler ({exc.strerror or exc})") from None
+
+
+class _Runner:
+    """Runs jobs in this process, in a process pool, or on Dask; ``run`` yields results as they complete."""
+
+    def __init__(self, workers: int, dask: str | None) -> None:
+        self.workers, self.dask = max(1, workers), dask
+        self.pool = self.client = self.cluster = None
+
+    def __enter__(self) -> _Runner:
+        if self.dask:
+            self.client, self.cluster = _dask_client(self.dask, self.workers)
+            self.client.run(warm)
+            self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
+        elif self.workers > 1:
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=warm)
+            self.pool.submit(warm).result()  # forks every worker now, while this process has no other thread
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+    def run(self, fn: Callable, jobs: list[tuple]) -> Iterator:
+        if self.client is not None:
+            from dask.distributed import as_completed as dask_completed  # optional: the dask extra
+
+            futures = [self.client.submit(fn, *args, pure=False) for args in jobs]
+            try:
+                for future in dask_completed(futures):
+                    yield future.result()
+            finally:
+                self.client.cancel(futures)
+        elif self.pool is not None:
+            futures = [self.pool.submit(fn, *args) for args in jobs]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:
+                for future in futures:
+                    future.cancel()
+        else:
+            for args in jobs:
+                yield fn(*args)
+
+
+def certificate_name(member: str) -> str:
+    """The certificate file name of a member: its file name and a digest of its full path (unique in one
+    directory). Cost: one SHA-256 of the path."""
+    digest = hashlib.sha256(os.path.abspath(member).encode()).hexdigest()[:12]
+    return re.sub(r"[^A-Za-z0-9._-]", "_", Path(member).name) + f"-{digest}.json"
+
+
+def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: str | None = None,
+          cert_dir: str | None = None, progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
+    """Group the networks of ``paths`` (files, directories, glob patterns: ``collect_paths``) into classes of
+    equal realized functions, confirmed by exact decisions (module docstring), and with ``cert_dir`` write one
+    certificate per member against its class representative. ``workers`` local processes (1: this process), or
+    ``dask``: "local", "local:N" or a scheduler address. ``progress(stage, done, total)`` is called as jobs
+    complete (stages "files read" and "decisions"). Prints nothing. Cost: one read and one reduction per file,
+    one read and one exact decision per member (module docstring), spread over the workers."""
+    job = job or Job()
+    report = progress or (lambda stage, done, total: None)
+    files, unreadable = collect_paths(paths)
+    order = {path: i for i, path in enumerate(files)}
+    proposals: dict[str, Proposal] = {}
+    with _Runner(workers, dask) as runner:
+        report("files read", 0, len(files))
+        for batch in runner.run(read_chunk, [(chunk, job) for chunk in _chunks(files, runner.workers)]):
+            proposals.update((p.path, p) for p in batch)
+            report("files read", len(proposals), len(files))
+        pending: dict[str, list[str]] = {}
+        for path in files:
+            p = proposals[path]
+            if p.error:
+                unreadable[path] = p.error
+            else:
+                pending.setdefault(p.hash, []).append(path)
+        if cert_dir:
+            Path(cert_dir).mkdir(parents=True, exist_ok=True)
+        classes: list[AuditClass] = []
+        decided = total = 0
+        while any(pending.values()):
+            jobs, current = [], {}
+            for digest, waiting in pending.items():
+                if not waiting:
+                    continue
+                rep = next((x for x in waiting if proposals[x].fast), waiting[0])
+                current[rep] = (digest, AuditClass(digest, proposals[rep].shape, rep, [rep]))
+                rest = [(x, proposals[x].fast, os.path.join(cert_dir, certificate_name(x)) if cert_dir else None)
+                        for x in waiting if x != rep]
+                jobs.extend((rep, proposals[rep].fast, chunk, job) for chunk in _chunks(rest, runner.workers))
+                pending[digest] = []
+            total += sum(len(j[2]) for j in jobs)
+            if jobs:
+                report("decisions", decided, total)
+            lost: set[str] = set()
+            for rep, error, results in runner.run(decide_chunk, jobs):
+                digest, cls = current[rep]
+                if error:
+                    lost.add(rep)
+                    unreadable[rep] = error
+                for member, status, detail in results:
+                    if status == "equivalent":
+                        cls.members.append(member)
+                        if detail:
+                            cls.certificates[member] = detail
+                    elif status in ("different", "undecided"):
+                        pending[digest].append(member)
+                    else:
+                        unreadable[member] = detail
+                decided += len(results)
+                report("decisions", decided, total)
+            for rep, (digest, cls) in current.items():
+                if rep in lost:  # the representative went away: its members are decided again
+                    for member in cls.members[1:]:
+                        pending[digest].append(member)
+                        if member in cls.certificates:
+                            Path(cls.certificates[member]).unlink(missing_ok=True)
+                else:
+                    classes.append(cls)
+            gone = set(unreadable)
+            for digest in pending:
+                pending[digest] = sorted(set(pending[digest]) - gone, key=order.__getitem__)
+    for cls in classes:
+        cls.members.sort(key=order.__getitem__)
+        cls.certificates = {m: cls.certificates[m] for m in cls.members if m in cls.certificates}
+    classes.sort(key=lambda c: order[c.members[0]])
+    ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
+    return AuditResult(classes, ordered)

@@ -1,0 +1,112 @@
+"""A claim about two networks, decided on the right path: ρ(θ_a) = ρ(θ_b) exactly (Theorems 3/4), on the fast
+exact path (``certsym.decide.dyadic``) when both sources are float arrays, else on the general rational path, with
+the certificate either way. Cost: O(n(m + k)) plus a sort, exact."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from certsym.certify import equivalence_certificate, fast_equivalence_certificate
+from certsym.decide.dyadic import DyadicNetwork, decide, witness
+from certsym.decide.equivalence import decide as decide_general
+from certsym.errors import InputError
+from certsym.io.sources import load, read_pair
+from certsym.numbers import QQ
+
+EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
+
+
+@dataclass
+class Equivalence:
+    """The verdict on ρ(θ1) = ρ(θ2) (Theorems 3/4), truthy iff equivalent, with its evidence: counts of H_n
+    matches, cross merges and antisymmetric pairs, or a rational witness and both exact values."""
+
+    equivalent: bool
+    path: str
+    verdict: Any = field(repr=False)
+    records: tuple = field(repr=False)
+    nets: tuple | None = field(default=None, repr=False)
+    readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
+
+    def __bool__(self) -> bool:
+        return self.equivalent
+
+    @property
+    def witness(self) -> list | None:
+        """The rational point where the two networks differ (NOT EQUIVALENT), else None."""
+        return self.verdict.witness
+
+    @property
+    def values(self) -> tuple | None:
+        """ρ(θ1)(x), ρ(θ2)(x) at the witness, exactly."""
+        return self.verdict.values
+
+    def counts(self) -> tuple[int, int, int]:
+        """(neurons matched by H_n, cross merges, antisymmetric pairs)."""
+        return len(self.verdict.matches), len(self.verdict.merges), len(self.verdict.pairs)
+
+    def to_json(self) -> dict:
+        """The fields of ``certsym equiv --json``, the same whichever path decided."""
+        out: dict = {"equivalent": self.equivalent, "field": self._field().name, "path": self.path,
+                     "readings": {name: text for name, text in self.readings}}
+        if self.equivalent:
+            out.update(dict(zip(("matched", "merges", "pairs"), self.counts(), strict=True)))
+        else:
+            F = self._field()
+            out.update(witness=[str(t) for t in self.witness], values=[[F.pretty(y) for y in vals]
+                                                                        for vals in self.values])
+        return out
+
+    def _field(self):
+        return QQ if self.path == "fast" else self.verdict.theta1.field
+
+    def certificate(self, reference: bool | None = None) -> dict:
+        """The certificate (a dict). Model files decided on the fast path are referenced by SHA-256 instead of
+        embedded when ``reference`` is True, or (None) beyond EMBED_LIMIT weights."""
+        if self.path == "general":
+            return equivalence_certificate(self.verdict, self.records)
+        size = sum(t.n * (t.m + t.k + 1) + t.k for t in self.nets)
+        embed = not reference if reference is not None else size <= EMBED_LIMIT
+        return fast_equivalence_certificate(self.verdict, self.nets, self.records, embed)
+
+    def reading_lines(self) -> list[str]:
+        """One line per source read as a ReLU network without saying so itself."""
+        return [f"  {name}: {text}" for name, text in self.readings]
+
+    def __str__(self) -> str:
+        if self.equivalent:
+            m, g, p = self.counts()
+            head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({m} neurons matched by H_n, {g} cross merges, "
+                    f"{p} antisymmetric pairs)")
+        else:
+            F = self._field()
+            v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
+            head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
+        return "\n".join([head, *self.reading_lines()])
+
+
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence:
+    """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. ``path`` "auto" takes the fast exact path
+    (certsym.decide.dyadic) when both sources are float16/bfloat16/float32 arrays, "general" the rational path.
+    A small NOT EQUIVALENT pair gets the general path's witness; a large one (or with ``reference``) a sparse
+    witness on one hyperplane.
+    Cost: O(n(m + k)) plus a sort, exact."""
+    if path not in ("auto", "general"):
+        raise InputError("path must be 'auto' or 'general'")
+    A, B = load(a), load(b)
+    readings = tuple((x.name, x.reading) for x in (A, B) if x.reading)
+    if path == "auto" and A.arrays is not None and B.arrays is not None:
+        nets = (DyadicNetwork.from_arrays(*A.arrays), DyadicNetwork.from_arrays(*B.arrays))
+        if None not in nets and (nets[0].m, nets[0].k) == (nets[1].m, nets[1].k):
+            verdict = decide(*nets)
+            small = not reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
+            if verdict.equivalent or not small:
+                if not verdict.equivalent:
+                    witness(*nets, verdict)
+                return Equivalence(verdict.equivalent, "fast", verdict, (A.record, B.record), nets, readings)
+    t1, t2, records = read_pair(A, B)
+    verdict = decide_general(t1, t2)
+    return Equivalence(verdict.equivalent, "general", verdict, records, readings=readings)
+
+

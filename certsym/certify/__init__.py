@@ -1,0 +1,37 @@
+"""Certificates: the envelope (``envelope``) and one writer per family of statements. Each writer turns a
+decision's evidence into the JSON document that ``certsym_check`` replays (certificates/FORMAT.md), in time linear
+in its size."""
+
+from certsym.certify.distance import DISTANCE_DENOMINATOR_BITS, distance_certificate
+from certsym.certify.envelope import (
+                                      CLAIMS,
+                                      FORMAT,
+                                      VERSION,
+                                      InputRecord,
+                                      field_json,
+                                      network_to_json,
+                                      number_json,
+                                      parameters_json,
+                                      steps_json,
+)
+from certsym.certify.equivalence import (
+                                      affine_certificate,
+                                      equivalence_certificate,
+                                      equivalence_proof,
+                                      fast_equivalence_certificate,
+                                      minimal_form_certificate,
+)
+from certsym.certify.identifiability import identifiability_certificate
+from certsym.certify.landscape import (
+                                      added_neuron_certificates,
+                                      critical_point_certificate,
+                                      hessian_inertia_certificate,
+                                      wide_critical_point_certificate,
+)
+from certsym.certify.stabilizer import stabilizer_certificate
+
+__all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRecord", "added_neuron_certificates",
+           "affine_certificate", "critical_point_certificate", "distance_certificate", "equivalence_certificate",
+           "equivalence_proof", "fast_equivalence_certificate", "field_json", "hessian_inertia_certificate",
+           "identifiability_certificate", "minimal_form_certificate", "network_to_json", "number_json",
+           "parameters_json", "stabilizer_certificate", "steps_json", "wide_critical_point_certificate"]

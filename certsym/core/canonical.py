@@ -1,0 +1,83 @@
+"""The canonical form of the realized FUNCTION: kink invariants (MATH.md, "Complete classification").
+
+With the hyperplane key (u_H, β_H) of each neuron (``reduction.hyperplane_key``),
+
+    ρ(θ)(x) = Σ_H J_H σ(ℓ_H(x)) + L x + C,   J_H = Σ_{i on H} λ_i v_i,
+    L = −Σ_H N_H u_H^T,   C = −Σ_H N_H β_H + Σ_{a_i = 0} v_i σ(b_i) + c,
+    N_H = Σ_{i on H, s_i = −1} λ_i v_i.
+
+Theorem: ρ(θ) = ρ(θ') iff both have the same hyperplanes with J_H ≠ 0, the same J_H on each,
+the same L and the same C. The invariants are computed in O(n(m + k)) field operations plus a hash;
+the stable hash is SHA-256 of a canonical JSON text (sorted hyperplanes), so it compares networks
+over the same field (for Q: always).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from certsym.core.network import Network
+from certsym.core.reduction import hyperplane_key
+from certsym.numbers import Field, Scalar
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """Kink invariants of ρ(θ): {key_H: J_H} (only J_H ≠ 0), L (k×m) and C (k)."""
+
+    field: Field
+    m: int
+    k: int
+    kinks: dict[tuple, tuple[Scalar, ...]]
+    linear: tuple[tuple[Scalar, ...], ...]
+    constant: tuple[Scalar, ...]
+
+    def to_json(self) -> dict:
+        """Canonical JSON: hyperplanes sorted by their string form; numbers as exact strings."""
+        s = self.field.to_string
+        kinks = sorted(
+            ([s(x) for x in key], [s(x) for x in J]) for key, J in self.kinks.items()
+        )
+        return {
+            "field": self.field.name,
+            "m": self.m,
+            "k": self.k,
+            "kinks": [{"hyperplane": key, "J": J} for key, J in kinks],
+            "linear": [[s(x) for x in row] for row in self.linear],
+            "constant": [s(x) for x in self.constant],
+        }
+
+    @property
+    def hash(self) -> str:
+        """SHA-256 of the canonical JSON text."""
+        text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def canonical_form(theta: Network) -> Canonical:
+    """Theorem (complete classification): the kink invariants of ρ(θ). Cost O(n(m + k)) + hash."""
+    F = theta.field
+    m, k = theta.m, theta.k
+    kinks: dict[tuple, list[Scalar]] = {}
+    linear = [[F.zero] * m for _ in range(k)]
+    constant = list(theta.c)
+    for nu in theta.neurons():
+        hk = hyperplane_key(nu.a, nu.b)
+        if hk is None:
+            if nu.b > 0:
+                constant = [cj + vj * nu.b for cj, vj in zip(constant, nu.v, strict=True)]
+            continue
+        key, s, lam = hk
+        lv = [lam * vj for vj in nu.v]
+        J = kinks.setdefault(key, [F.zero] * k)
+        for j in range(k):
+            J[j] = J[j] + lv[j]
+        if s < 0:  # σ(−ℓ) = σ(ℓ) − ℓ: the neuron adds −λ v ℓ_H to the affine part
+            for j in range(k):
+                for q in range(m):
+                    linear[j][q] = linear[j][q] - lv[j] * key[q]
+                constant[j] = constant[j] - lv[j] * key[m]
+    nonzero = {key: tuple(J) for key, J in kinks.items() if any(x != 0 for x in J)}
+    return Canonical(F, m, k, nonzero, tuple(map(tuple, linear)), tuple(constant))

@@ -1,0 +1,307 @@
+"""Certified distance between two networks on a box: an exact rational enclosure [L, U] of
+sup_{x ∈ B} ‖ρ(θ_A)(x) − ρ(θ_B)(x)‖∞ for a box B = Π_q [lo_q, hi_q].
+
+- Alignment: each neuron of B is paired with the A neuron whose row is nearest after positive scaling
+  (floating point proposes, exact arithmetic disposes: any pairing and any d > 0 give a sound bound). The pairs
+  (i, i', d) form a partial H_n element: B's neuron i' is scaled by d, (a', b', v') ↦ (d a', d b', v'/d), which
+  leaves ρ(θ_B) unchanged.
+- Upper bound U (symbolic intervals, as in ReluDiff): for a pair with z = a·x + b and z' = d(a'·x + b'),
+  v σ(z) − v'' σ(z') (v'' = v'/d) is the exact affine map v z − v'' z' when both are active on all of B, 0 when
+  both are inactive, and otherwise (v − v'') σ(z) + v''(σ(z) − σ(z')) with σ(z) ∈ [max(zmin, 0), max(zmax, 0)]
+  and σ(z) − σ(z') ∈ [min(0, Δmin), max(0, Δmax)] (σ is monotone and 1-Lipschitz; Δ = z − z'). An unpaired
+  neuron is affine when stably active, 0 when stably inactive, else v·[0, zmax]. So output j lies in
+  aff_j(x) + [E_lo_j, E_hi_j], and U = max_j max(max_B aff_j + E_hi_j, −(min_B aff_j + E_lo_j)): an affine map's
+  extremes on a box are exact.
+- Lower bound L = ‖D(x*)‖∞ at a witness x* ∈ B, evaluated exactly; x* comes from a floating-point search
+  (random points, corners and projected gradient steps), which only proposes.
+- Exactly equivalent networks (decided by ``certsym.decide.equivalence``) get U = L = 0 with the equivalence proof.
+Cost: O(n m) exact operations for the bounds (matrix products in python-flint), plus the search: linear in the
+number of weights.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+
+from certsym.core.network import Network
+from certsym.decide.equivalence import decide
+from certsym.errors import InputError
+from certsym.numbers import QQ, parse_rational
+
+Box = list[tuple[fmpq, fmpq]]
+
+
+@dataclass
+class Distance:
+    """[L, U] with the evidence: the box, the alignment (i in A, i' in B, d > 0), the witness and its values;
+    ``equivalence`` is the exact-equivalence verdict when U = 0 by Theorems 3/4."""
+
+    lower: fmpq
+    upper: fmpq
+    box: Box
+    pairs: list[tuple[int, int, fmpq]]
+    witness: list[fmpq]
+    values: list[fmpq]
+    stable: int = 0
+    unstable: int = 0
+    equivalence: object = None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.lower == 0 else float(self.upper / self.lower)
+
+
+BOX_NUMERATOR_BITS = 1 << 12  # the checker's bound on the numerators of a distance certificate's box and witness
+
+
+def parse_box(spec: str | None, m: int) -> Box:
+    """The box: None → [0, 1]^m; "lo,hi" for every coordinate; "lo1,hi1;lo2,hi2;…" one pair per coordinate.
+    Numbers are exact decimals or p/q."""
+    if spec is None:
+        return [(fmpq(0), fmpq(1))] * m
+    parts = [p for p in spec.split(";") if p.strip()]
+    if len(parts) not in (1, m):
+        raise InputError(f"--box: give one 'lo,hi' for all {m} coordinates or {m} of them separated by ';'")
+    box = []
+    for part in parts:
+        ends = part.split(",")
+        if len(ends) != 2:
+            raise InputError(f"--box: expected 'lo,hi', not {part.strip()!r}")
+        lo, hi = (parse_rational(e.strip()) for e in ends)
+        if lo is None or hi is None:
+            raise InputError(f"--box: not an exact number in {part.strip()!r}")
+        if lo > hi:
+            raise InputError(f"--box: lo > hi in {part.strip()!r}")
+        box.append((lo, hi))
+    return box * m if len(box) == 1 else box
+
+
+def parse_vnnlib(text: str, m: int) -> Box:
+    """The input box of a VNN-LIB property: (assert (<= X_i c)) and (assert (>= X_i c)) for every input.
+    Everything else (output constraints) is ignored; a missing or doubled bound is an error."""
+    import re
+
+    lo: dict[int, fmpq] = {}
+    hi: dict[int, fmpq] = {}
+    for op, var, num in re.findall(r"\(\s*assert\s*\(\s*(<=|>=)\s+X_(\d+)\s+([-+0-9.eE/]+)\s*\)\s*\)", text):
+        value = parse_rational(num)
+        if value is None:
+            raise InputError(f"VNN-LIB: not an exact number {num!r}")
+        target = hi if op == "<=" else lo
+        if int(var) in target:
+            raise InputError(f"VNN-LIB: X_{var} is bounded twice on one side")
+        target[int(var)] = value
+    if set(lo) != set(range(m)) or set(hi) != set(range(m)):
+        raise InputError(f"VNN-LIB: every input X_0 … X_{m - 1} needs a lower and an upper bound")
+    if any(lo[q] > hi[q] for q in range(m)):
+        raise InputError("VNN-LIB: a lower bound exceeds its upper bound")
+    return [(lo[q], hi[q]) for q in range(m)]
+
+
+def _floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    return (np.array([[float(x) for x in row] for row in net.A]).reshape(net.n, net.m),
+            np.array([float(x) for x in net.b]), np.array([[float(x) for x in row] for row in net.M]).reshape(
+                net.k, net.n), np.array([float(x) for x in net.c]))
+
+
+def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
+    """Pairs (i, i', d): B's neuron i' scaled by d > 0 is nearest to A's neuron i (cosine of the rows (a, b),
+    greedy by similarity; d from the ratio of norms, as a simple rational). Cost O(n_A n_B m) floating point."""
+    WA, bA, _, _ = _floats(A)
+    WB, bB, _, _ = _floats(B)
+    RA, RB = np.hstack([WA, bA[:, None]]), np.hstack([WB, bB[:, None]])
+    nA, nB = np.linalg.norm(RA, axis=1), np.linalg.norm(RB, axis=1)
+    live_A, live_B = np.flatnonzero(nA > 0), np.flatnonzero(nB > 0)
+    if not len(live_A) or not len(live_B):
+        return []
+    sim = (RA[live_A] / nA[live_A, None]) @ (RB[live_B] / nB[live_B, None]).T
+    order = np.argsort(-sim, axis=None)
+    used_A, used_B, pairs = set(), set(), []
+    for flat in order[: 8 * (len(live_A) + len(live_B))]:
+        ia, ib = divmod(int(flat), len(live_B))
+        if sim[ia, ib] < 0.9:
+            break
+        i, j = int(live_A[ia]), int(live_B[ib])
+        if i in used_A or j in used_B:
+            continue
+        used_A.add(i)
+        used_B.add(j)
+        ratio = Fraction(float(nA[i] / nB[j])).limit_denominator(1000)
+        pairs.append((i, j, fmpq(ratio.numerator, ratio.denominator)))
+    return sorted(pairs)
+
+
+def _extremes(rows: fmpq_mat, bias: list, box: Box) -> tuple[list, list]:
+    """(min, max) over the box of every row's affine function a·x + b, exactly: a·mid ∓ |a|·rad + b with
+    mid = (lo + hi)/2 and rad = (hi − lo)/2 (two matrix products)."""
+    n, m = rows.nrows(), rows.ncols()
+    mid = fmpq_mat(m, 1, [(lo + hi) / 2 for lo, hi in box])
+    rad = fmpq_mat(m, 1, [(hi - lo) / 2 for lo, hi in box])
+    centre = (rows * mid).entries()
+    if all(r == 0 for r in rad.entries()):
+        spread = [fmpq(0)] * n
+    else:
+        spread = (fmpq_mat(n, m, [abs(x) for x in rows.entries()]) * rad).entries()
+    return ([c - s + b for c, s, b in zip(centre, spread, bias, strict=True)],
+            [c + s + b for c, s, b in zip(centre, spread, bias, strict=True)])
+
+
+def upper_bound(A: Network, B: Network, box: Box, pairs: list[tuple[int, int, fmpq]]):
+    """U for the alignment ``pairs`` (module docstring), with the numbers of stable and unstable terms. Cost:
+    O((n_A + n_B) m) exact operations in matrix products, O((n_A + n_B) k) in Python."""
+    m, k = A.m, A.k
+    # every term is v σ(r·x + β) with sign ±; B's paired neurons carry their scaling d
+    scale = {j: d for _, j, d in pairs}
+    rows_A = fmpq_mat(A.n, m, [x for row in A.A for x in row])
+    rows_B = fmpq_mat(B.n, m, [x * scale[i] if scale.get(i, 1) != 1 else x for i, row in enumerate(B.A) for x in row])
+    bias_B = [x * scale.get(i, 1) for i, x in enumerate(B.b)]
+    v_B = [[B.M[j][i] / scale.get(i, 1) for j in range(k)] for i in range(B.n)]
+    v_A = [[A.M[j][i] for j in range(k)] for i in range(A.n)]
+    zA, zB = _extremes(rows_A, list(A.b), box), _extremes(rows_B, bias_B, box)
+    elo, ehi = [fmpq(0)] * k, [fmpq(0)] * k
+    # the weights with which each neuron's affine function enters the exact affine part, per output
+    coeff_A, coeff_B = [[fmpq(0)] * A.n for _ in range(k)], [[fmpq(0)] * B.n for _ in range(k)]
+    stable = unstable = 0
+
+    paired_A = {i: (j, d) for i, j, d in pairs}
+    paired_B = {j for _, j, _ in pairs}
+    dz = {}
+    if pairs:  # Δ = z − z' = (a − d a')·x + (b − d b'), its extremes over the box
+        flat_A, flat_B = rows_A.entries(), rows_B.entries()
+        diff = fmpq_mat(len(pairs), m, [x - y for i, j, _ in pairs
+                                        for x, y in zip(flat_A[i * m:(i + 1) * m], flat_B[j * m:(j + 1) * m],
+                                                        strict=True)])
+        dlo, dhi = _extremes(diff, [A.b[i] - bias_B[j] for i, j, _ in pairs], box)
+        dz = {i: (lo, hi) for (i, _, _), lo, hi in zip(pairs, dlo, dhi, strict=True)}
+    for i in range(A.n):
+        (lo_i, hi_i) = zA[0][i], zA[1][i]
+        if i in paired_A:
+            j = paired_A[i][0]
+            lo_j, hi_j = zB[0][j], zB[1][j]
+            if lo_i >= 0 and lo_j >= 0:
+                stable += 1
+                for t in range(k):
+                    coeff_A[t][i] += v_A[i][t]
+                    coeff_B[t][j] -= v_B[j][t]
+                continue
+            if hi_i <= 0 and hi_j <= 0:
+                stable += 1
+                continue
+            unstable += 1
+            s_lo, s_hi = max(lo_i, 0), max(hi_i, 0)
+            d_lo, d_hi = min(dz[i][0], 0), max(dz[i][1], 0)
+            for t in range(k):
+                dv, vb = v_A[i][t] - v_B[j][t], v_B[j][t]
+                elo[t] += min(dv * s_lo, dv * s_hi) + min(vb * d_lo, vb * d_hi)
+                ehi[t] += max(dv * s_lo, dv * s_hi) + max(vb * d_lo, vb * d_hi)
+            continue
+        stable, unstable = _single(i, lo_i, hi_i, v_A[i], 1, coeff_A, elo, ehi, stable, unstable)
+    for j in range(B.n):
+        if j not in paired_B:
+            stable, unstable = _single(j, zB[0][j], zB[1][j], v_B[j], -1, coeff_B, elo, ehi, stable, unstable)
+    # the exact affine part: Σ_i coeff_A[t][i] (a_i·x + b_i) + Σ_j coeff_B[t][j] (a'_j·x + b'_j) + c_A − c_B
+    linear = fmpq_mat(k, m, [0] * (k * m))
+    if A.n:
+        linear += fmpq_mat(k, A.n, [x for row in coeff_A for x in row]) * rows_A
+    if B.n:
+        linear += fmpq_mat(k, B.n, [x for row in coeff_B for x in row]) * rows_B
+    const = [sum((coeff_A[t][i] * A.b[i] for i in range(A.n)), fmpq(0)) +
+             sum((coeff_B[t][j] * bias_B[j] for j in range(B.n)), fmpq(0)) + A.c[t] - B.c[t] for t in range(k)]
+    amin, amax = _extremes(linear, const, box)
+    U = max(max(amax[t] + ehi[t], -(amin[t] + elo[t])) for t in range(k))
+    return max(U, fmpq(0)), stable, unstable
+
+
+def _single(i, lo, hi, v, sign, coeff, elo, ehi, stable, unstable):
+    """An unpaired neuron ±v σ(z): affine when stably active, 0 when stably inactive, else ±v·[0, zmax]."""
+    if lo >= 0:
+        for t in range(len(v)):
+            coeff[t][i] += sign * v[t]
+        return stable + 1, unstable
+    if hi <= 0:
+        return stable + 1, unstable
+    for t in range(len(v)):
+        a = sign * v[t] * hi
+        elo[t] += min(a, fmpq(0))
+        ehi[t] += max(a, fmpq(0))
+    return stable, unstable + 1
+
+
+def evaluate_difference(A: Network, B: Network, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ_A)(x) − ρ(θ_B)(x), exactly (matrix products in python-flint). Cost O((n_A + n_B)(m + k))."""
+    def rho(net: Network) -> list[fmpq]:
+        z = (fmpq_mat(net.n, net.m, [y for row in net.A for y in row]) * fmpq_mat(net.m, 1, x)).entries()
+        h = [max(zi + bi, fmpq(0)) for zi, bi in zip(z, net.b, strict=True)]
+        out = (fmpq_mat(net.k, net.n, [y for row in net.M for y in row]) * fmpq_mat(net.n, 1, h)).entries()
+        return [o + c for o, c in zip(out, net.c, strict=True)]
+
+    return [p - q for p, q in zip(rho(A), rho(B), strict=True)]
+
+
+def search_witness(A: Network, B: Network, box: Box, seed: int = 0, samples: int = 2000, steps: int = 60) -> list:
+    """A point of the box where ‖D‖∞ is large, by floating point: random points and corners, then projected
+    gradient ascent from the best ones. Only proposes; the value is computed exactly afterwards."""
+    WA, bA, MA, cA = _floats(A)
+    WB, bB, MB, cB = _floats(B)
+    lo = np.array([float(b[0]) for b in box])
+    hi = np.array([float(b[1]) for b in box])
+    rng = np.random.default_rng(seed)
+
+    def D(X):
+        return (np.maximum(X @ WA.T + bA, 0) @ MA.T + cA) - (np.maximum(X @ WB.T + bB, 0) @ MB.T + cB)
+
+    X = np.vstack([lo + (hi - lo) * rng.random((samples, len(lo))), lo, hi, (lo + hi) / 2,
+                   np.where(rng.random((64, len(lo))) < 0.5, lo, hi)])
+    vals = np.abs(D(X))
+    best = np.argsort(-vals.max(axis=1))[:8]
+    starts = X[best]
+    found = X[best[0]].copy()
+    best_val = vals[best[0]].max()
+    for x in starts:
+        j = int(np.argmax(np.abs(D(x[None])[0])))
+        step = (hi - lo) * 0.05
+        for _ in range(steps):
+            zA, zB = x @ WA.T + bA, x @ WB.T + bB
+            grad = (MA[j] * (zA > 0)) @ WA - (MB[j] * (zB > 0)) @ WB
+            sign = np.sign(D(x[None])[0][j]) or 1.0
+            x = np.clip(x + sign * step * np.sign(grad), lo, hi)
+            step *= 0.95
+            value = np.abs(D(x[None])[0]).max()
+            if value > best_val:
+                best_val, found = value, x.copy()
+    out = []
+    for q, t in enumerate(found.tolist()):
+        num, den = float(t).as_integer_ratio()
+        out.append(min(max(fmpq(num, den), box[q][0]), box[q][1]))
+    return out
+
+
+def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0) -> Distance:
+    """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞ (module docstring). Raises InputError for
+    networks over a number field, or of different input or output sizes."""
+    if A.field is not QQ or B.field is not QQ:
+        raise InputError("certsym distance works over QQ (model files and rational parameter files)")
+    if (A.m, A.k) != (B.m, B.k):
+        raise InputError(f"the networks differ in shape: m = {A.m}, k = {A.k} against m = {B.m}, k = {B.k}")
+    box = box or parse_box(None, A.m)
+    if len(box) != A.m:
+        raise InputError(f"the box has {len(box)} coordinates, the networks {A.m} inputs")
+    if any(int(end.p).bit_length() > BOX_NUMERATOR_BITS for b in box for end in b):
+        raise InputError(f"the box has a bound whose numerator exceeds {BOX_NUMERATOR_BITS} bits, beyond what the "
+                         "checker replays (certificates/FORMAT.md, Bounds)")
+    x = search_witness(A, B, box, seed)
+    values = evaluate_difference(A, B, x)
+    L = max(abs(v) for v in values)
+    if L == 0:  # only then can the networks be equivalent (a nonzero difference anywhere says they are not)
+        verdict = decide(A, B)
+        if verdict.equivalent:
+            return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict)
+    pairs = align(A, B)
+    U, stable, unstable = upper_bound(A, B, box, pairs)
+    if L > U:  # pragma: no cover - a soundness failure, never a result
+        raise AssertionError("lower bound above the upper bound")
+    return Distance(L, U, box, pairs, x, values, stable, unstable)

@@ -1,0 +1,451 @@
+"""A fast exact path for networks whose weights are binary floats with at most 24 significant bits.
+
+Trained networks come as float16/float32 tensors: every weight is a dyadic rational, and two exactness
+facts of IEEE binary64 arithmetic let numpy do the work of the general path (``reduction``,
+``equivalence``) without creating one rational per weight:
+
+1. Division is correctly rounded. If r_j = μ r_i with μ ≠ 0 and p is the first index with a_p ≠ 0, then
+   r_j/a_{j,p} and r_i/a_{i,p} are the same real vector, so their binary64 roundings are the same bits.
+   Equal hashes of these normalized rows are therefore NECESSARY for proportionality (a hash bucket
+   collects every candidate).
+2. A number with ≤ 24 significant bits times another is exact in binary64 (48 ≤ 53 bits, and float32
+   exponents stay far inside binary64's range). So r_j = (|a_{j,p}|/|a_{i,p}|) r_i holds iff
+   r_j·|a_{i,p}| = r_i·|a_{j,p}| entrywise in binary64: a SUFFICIENT, exact test, vectorized.
+
+Everything else (merged output weights, λ's, pairs, the affine identity) is exact rational arithmetic on
+O(n k) numbers. The verdicts, steps, matches, merges and pairs are those of the general path, in the
+same order; ``tests/test_dyadic.py`` compares both on many inputs.
+Cost: O(n(m + k)) vectorized float operations, one O(n log n) sort of hashes, and O(n k) rational
+operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import fmpq
+
+from certsym.core.network import Network
+from certsym.core.reduction import BIAS_SHIFT, MERGE, ZEROING, Step
+from certsym.decide.equivalence import Match, Merge, Pair
+from certsym.numbers import QQ
+from certsym.numbers import rational_from_float as exact_float
+
+# The odd 64-bit weights of the row hash (shared with the audit's proposal hash, which must use the same ones).
+HASH_WEIGHTS = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
+_CHUNK = 4096  # rows per vectorized block: bounds the temporaries to a few tens of MB
+
+
+@dataclass(frozen=True)
+class DyadicNetwork:
+    """θ = (M, A, b, c) held as float32 arrays (every entry has ≤ 24 significant bits)."""
+
+    A: np.ndarray
+    b: np.ndarray
+    M: np.ndarray
+    c: np.ndarray
+
+    @property
+    def m(self) -> int:
+        """Input dimension."""
+        return self.A.shape[1]
+
+    @property
+    def n(self) -> int:
+        """Hidden units."""
+        return self.A.shape[0]
+
+    @property
+    def k(self) -> int:
+        """Output dimension."""
+        return self.M.shape[0]
+
+    @classmethod
+    def from_arrays(cls, W1, b1, W2, b2) -> DyadicNetwork | None:
+        """The network, or None when some entry is not a finite float with ≤ 24 significant bits (then
+        the general path applies). Cost O(n(m + k))."""
+        arrays = [np.asarray(t) for t in (W1, b1, W2, b2)]
+        if any(t.dtype.kind != "f" for t in arrays):
+            return None
+        out = []
+        for t in arrays:
+            x = t.astype(np.float32, copy=False)  # exact for float16; checked below for float64
+            if not np.isfinite(x).all() or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
+                return None
+            out.append(x)
+        return cls(*out)
+
+    def to_network(self) -> Network:
+        """The same network for the general path (one rational per weight)."""
+        def conv(rows):
+            return [[exact_float(x) for x in row] for row in rows.tolist()]
+
+        return Network.build(conv(self.M), conv(self.A), [exact_float(x) for x in self.b.tolist()],
+                             [exact_float(x) for x in self.c.tolist()], QQ, self.m)
+
+
+@dataclass
+class _Rows:
+    """Rows r_i = (a_i, b_i) of selected neurons with their normalized-row hash, orientation and |a_{i,p}|.
+
+    The rows stay in the caller's float32 arrays (``parts``: (A, b, selected row indices) blocks, one
+    after the other); ``gather`` widens only the rows it is asked for."""
+
+    parts: list            # [(A, b, idx)]: position p of block t is row idx[p] of A
+    V: np.ndarray          # (len, k) output weights as floats (exact while ``vex`` has no entry)
+    ids: np.ndarray        # neuron ids (in D: θ2's shifted by n1)
+    plane: np.ndarray      # uint64 hash of r/a_p, orientation-free
+    sign: np.ndarray       # sign of a_p
+    lam: np.ndarray        # |a_p| (binary64)
+    vex: dict = field(default_factory=dict)  # position -> exact v (fmpq) once merges changed it
+
+    @classmethod
+    def of(cls, A: np.ndarray, b: np.ndarray, idx: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
+        # Fact 1 holds in float32 as well (its division is correctly rounded too), so the normalized rows are
+        # hashed in the arrays' own precision without widening them.
+        n, width = len(idx), A.shape[1] + 1
+        plane = np.empty(n, dtype=np.uint64)
+        lam = np.empty(n)
+        weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
+        bits = np.uint32 if A.dtype == np.float32 else np.uint64
+        for s in range(0, n, _CHUNK):
+            rows = A[idx[s:s + _CHUNK]]
+            lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
+            lam[s:s + _CHUNK] = lead
+            with np.errstate(over="ignore", under="ignore"):  # ±inf and 0 are correctly rounded quotients too
+                normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
+                offset = b[idx[s:s + _CHUNK]] / lead + A.dtype.type(0)
+            plane[s:s + _CHUNK] = (normal.view(bits).astype(np.uint64) @ weights[:-1]
+                                   + offset.view(bits).astype(np.uint64) * weights[-1])
+        return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def gather(self, P: np.ndarray) -> np.ndarray:
+        """The rows at positions P, as binary64."""
+        out = np.empty((len(P), self.parts[0][0].shape[1] + 1))
+        start = 0
+        for A, b, idx in self.parts:
+            offset = P - start
+            mine = (offset >= 0) & (offset < len(idx))
+            out[mine] = _widen(A, b, idx[offset[mine]])
+            start += len(idx)
+        return out
+
+    def select(self, keep: np.ndarray) -> _Rows:
+        (A, b, idx), = self.parts
+        return _Rows([(A, b, idx[keep])], self.V[keep], self.ids[keep], self.plane[keep], self.sign[keep],
+                     self.lam[keep], {q: self.vex[p] for q, p in enumerate(keep.tolist()) if p in self.vex})
+
+    def proportional(self, I: np.ndarray, J: np.ndarray, sign: int = 1) -> np.ndarray:
+        """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized."""
+        out = np.empty(len(I), dtype=bool)
+        for s in range(0, len(I), _CHUNK):
+            i, j = I[s:s + _CHUNK], J[s:s + _CHUNK]
+            out[s:s + _CHUNK] = (self.gather(j) * self.lam[i, None] == sign * self.gather(i) * self.lam[j, None]
+                                 ).all(axis=1)
+        return out
+
+    def v(self, pos: int) -> tuple:
+        return self.vex.get(pos) or tuple(exact_float(x) for x in self.V[pos].tolist())
+
+    def ratio(self, i: int, j: int) -> fmpq:
+        return exact_float(self.lam[j]) / exact_float(self.lam[i])
+
+
+def _buckets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions sorted by key (stably, so ascending within a key), and the start and size of each run."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]]) if len(order) else np.zeros(0, np.int64)
+    return order, starts, np.diff(np.r_[starts, len(order)])
+
+
+def _widen(A: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    R = np.empty((len(idx), A.shape[1] + 1))
+    R[:, :-1] = A[idx]
+    R[:, -1] = b[idx]
+    return R
+
+
+@dataclass
+class FastReduction:
+    """θ → θ_min on the fast path: the steps, the constant, the surviving neurons and their exact v."""
+
+    steps: list[Step]
+    c: list[fmpq]
+    rows: _Rows  # the surviving (minimal-form) neurons
+
+
+def reduce(net: DyadicNetwork) -> FastReduction:
+    """Moves 1–3 of MATH.md exactly as ``reduction.reduce`` records them (same steps, same order).
+    Cost O(n(m + k)) vectorized plus O(#merges · k) rational operations."""
+    zero_v = ~(net.M != 0).any(axis=0)
+    zero_a = ~(net.A != 0).any(axis=1)
+    steps: list[Step] = []
+    c = [exact_float(x) for x in net.c.tolist()]
+    already = zero_v & zero_a & (net.b == 0)  # zero neurons: no move applies (as in the general path)
+    for i in np.flatnonzero((zero_v | zero_a) & ~already).tolist():
+        if not zero_v[i] and net.b[i] > 0:
+            b = exact_float(net.b[i])
+            c = [cj + exact_float(vj) * b for cj, vj in zip(c, net.M[:, i].tolist(), strict=True)]
+            steps.append(Step("bias_shift", i, statement=BIAS_SHIFT))
+        else:
+            steps.append(Step("zero", i, statement=ZEROING))
+    alive = np.flatnonzero(~(zero_v | zero_a))
+    rows = _Rows.of(net.A, net.b, alive, net.M[:, alive].T, alive)
+    key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
+    order, starts, sizes = _buckets(key)
+    merges: list[tuple[int, int, fmpq]] = []  # (source position, into position, μ)
+    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+        bucket = order[start:start + size]
+        reps: list[int] = []
+        for j in bucket.tolist():  # positions ascend with neuron ids: the first one found is the general path's
+            hit = next((i for i in reps if rows.proportional(np.array([i]), np.array([j]))[0]), None)
+            if hit is None:
+                reps.append(j)
+            else:
+                merges.append((j, hit, rows.ratio(hit, j)))
+    merges.sort()
+    gone = set()
+    for j, i, mu in merges:
+        rows.vex[i] = tuple(x + mu * y for x, y in zip(rows.v(i), rows.v(j), strict=True))
+        steps.append(Step("merge", int(rows.ids[i]), source=int(rows.ids[j]), lam=mu, statement=MERGE))
+        gone.add(j)
+    for i in sorted({i for _, i, _ in merges}):
+        if all(x == 0 for x in rows.vex[i]):
+            steps.append(Step("zero", int(rows.ids[i]), statement=ZEROING))
+            gone.add(i)
+    keep = np.setdiff1d(np.arange(len(rows)), np.array(sorted(gone), dtype=np.int64))
+    return FastReduction(steps, c, rows.select(keep) if gone else rows)
+
+
+@dataclass
+class FastVerdict:
+    """The decision with the evidence of its certificate: for EQUIVALENT the general path's ``Verdict`` fields;
+    for NOT EQUIVALENT what ``witness`` needs (a differing hyperplane, or the nonzero affine difference)."""
+
+    equivalent: bool
+    red1: FastReduction
+    red2: FastReduction
+    matches: list[Match] = field(default_factory=list)
+    merges: list[Merge] = field(default_factory=list)
+    pairs: list[Pair] = field(default_factory=list)
+    kink_row: np.ndarray | None = None  # NOT EQUIVALENT: (a, b) of a hyperplane whose kinks differ, or None when
+    affine: tuple | None = None         # all kinks agree and ρ1 − ρ2 is this affine map (L, C) ≠ 0
+    witness: list[fmpq] | None = None
+    values: tuple[list[fmpq], list[fmpq]] | None = None
+
+
+def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
+    """Theorems 3/4: ρ(θ1) = ρ(θ2)? The evidence (matches, cross merges, antisymmetric pairs) is built as
+    ``equivalence.pairing`` builds it, and equivalence holds iff every neuron of D = θ1_min ⊖ θ2_min is
+    accounted for and the affine parts cancel. Cost O((n1 + n2)(m + k)) vectorized plus O(n k) exact."""
+    red1, red2 = reduce(t1), reduce(t2)
+    n1 = t1.n
+    r1, r2 = red1.rows, red2.rows
+    D = _Rows(r1.parts + r2.parts, np.concatenate([r1.V, -r2.V]),
+              np.concatenate([r1.ids, r2.ids + n1]), np.concatenate([r1.plane, r2.plane]),
+              np.concatenate([r1.sign, r2.sign]), np.concatenate([r1.lam, r2.lam]),
+              {**r1.vex, **{len(r1.ids) + p: tuple(-x for x in v) for p, v in r2.vex.items()}})
+    verdict = FastVerdict(False, red1, red2)
+    order, starts, sizes = _buckets(D.plane)
+    # The common case, vectorized: a bucket of two same-oriented neurons, one from each network.
+    two = starts[sizes == 2]
+    I, J = order[two], order[two + 1]
+    simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J])
+    simple &= np.array([i not in D.vex and j not in D.vex for i, j in zip(I.tolist(), J.tolist(), strict=True)],
+                       dtype=bool)
+    if simple.any():
+        simple[simple] = D.proportional(I[simple], J[simple])
+        cancel = (D.V[I] * D.lam[I, None] == -(D.V[J] * D.lam[J, None])).all(axis=1)  # fact 2: exact
+        simple &= cancel
+    planes: list[tuple[int, list]] = []  # (first position in D, evidence) in first-appearance order
+    for i, j in zip(I[simple].tolist(), J[simple].tolist(), strict=True):
+        planes.append((i, [Match(int(D.ids[i]), int(D.ids[j]) - n1, D.ratio(i, j))]))
+    rest = np.concatenate([two[~simple], starts[sizes != 2]])
+    leftover = False
+    for start in np.sort(rest).tolist():
+        bucket = order[start:start + int(sizes[np.searchsorted(starts, start)])]
+        for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
+            planes.append((first, evidence))
+            if not ok and not leftover:
+                verdict.kink_row = D.gather(np.array([first]))[0]
+            leftover |= not ok
+    planes.sort(key=lambda fe: fe[0])
+    for _, evidence in planes:
+        for item in evidence:
+            {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}[type(item)].append(item)
+    if leftover:
+        return verdict
+    k, m = t1.k, t1.m
+    const = [x - y for x, y in zip(red1.c, red2.c, strict=True)]
+    linear_zero = True
+    for pair in verdict.pairs:
+        const = [x + y for x, y in zip(const, pair.constant, strict=True)]
+    if verdict.pairs:
+        total = [[sum((p.linear[j][q] for p in verdict.pairs), fmpq(0)) for q in range(m)] for j in range(k)]
+        linear_zero = all(x == 0 for row in total for x in row)
+    verdict.equivalent = linear_zero and all(x == 0 for x in const)
+    if not verdict.equivalent:
+        verdict.affine = (total if verdict.pairs else [[fmpq(0)] * m for _ in range(k)], const)
+    return verdict
+
+
+def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
+    """``equivalence.pairing`` on the neurons of one hash bucket, exactly: split it into exact planes, then
+    match or merge per orientation and pair the two sides. Yields (first position, evidence, accounted)."""
+    planes: list[list[int]] = []
+    for j in bucket:
+        home = next((p for p in planes if any(D.proportional(np.array([p[0]]), np.array([j]), sign)[0]
+                                              for sign in (1, -1))), None)
+        if home is None:
+            planes.append([j])
+        else:
+            home.append(j)
+    for plane in planes:
+        evidence: list = []
+        live = {p: D.v(p) for p in plane}
+        sides = {s: [p for p in plane if D.sign[p] == s] for s in (1, -1)}
+        for s in (1, -1):
+            if len(sides[s]) == 2:
+                i, j = sides[s]
+                mu = D.ratio(i, j)
+                merged = tuple(x + mu * y for x, y in zip(live[i], live[j], strict=True))
+                if all(x == 0 for x in merged):
+                    evidence.append(Match(int(D.ids[i]), int(D.ids[j]) - n1, mu))
+                    sides[s] = []
+                else:
+                    evidence.append(Merge(int(D.ids[i]), int(D.ids[j]), mu))
+                    live[i] = merged
+                    sides[s] = [i]
+        plus, minus = sides[1], sides[-1]
+        ok = len(plus) <= 1 and len(minus) <= 1 and len(plus) == len(minus)
+        if ok and plus:
+            i, j = plus[0], minus[0]
+            lam = D.ratio(i, j)
+            v_i = live[i]
+            ok = all(y * lam == -x for x, y in zip(v_i, live[j], strict=True))
+            if ok:
+                a = [exact_float(x) for x in D.gather(np.array([i]))[0].tolist()]
+                evidence.append(Pair(int(D.ids[i]), int(D.ids[j]), lam,
+                                     tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
+                                     tuple(vj * a[-1] for vj in v_i)))
+        yield plane[0], evidence, ok
+
+
+# -- a witness for NOT EQUIVALENT at scale ------------------------------------------------------------------
+def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
+    """A rational point where ρ(θ1) ≠ ρ(θ2), with both exact values, stored in ``verdict``.
+
+    When a hyperplane H = {u·x + β = 0} carries different kinks: a point x0 ∈ H with few nonzero coordinates that
+    lies on no other neuron's hyperplane (coordinates are added while some other hyperplane passes through
+    x0), and ε > 0 (a power of two) such that x0 ± ε e_p (u_p ≠ 0) crosses no other hyperplane. Along that
+    segment ρ1 − ρ2 has second difference ε u_p (J1_H − J2_H)-proportional, nonzero, so it differs at one of the
+    three points. When every kink agrees the difference is the affine map (L, C) ≠ 0: x = 0 if C ≠ 0, else e_q.
+    Cost O(n · s) exact operations for s nonzero coordinates (usually 1 or 2), plus an O(n m) exact
+    float test of which rows lie on H."""
+    m = t1.m
+    if verdict.kink_row is None:
+        L, C = verdict.affine
+        q = None if any(x != 0 for x in C) else next(q for q in range(m) if any(row[q] != 0 for row in L))
+        points = [[fmpq(int(i == q)) for i in range(m)]]
+    else:
+        points = _kink_points(t1, t2, verdict.kink_row)
+    for x in points:
+        values = (_evaluate(t1, x), _evaluate(t2, x))
+        if values[0] != values[1]:
+            verdict.witness, verdict.values = x, values
+            return
+    raise AssertionError("no witness among the probe points")  # pragma: no cover - excluded by the argument
+
+
+def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[list[fmpq]]:
+    m = t1.m
+    p = int(np.flatnonzero(h[:-1])[0])
+    off = []  # per network, the neurons with a ≠ 0 that are not on H
+    for t in (t1, t2):
+        live = np.flatnonzero((t.A != 0).any(axis=1))
+        on = np.zeros(len(live), dtype=bool)
+        for s in range(0, len(live), _CHUNK):
+            R = _widen(t.A, t.b, live[s:s + _CHUNK])
+            on[s:s + _CHUNK] = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
+        off.append(live[~on])
+    nets = (t1, t2)
+    bias = [[exact_float(x) for x in t.b[idx].tolist()] for t, idx in zip(nets, off, strict=True)]
+    columns: dict[tuple[int, int], list[fmpq]] = {}
+
+    def column(s: int, q: int) -> list[fmpq]:
+        if (s, q) not in columns:
+            columns[s, q] = [exact_float(x) for x in nets[s].A[off[s], q].tolist()]
+        return columns[s, q]
+
+    u_p, beta = exact_float(h[p]), exact_float(h[-1])
+    coords: dict[int, fmpq] = {}
+
+    def point() -> dict[int, fmpq]:
+        x = dict(coords)
+        x[p] = -(beta + sum((exact_float(h[q]) * y for q, y in coords.items()), fmpq(0))) / u_p
+        return x
+
+    def ells(x: dict[int, fmpq]) -> list[list[fmpq]]:
+        out = []
+        for s in range(2):
+            values = list(bias[s])
+            for q, y in x.items():
+                values = [v + a * y for v, a in zip(values, column(s, q), strict=True)]
+            out.append(values)
+        return out
+
+    x0 = point()
+    values = ells(x0)
+    # While some neuron's hyperplane passes through x0, move x0 within H along a coordinate q that separates that
+    # neuron from H (a_q u_p ≠ a_p u_q), to an integer value that also keeps every other neuron off x0: along
+    # this move each ℓ_i is affine in the value, so each neuron forbids at most one value. The set of neurons
+    # through x0 shrinks at every step.
+    while True:
+        bad = [(s, i) for s in range(2) for i, v in enumerate(values[s]) if v == 0]
+        if not bad:
+            break
+        s, i = bad[0]
+        A = nets[s].A[off[s][i]]
+        q = next(q for q in range(m) if q != p and exact_float(A[q]) * u_p != exact_float(A[p]) * exact_float(h[q]))
+        shift = exact_float(h[q]) / u_p  # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H
+        slopes = [[a_q - a_p * shift for a_q, a_p in zip(column(t, q), column(t, p), strict=True)] for t in range(2)]
+        old = coords.get(q, fmpq(0))
+        forbidden = set()
+        for t in range(2):
+            for j, (v, d) in enumerate(zip(values[t], slopes[t], strict=True)):
+                if d != 0 and (v != 0 or (t, j) == (s, i)):  # good ones stay good; this one leaves x0
+                    forbidden.add(old - v / d)
+        value = next(fmpq(c) for c in range(1, len(forbidden) + 2) if fmpq(c) not in forbidden)
+        coords[q] = value
+        x0 = point()
+        values = [[v + d * (value - old) for v, d in zip(values[t], slopes[t], strict=True)] for t in range(2)]
+    bound = None
+    for s in range(2):
+        for v, a in zip(values[s], column(s, p), strict=True):
+            if a != 0:
+                b = abs(v) / (2 * abs(a))
+                bound = b if bound is None or b < bound else bound
+    eps = fmpq(1)
+    while bound is not None and eps >= bound:
+        eps /= 2
+    base = [x0.get(q, fmpq(0)) for q in range(m)]
+    return [base] + [[y + (sign * eps if q == p else 0) for q, y in enumerate(base)] for sign in (1, -1)]
+
+
+def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x. Cost O(n (s + k)) exact operations."""
+    z = [exact_float(b) for b in t.b.tolist()]
+    for q, y in enumerate(x):
+        if y != 0:
+            z = [zi + exact_float(a) * y for zi, a in zip(z, t.A[:, q].tolist(), strict=True)]
+    active = [i for i, zi in enumerate(z) if zi > 0]
+    out = []
+    for j, c in enumerate(t.c.tolist()):
+        row = t.M[j, active].tolist()
+        out.append(exact_float(c) + sum((exact_float(v) * z[i] for v, i in zip(row, active, strict=True)), fmpq(0)))
+    return out

@@ -1,0 +1,170 @@
+"""Sources: what a network given to the Python API means (docs/FORMATS.md for files). A path (parameter JSON or a
+model file), four arrays (W1, b1, W2, b2; a bias may be None), a state dict, a ``torch.nn.Module`` of the form
+Sequential(Linear, ReLU, Linear), or a ``Model`` already read. Files, state dicts and arrays hold no activation:
+they are read as ReLU networks, and the ``Model`` says so. Cost: reading the source.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from certsym.certify.envelope import InputRecord
+from certsym.core.network import Network
+from certsym.errors import InputError
+from certsym.io.models import Selection, default_choice, exact, is_model_file, parse_keys, read_arrays, reading
+from certsym.io.params import file_digest, load_inputs
+from certsym.numbers import QQ
+
+
+@dataclass
+class Model:
+    """A network with where it came from: ``record`` (name, SHA-256, the model record of docs/FORMATS.md) and,
+    for model files, arrays and torch modules, the four arrays W1, b1, W2, b2 (``arrays``)."""
+
+    name: str
+    record: InputRecord
+    arrays: list | None = None
+    path: str | None = None
+    _network: Network | None = field(default=None, repr=False)
+    reading: str | None = None  # how the activation was read, when the source does not define it
+
+    @property
+    def network(self) -> Network:
+        """θ over its exact field (rationals for arrays: every float is the dyadic rational it denotes)."""
+        if self._network is None:
+            W1, b1, W2, b2 = self.arrays
+            (n, m), k = W1.shape, W2.shape[0]
+            A, M = exact(W1), exact(W2)
+            self._network = Network.build([M[j * n:(j + 1) * n] for j in range(k)], [A[i * m:(i + 1) * m]
+                                          for i in range(n)], exact(b1), exact(b2), QQ, m)
+        return self._network
+
+
+def _array(x: Any) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor; bfloat16 widens exactly to float32
+        x = x.detach().cpu()
+        x = x.float() if str(x.dtype) == "torch.bfloat16" else x
+        return x.numpy()
+    return np.asarray(x)
+
+
+READ_AS_RELU = "read as a ReLU network (the arrays hold no activation)"
+_SKIPPED = {"Identity": "the identity", "Flatten": "flattens a 1-D input: the identity on it",
+            "Dropout": "read as in eval mode: the identity"}
+
+
+def _from_module(module: Any) -> Model:
+    """A torch module read by walking it in forward order: a Sequential (nested ones flattened) of Linear, ReLU,
+    Identity, Flatten and Dropout only, which must be Linear → ReLU → Linear once the identities are dropped.
+    Anything else is refused, naming the module and its class: an activation other than ReLU, a network ending
+    in ReLU (σ(ρ(θ)(x)) is another function), more hidden layers, a module whose forward certsym cannot see.
+    Cost: one pass over the modules."""
+    import torch.nn as nn  # optional: only a torch module's caller has torch
+
+    layers: list[tuple[str, Any]] = []
+
+    def walk(mod: Any, where: str) -> None:
+        if type(mod) is nn.Sequential:
+            for name, child in mod.named_children():
+                walk(child, f"{where}.{name}" if where else name)
+            return
+        label = f"module {where or '(the root)'} ({type(mod).__name__})"
+        if type(mod) in (nn.Linear, nn.ReLU):
+            layers.append((label, mod))
+        elif type(mod) in (nn.Identity, nn.Flatten, nn.Dropout):
+            if type(mod) is nn.Flatten and (mod.start_dim, mod.end_dim) != (1, -1):
+                raise InputError(f"{label}: certsym reads Flatten() over all input dimensions only")
+        elif not where and not list(mod.children()):
+            raise InputError(f"a {type(mod).__name__}: certsym reads a torch.nn.Sequential of Linear, ReLU, Identity, "
+                             "Flatten and Dropout")
+        elif not where:
+            raise InputError(f"a {type(mod).__name__}: certsym cannot see its forward; it reads a torch.nn.Sequential "
+                             "of Linear, ReLU, Identity, Flatten and Dropout (pass module.state_dict() to read its "
+                             "tensors as a ReLU network)")
+        else:
+            raise InputError(f"{label}: certsym reads ReLU networks: a Sequential of Linear, ReLU, Identity, Flatten "
+                             f"and Dropout; a {type(mod).__name__} computes a different function")
+
+    walk(module, "")
+    kinds = ["Linear" if isinstance(m, nn.Linear) else "ReLU" for _, m in layers]
+    if kinds == ["Linear", "ReLU", "Linear", "ReLU"]:
+        raise InputError(f"{layers[-1][0]}: the network ends in a ReLU, σ(ρ(θ)(x)), a different function from "
+                         "ρ(θ); certsym decides networks whose last layer is Linear")
+    if kinds != ["Linear", "ReLU", "Linear"]:
+        raise InputError(f"a {type(module).__name__} with the layers {' → '.join(kinds) or 'none'}: certsym decides "
+                         "Linear → ReLU → Linear (one hidden layer)")
+    first, second = layers[0][1], layers[2][1]
+    arrays = [first.weight, first.bias, second.weight, second.bias]
+    return _from_arrays(f"<{type(module).__name__}>", arrays, "out-in", "a ReLU network (the module's ReLU)")
+
+
+def _from_arrays(name: str, arrays: Sequence[Any], layout: str, reading: str) -> Model:
+    if len(arrays) != 4 or arrays[0] is None or arrays[2] is None:
+        raise InputError("expected four arrays W1, b1, W2, b2 (a bias may be None)")
+    W1, b1, W2, b2 = (None if x is None else _array(x) for x in arrays)
+    if layout == "in-out":
+        W1, W2 = W1.T, W2.T
+    b1 = np.zeros(W1.shape[0], W1.dtype) if b1 is None else b1
+    b2 = np.zeros(W2.shape[0], W2.dtype) if b2 is None else b2
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in (W1, b1, W2, b2))).hexdigest()
+    return Model(name, InputRecord(name, digest), [W1, b1, W2, b2], reading=reading)
+
+
+def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: str = "out-in",
+         state_key: str | Sequence[str] | None = None) -> Model:
+    """The network a source means (docs/FORMATS.md for files): a path, four arrays, a torch module or a Model.
+    ``keys`` names the four tensors (W1, b1, W2, b2), ``layout`` is "out-in" (torch) or "in-out" (Flax, Keras),
+    ``state_key`` the state dict's place in a torch checkpoint. Cost: reading the source."""
+    if isinstance(source, Model):
+        return source
+    if layout not in ("out-in", "in-out"):
+        raise InputError("layout must be 'out-in' or 'in-out'")
+    if hasattr(source, "state_dict") and callable(source.state_dict):  # a torch.nn.Module
+        if keys is not None or layout != "out-in":
+            raise InputError("a torch module is read by walking its layers; keys= and layout= apply to state dicts "
+                             "and files (pass module.state_dict() to choose tensors by name)")
+        return _from_module(source)
+    if isinstance(source, dict):  # a state dict: tensors by name, no activation
+        names = list(parse_keys(keys)) if keys else default_choice(list(source))
+        if names is None:
+            raise InputError(f"a state dict with the tensors {list(source)[:8]}: no default choice of W1, b1, W2, "
+                             "b2 (0.weight, 0.bias, 2.weight, 2.bias); name them with keys=")
+        missing = [k for k in names if k and k not in source]
+        if missing:
+            raise InputError(f"the state dict has no tensor {missing[0]!r}")
+        return _from_arrays("<state dict>", [source[k] if k else None for k in names], layout, READ_AS_RELU)
+    if isinstance(source, list | tuple):
+        return _from_arrays("<arrays>", source, layout, READ_AS_RELU)
+    if not isinstance(source, str | os.PathLike):
+        raise InputError(f"cannot read a network from a {type(source).__name__}")
+    path = str(source)
+    selection = Selection(keys=parse_keys(keys) if keys else None, layout=layout,
+                          state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
+                          tuple(state_key) if state_key else None)
+    if is_model_file(path):
+        arrays, record = read_arrays(path, selection)
+        return Model(path, InputRecord(path, file_digest(path), (), record), list(arrays), path,
+                     reading=reading(record))
+    (item,), _ = load_inputs([path])
+    return Model(path, InputRecord(item.name, item.sha256, item.atoms, item.model), None, path, item.network)
+
+
+def read_pair(a: Any, b: Any) -> tuple[Network, Network, tuple[InputRecord, InputRecord]]:
+    """Both networks over one field: parameter files with radicals are read together. Cost: reading both."""
+    A, B = load(a), load(b)
+    if A.arrays is None and B.arrays is None and A.path and B.path:
+        loaded, _ = load_inputs([A.path, B.path])
+        recs = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
+        return loaded[0].network, loaded[1].network, recs
+    t1, t2 = A.network, B.network
+    if t1.field != t2.field:
+        raise InputError("the two networks are over different number fields; give both as parameter files")
+    return t1, t2, (A.record, B.record)
+
+
