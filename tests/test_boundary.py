@@ -246,8 +246,8 @@ run(doc, [open({str(small)!r}, "rb").read(), open({str(bomb)!r}, "rb").read()])"
     outcome = _isolated(body)
     # refused from the certificate's shape before the file is opened: 77 million weights from 0.6 MB
     assert outcome.startswith("REJECTED") and "one weight per byte of the file" in outcome, outcome
-    from certsym_check.fields import Reject
-    from certsym_check.tensors import read_tensors
+    from certsym_check.errors import Reject
+    from certsym_check.readers.files import read_tensors
 
     with pytest.raises(Reject, match="inflate"):  # and the reader itself refuses it before inflating
         read_tensors(bomb.read_bytes(), "npz")

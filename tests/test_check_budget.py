@@ -21,8 +21,9 @@ from flint import fmpz_poly
 from helpers import decimal_text
 
 from certsym_check import budget
-from certsym_check.checker import check_certificate
-from certsym_check.fields import NumberField, Reject, show
+from certsym_check.envelope import check_certificate
+from certsym_check.errors import Reject
+from certsym_check.fields import NumberField, show
 
 VALID = Path(__file__).parent / "certificates" / "valid"
 

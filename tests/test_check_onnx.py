@@ -1,4 +1,4 @@
-"""The checker's own ONNX reader (checker/certsym_check/onnx.py), against onnx + onnxruntime.
+"""The checker's own ONNX reader (checker/certsym_check/readers/onnx.py), against onnx + onnxruntime.
 
 Accepted graphs are evaluated by onnxruntime at random points and compared with W2·relu(W1 x + b1) + b2
 computed exactly from the Tensors the reader returns; refused graphs must raise Reject and nothing else,
@@ -18,8 +18,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from certsym_check.fields import Reject
-from certsym_check.onnx import read_onnx
+from certsym_check.errors import Reject
+from certsym_check.readers.onnx import read_onnx
 
 M, N, K = 6, 5, 2
 F32, F16, BF16, F64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.BFLOAT16, TensorProto.DOUBLE

@@ -1,4 +1,4 @@
-"""The checker's torch.save reader (certsym_check.torchzip) against torch itself, and its refusals."""
+"""The checker's torch.save reader (certsym_check.readers.torchzip) against torch itself, and its refusals."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from fractions import Fraction
 import pytest
 import torch  # in the test extra: a missing install fails here, it is not skipped
 
-from certsym_check.fields import Reject
-from certsym_check.tensors import Tensor
-from certsym_check.torchzip import read_torch, state_dict
+from certsym_check.errors import Reject
+from certsym_check.readers.files import Tensor
+from certsym_check.readers.torchzip import read_torch, state_dict
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8]

@@ -390,8 +390,8 @@ def test_malformed_model_files_are_rejected_not_crashed(tmp_path) -> None:
     import io
     import zipfile
 
-    from certsym_check.fields import Reject
-    from certsym_check.tensors import read_tensors
+    from certsym_check.errors import Reject
+    from certsym_check.readers.files import read_tensors
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as z:

@@ -65,10 +65,10 @@ from certsym.errors import InputError
 from certsym.io import models
 from certsym.io.onnxfile import read_onnx as producer_read_onnx
 from certsym.io.torchfile import read_state_dict as producer_state_dict
-from certsym_check.fields import Reject
-from certsym_check.onnx import read_onnx as checker_read_onnx
-from certsym_check.tensors import InputFile, Tensor, read_tensors
-from certsym_check.torchzip import state_dict as checker_state_dict
+from certsym_check.errors import Reject
+from certsym_check.readers.files import InputFile, Tensor, read_tensors
+from certsym_check.readers.onnx import read_onnx as checker_read_onnx
+from certsym_check.readers.torchzip import state_dict as checker_state_dict
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -25,9 +25,9 @@ import torch  # in the test extra: a missing install fails here, it is not skipp
 
 from certsym.errors import InputError
 from certsym.io.torchfile import load_torch, read_state_dict
-from certsym_check.fields import Reject
-from certsym_check.tensors import Tensor
-from certsym_check.torchzip import read_torch, state_dict
+from certsym_check.errors import Reject
+from certsym_check.readers.files import Tensor
+from certsym_check.readers.torchzip import read_torch, state_dict
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -86,7 +86,7 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
 
     from certsym.certify import hessian_inertia_certificate
     from certsym.landscape.certify import _full_inertia, certificate_inertia
-    from certsym_check.landscape import decomposition
+    from certsym_check.kinds.landscape import decomposition
 
     c = critical(f"misfit-{M}", k)
     iso = certificate_inertia(c)
@@ -106,7 +106,7 @@ def test_misfit_inertia_by_isotypic_blocks_replays_and_matches_the_full_hessian(
 def test_checker_table_of_two_blocks_is_consistent(p: int, M: int) -> None:
     """The checker's own table for Δ(S_p × S_M): the blocks fill M(k, k) (Σ block·dim = k²), and every probe's
     fixed dimensions add up to the number of parameters of the refined layout (Σ block·m_ρ(K) = dim Fix(K))."""
-    from certsym_check.landscape import decomposition, names
+    from certsym_check.kinds.landscape import decomposition, names
 
     irreps, probes = decomposition([p, M])
     assert len(irreps) == (8 if M >= 4 else 7)

@@ -15,7 +15,7 @@ from certsym.cli import main
 from certsym.landscape import kernel
 from certsym.landscape.added_neuron import study
 from certsym.landscape.wide import WideError, certify_wide, isotropy_generators, orbits
-from certsym_check import wide as replay
+from certsym_check.kinds import wide as replay
 
 
 @pytest.fixture(scope="module")

@@ -36,9 +36,9 @@ import pytest
 
 import certsym
 from certsym.io.models import ACTIVATION_ASSUMED, ACTIVATION_GRAPH
-from certsym_check.checker import CLAIMS, check_certificate
-from certsym_check.fields import Reject
-from certsym_check.tensors import InputFile, read_tensors
+from certsym_check.envelope import CLAIMS, check_certificate
+from certsym_check.errors import Reject
+from certsym_check.readers.files import InputFile, read_tensors
 
 HOLE = dict(strict=True, raises=AssertionError)
 REPO = Path(certsym.__file__).resolve().parent.parent
@@ -514,8 +514,8 @@ def test_certificate_json_oddities_refused(tmp_path):
 
 
 def test_onnx_protobuf_tricks_refused(tmp_path):
-    from certsym_check.fields import Reject
-    from certsym_check.onnx import read_onnx
+    from certsym_check.errors import Reject
+    from certsym_check.readers.onnx import read_onnx
 
     def varint(v: int) -> bytes:
         out = b""
@@ -535,8 +535,7 @@ def test_onnx_protobuf_tricks_refused(tmp_path):
 
 
 def test_onnx_external_location_outside_the_folder_refused(tmp_path):
-    from certsym_check.fields import Reject
-
+    from certsym_check.errors import Reject
     with pytest.raises(Reject):
         InputFile(b"", str(tmp_path / "m.onnx")).sibling("../w.bin")
 

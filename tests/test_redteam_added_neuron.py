@@ -41,7 +41,7 @@ from certsym.certify.landscape import box_json as _box_json
 from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical
-from certsym_check.checker import CLAIMS
+from certsym_check.envelope import CLAIMS
 
 REPO = Path(certsym.__file__).resolve().parent.parent
 PATIENCE = 10.0  # seconds: a replay slower than this is a hang
@@ -229,7 +229,7 @@ def test_exact_inertia_over_a_saddle_matches_the_reference_hessian(certs) -> Non
 
 
 def _spy(monkeypatch) -> dict:
-    from certsym_check import added_neuron
+    from certsym_check.kinds import added_neuron
 
     seen = {}
     original = added_neuron.negative_count

@@ -66,9 +66,10 @@ import pytest
 from helpers import decimal_text
 
 import certsym
-from certsym_check.checker import CLAIMS, check_certificate
-from certsym_check.fields import NumberField, Reject, integer
-from certsym_check.tensors import InputFile
+from certsym_check.envelope import CLAIMS, check_certificate
+from certsym_check.errors import Reject
+from certsym_check.fields import NumberField, integer
+from certsym_check.readers.files import InputFile
 
 REPO = Path(certsym.__file__).resolve().parent.parent
 CPU_SECONDS = 10  # each hang candidate must be decided (or refused) within this much CPU time (RLIMIT_CPU)
@@ -286,7 +287,7 @@ def _wide_hessian(d: Path) -> list[str]:
 def _referenced_npz(d: Path) -> list[str]:
     """A referenced npz of 262 KB: deflated zeros, W2 of 8192 x 8192 float32 (268 MB inflated, within 2^28 + 64 x
     the file size). model_net reads W2 as 67 million Fractions per input: 9.9 GB and minutes."""
-    from certsym_check.tensors import _ACTIVATION
+    from certsym_check.readers.files import _ACTIVATION
 
     n = k = 8192
     path = d / "big.npz"
@@ -312,7 +313,7 @@ def _torch_unnamed_half_storage(d: Path) -> list[str]:
 
     import torch
 
-    from certsym_check.tensors import _ACTIVATION
+    from certsym_check.readers.files import _ACTIVATION
 
     plain, path = d / "plain.pt", d / "half.pt"
     torch.save({"0.weight": torch.ones(1, 1), "0.bias": torch.zeros(1), "2.weight": torch.ones(1, 1),

@@ -28,7 +28,7 @@ from fractions import Fraction as Fr
 import pytest
 
 from certsym_check import check_certificate
-from certsym_check.distance import _evaluate, _upper
+from certsym_check.kinds.distance import _evaluate, _upper
 
 CLAIM = "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]"
 

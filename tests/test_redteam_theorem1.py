@@ -1,4 +1,4 @@
-"""Red-team regressions for ``checker/certsym_check/theorem1.py`` (``identifiable`` certificates: kernel, meet in the
+"""Red-team regressions for ``checker/certsym_check/kinds/identifiable.py`` (``identifiable`` certificates: kernel, meet in the
 middle, antiparallel configurations).
 
 Tests marked HOLE fail against the checker as first red-teamed: a false claim accepted, a small certificate that

@@ -28,9 +28,9 @@ from certsym.landscape import kernel, restricted
 from certsym.landscape.added_neuron import study
 from certsym.landscape.certify import critical
 from certsym.landscape.wide import certify_wide
-from certsym_check import wide as replay
-from certsym_check.checker import CLAIMS
-from certsym_check.landscape import Jet, _interval, _precision
+from certsym_check.envelope import CLAIMS
+from certsym_check.kinds import wide as replay
+from certsym_check.kinds.landscape import Jet, _interval, _precision
 
 BUDGET = 20.0  # seconds: a replay slower than this counts as a hang
 

@@ -10,7 +10,7 @@ from certsym.decide.configurations import ConfigurationEvidence
 from certsym.decide.identifiability import Identifiability
 from certsym.errors import InputError
 from certsym.numbers import QQ
-from certsym_check import theorem1 as B
+from certsym_check.kinds import identifiable as B
 
 
 def _within_checker_bounds(theta: Network, ev) -> None:

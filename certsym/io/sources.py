@@ -17,7 +17,8 @@ import numpy as np
 from certsym.certify.envelope import InputRecord
 from certsym.core.network import Network
 from certsym.errors import InputError
-from certsym.io.models import Selection, default_choice, exact, is_model_file, parse_keys, read_arrays, reading
+from certsym.io.models import Selection, default_choice, exact, is_model_file, parse_keys, read_arrays
+from certsym.io.models import reading as reading_of
 from certsym.io.params import file_digest, load_inputs
 from certsym.numbers import QQ
 
@@ -150,7 +151,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     if is_model_file(path):
         arrays, record = read_arrays(path, selection)
         return Model(path, InputRecord(path, file_digest(path), (), record), list(arrays), path,
-                     reading=reading(record))
+                     reading=reading_of(record))
     (item,), _ = load_inputs([path])
     return Model(path, InputRecord(item.name, item.sha256, item.atoms, item.model), None, path, item.network)
 

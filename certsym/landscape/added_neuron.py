@@ -19,7 +19,7 @@ What is certified (kind ``added_neuron``, replayed by ``certsym_check``): for a 
 directions (y, −y) on the two copies on which the Hessian is negative definite — so at least that many negative
 eigenvalues (Courant–Fischer): a saddle; for the zero neuron, a direction û with g(û) < 0. The full spectrum of
 the (k + 1)k × (k + 1)k Hessian is reported numerically (floating point, labelled so), and with W*'s certified
-inertia the split's inertia is exact (``certsym_check.added_neuron``). Gradient descent started a small step
+inertia the split's inertia is exact (``certsym_check.kinds.added_neuron``). Gradient descent started a small step
 along the descent direction shows where the saddle leads: its end point is certified in its own fixed-point
 space when it is spurious (``wide``).
 

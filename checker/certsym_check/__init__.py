@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 
-from certsym_check.checker import Report, check_certificate
-from certsym_check.fields import Reject
+from certsym_check.core import Report
+from certsym_check.envelope import check_certificate
+from certsym_check.errors import Reject
 from certsym_check.main import main
-from certsym_check.tensors import InputFile, unique_object
+from certsym_check.readers.files import InputFile, unique_object
 
 __all__ = ["Report", "check", "check_certificate", "main"]
 

@@ -21,18 +21,9 @@ import warnings
 from fractions import Fraction
 
 from certsym_check.budget import charge, cost, max_size, plus, size
-from certsym_check.fields import (
-    MAX_DEGREE,
-    MAX_NUMBER_CHARS,
-    Reject,
-    _mul,
-    _sub,
-    _trim,
-    integer,
-    poly_bound,
-    sturm,
-)
-from certsym_check.tensors import InputFile, model_entries, unique_object
+from certsym_check.errors import Reject
+from certsym_check.fields import MAX_DEGREE, MAX_NUMBER_CHARS, _mul, _sub, _trim, integer, poly_bound, sturm
+from certsym_check.readers.files import InputFile, model_entries, unique_object
 
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
 _DIGITS = frozenset("0123456789")

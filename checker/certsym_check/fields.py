@@ -25,9 +25,9 @@ import re
 from fractions import Fraction
 
 from certsym_check.budget import charge, cost, fits, max_size, plus, size
-from certsym_check.errors import CannotCheck, Reject, WrongInputs
+from certsym_check.errors import Reject
 
-__all__ = ["CannotCheck", "NumberField", "QQ", "Reject", "WrongInputs", "make_field", "rational", "show", "sturm"]
+__all__ = ["NumberField", "QQ", "make_field", "rational", "show", "sturm"]
 
 MAX_NUMBER_CHARS = 100_000
 MAX_DEGREE = 64          # of a field's polynomial, or of a CRootOf polynomial after expansion

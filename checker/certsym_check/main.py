@@ -9,9 +9,9 @@ import json
 import sys
 
 from certsym_check.budget import WORK_BUDGET
-from certsym_check.checker import CLAIMS, check_certificate
-from certsym_check.fields import Reject
-from certsym_check.tensors import InputFile, unique_object
+from certsym_check.envelope import CLAIMS, check_certificate
+from certsym_check.errors import Reject
+from certsym_check.readers.files import InputFile, unique_object
 
 
 def _read(path: str) -> bytes:

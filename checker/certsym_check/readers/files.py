@@ -20,50 +20,18 @@ import sys
 import zipfile
 import zlib
 from array import array
-from fractions import Fraction
 from lzma import LZMAError
 
-from certsym_check.fields import CannotCheck, Reject
+from certsym_check.errors import CannotCheck, Reject
+from certsym_check.readers.onnx import read_onnx
+from certsym_check.readers.tensor import Tensor, numpy_sized
+from certsym_check.readers.torchzip import read_torch
 
 _NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 
 
 _ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
-
-
-class Tensor:
-    """A tensor's entries as Python numbers (floats or ints), row access in either storage order.
-
-    ``shape`` is a tuple of ints; ``values`` the prod(shape) entries in storage order (C order, or
-    Fortran order for a 2-D tensor with ``fortran``); ``code`` the element type: f2, bf16, f4, f8 (floats,
-    decoded to Python floats), i1, i2, i4, i8, u1 (ints)."""
-
-    def __init__(self, shape: tuple, values, fortran: bool, code: str):
-        self.shape, self.values, self.fortran, self.code = shape, values, fortran, code
-
-    def row(self, i: int) -> list:
-        rows, cols = self.shape
-        return list(self.values[i::rows][:cols]) if self.fortran else list(self.values[i * cols:(i + 1) * cols])
-
-    def at(self, i: int, j: int):
-        rows, cols = self.shape
-        return self.values[j * rows + i] if self.fortran else self.values[i * cols + j]
-
-    def flat(self) -> list:
-        """Entries in C order."""
-        if self.fortran and len(self.shape) == 2:
-            return [x for i in range(self.shape[0]) for x in self.row(i)]
-        return list(self.values)
-
-    def exact(self) -> list:
-        """Entries in C order as exact rationals (floats are dyadic)."""
-        out = []
-        for x in self.flat():
-            if isinstance(x, float) and not math.isfinite(x):
-                raise Reject("the model file holds a NaN or infinite weight")
-            out.append(Fraction(x))
-        return out
 
 
 MAX_SIBLING = 1 << 34  # bytes of one external data file
@@ -143,17 +111,6 @@ _READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError
 NPY_HEADER_MAX = 10_000  # numpy.lib.format's max_header_size: numpy.load refuses a longer .npy header
 SAFETENSORS_HEADER_MAX = 100_000_000  # the safetensors library refuses a longer header
 _INTP_MAX = (1 << 63) - 1
-
-
-def numpy_sized(shape: tuple, width: int, name: str) -> None:
-    """Refuse a shape numpy cannot hold: the item width times the product of the nonzero dimensions must fit in
-    numpy's intp (numpy skips zero dimensions in that product, so an empty array may not have a huge one either)."""
-    nbytes = width
-    for d in shape:
-        if d:
-            nbytes *= d
-            if nbytes > _INTP_MAX:
-                raise Reject(f"{name}: the shape {tuple(shape)[:8]} is too big for numpy (which refuses it)")
 
 
 def no_surrogates(text: str, name: str) -> str:
@@ -421,8 +378,6 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         raise Reject("model.layout must be out-in or in-out")
     where = extra = ""
     if fmt == "onnx":
-        from certsym_check.onnx import read_onnx
-
         tensors, found, locations = read_onnx(file.data, file.sibling)
         hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in locations]
         if found != names or model["external"] != hashes:
@@ -431,8 +386,6 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         extra = "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
     else:
         if fmt == "torch":
-            from certsym_check.torchzip import read_torch
-
             named = _torch_root(read_torch(file.data), model["root"], rule, names)
             present = list(named)
             path = model["root"]["path"]

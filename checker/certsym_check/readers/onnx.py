@@ -50,8 +50,8 @@ import sys
 from array import array
 from collections.abc import Callable
 
-from certsym_check.fields import Reject
-from certsym_check.tensors import Tensor, numpy_sized
+from certsym_check.errors import Reject
+from certsym_check.readers.tensor import Tensor, numpy_sized
 
 MIN_OPSET, MAX_OPSET = 7, 28  # the default-domain opsets whose Gemm, MatMul, Add, Relu, … this reader knows
 MIN_IR, MAX_IR = 3, 14  # IR versions with opset imports, up to the newest this reader knows

@@ -27,7 +27,9 @@ from fractions import Fraction
 
 from mpmath import iv, mp, mpf
 
-from certsym_check.fields import Reject, rational
+from certsym_check.core import Report, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import rational
 
 PREC = 320
 MAX_K = 10**9
@@ -36,7 +38,6 @@ MAX_PARAMS = 40
 
 class Jet:
     """A value with its gradient and Hessian with respect to P variables, over mpmath intervals."""
-
     __slots__ = ("v", "g", "h")
 
     def __init__(self, v, g, h):
@@ -221,7 +222,7 @@ def _exact(q: Fraction) -> str | None:
     return text if len(text) < 200 else None
 
 
-def check_box(box: dict, rep, keys, seq) -> tuple[list[int], list, Fraction]:
+def check_box(box: dict, rep: Report) -> tuple[list[int], list, Fraction]:
     """Krawczyk and the loss enclosure for a critical_point proof; returns (sizes, box intervals, radius)."""
     b = keys(box, {"family", "sizes", "names", "center", "radius", "preconditioner", "loss", "statement"}, "proof")
     if b["statement"] != "Krawczyk" or not isinstance(b["family"], str):
@@ -395,13 +396,13 @@ def full_decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]]:
     return [{"name": "all", "block": k * k, "dim": 1}], [{"parts": [[1] * p for p in sizes], "fixed": [1]}]
 
 
-def check_inertia(proof: dict, rep, keys, seq) -> None:
+def check_inertia(proof: dict, rep: Report) -> None:
     """hessian_inertia: the certificate supplies only the congruences Q; the decomposition is the checker's
     (``decomposition``, or the full Hessian), which the certificate must state exactly."""
     p = keys(proof, {"critical_point", "irreps", "probes", "negative", "statement"}, "proof")
     if p["statement"] != "isotypic decomposition and Sylvester's law of inertia":
         raise Reject("proof must cite 'isotypic decomposition and Sylvester's law of inertia'")
-    sizes, X, _ = check_box(p["critical_point"], rep, keys, seq)
+    sizes, X, _ = check_box(p["critical_point"], rep)
     probes = [keys(pr, {"parts", "fixed", "Q"}, f"proof.probes[{s}]")
               for s, pr in enumerate(seq(p["probes"], None, "proof.probes"))]
     stated = (p["irreps"], [{"parts": pr["parts"], "fixed": pr["fixed"]} for pr in probes])
@@ -450,3 +451,13 @@ def _solve(counts: list[int], rows: list, blocks: list[int]) -> list[int]:
     if len(good) != 1:
         raise Reject("the probes do not determine the negative eigenvalues of each block")
     return good[0]
+
+
+def check_critical_point(F, nets: list, proof: object, rep: Report) -> None:
+    """``critical_point``: the Krawczyk box (``check_box``). The kind has no inputs (``F`` and ``nets`` unused)."""
+    check_box(proof, rep)
+
+
+def check_hessian_inertia(F, nets: list, proof: object, rep: Report) -> None:
+    """``hessian_inertia``: the box and the inertia probes (``check_inertia``). The kind has no inputs."""
+    check_inertia(proof, rep)

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from certsym_check.fields import Reject, rational
-from certsym_check.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
+from certsym_check.core import Report, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import rational
+from certsym_check.kinds.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
     Jet,
     _decimal,
     _interval,
@@ -76,13 +78,13 @@ def _number(value: object, where: str) -> Fraction:
     return rational(value)
 
 
-def check_added_neuron(proof: dict, rep, keys, seq) -> None:
+def check_added_neuron(F, nets: list, proof: object, rep: Report) -> None:
     """Replay an ``added_neuron`` proof (module docstring)."""
     split = isinstance(proof, dict) and "directions" in proof
     p = keys(proof, {"critical_point", "embedding", "statement"} | (
         {"directions", "negative"} | ({"base_inertia"} if "base_inertia" in proof else set()) if split else
         {"direction", "slope"}), "proof")
-    sizes, X, _ = check_box(p["critical_point"], rep, keys, seq)
+    sizes, X, _ = check_box(p["critical_point"], rep)
     k = sum(sizes)
     if k > MAX_K:
         raise Reject(f"added_neuron: k = {k} is over the limit {MAX_K}")
@@ -98,18 +100,18 @@ def check_added_neuron(proof: dict, rep, keys, seq) -> None:
                                "proof.base_inertia")
                 if inertia["critical_point"] != p["critical_point"]:
                     raise Reject("proof.base_inertia must be about the same critical point")
-                check_inertia(inertia, rep, keys, seq)
+                check_inertia(inertia, rep)
                 base = inertia["negative"]
-            _check_split(W, keys(embedding, {"split", "lambda"}, "proof.embedding"), p, rep, seq, base)
+            _check_split(W, keys(embedding, {"split", "lambda"}, "proof.embedding"), p, rep, base)
         else:
             if p["statement"] != "positive homogeneity" or not (
                     isinstance(embedding, dict) and list(embedding) == ["zero"] and embedding["zero"] is True):
                 raise Reject("a zero-neuron proof must have embedding {\"zero\": true} and cite 'positive "
                              "homogeneity'")
-            _check_zero(W, p, rep, seq)
+            _check_zero(W, p, rep)
 
 
-def _check_split(W: list[list], e: dict, p: dict, rep, seq, base: int | None) -> None:
+def _check_split(W: list[list], e: dict, p: dict, rep, base: int | None) -> None:
     k = len(W)
     i = e["split"]
     if type(i) is not int or not 0 <= i < k:
@@ -182,7 +184,7 @@ def _check_split(W: list[list], e: dict, p: dict, rep, seq, base: int | None) ->
     rep.checks["Courant-Fischer: the Hessian is negative definite on the directions"] += 1
 
 
-def _check_zero(W: list[list], p: dict, rep, seq) -> None:
+def _check_zero(W: list[list], p: dict, rep) -> None:
     k = len(W)
     u = [_number(v, "proof.direction") for v in seq(p["direction"], k, "proof.direction")]
     if not any(u):

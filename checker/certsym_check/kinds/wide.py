@@ -25,8 +25,10 @@ Cost: O(n² k P²) interval operations for the jets, O((nk)³) for the Cholesky 
 
 from __future__ import annotations
 
-from certsym_check.fields import Reject, rational
-from certsym_check.landscape import (  # mpmath's interval arithmetic stays in the landscape module
+from certsym_check.core import Report, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import rational
+from certsym_check.kinds.landscape import (  # mpmath's interval arithmetic stays in the landscape module
     Jet,
     _decimal,
     _interval,
@@ -155,7 +157,7 @@ def _cholesky_positive(H: list[list]) -> bool:
     return True
 
 
-def check_wide(proof: dict, rep, keys, seq) -> None:
+def check_wide(F, nets: list, proof: object, rep: Report) -> None:
     """Replay a ``wide_critical_point`` proof (module docstring)."""
     p = keys(proof, {"shape", "generators", "center", "radius", "preconditioner", "loss", "minimum", "statement"},
              "proof")

@@ -16,8 +16,10 @@ import math
 from fractions import Fraction
 
 from certsym_check.budget import charge, charge_axpy, charge_int_products, cost, int_cost, lcm
-from certsym_check.checker import Net, Report, index, keys, seq
-from certsym_check.fields import QQ, Reject, rational, show
+from certsym_check.core import Net, Report, index, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import QQ, rational, show
+from certsym_check.kinds.equivalence import check_equivalent
 
 MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
 MAX_DENOMINATOR_BITS = 1 << 16  # the distinct denominators together: bounds every common denominator formed
@@ -105,8 +107,6 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     if equivalent:
         if p["statement"] != "Theorems 3/4" or upper != 0 or lower != 0:
             raise Reject("an equivalence proof gives L = U = 0 and cites 'Theorems 3/4'")
-        from certsym_check.checker import check_equivalent
-
         check_equivalent(F, nets, p["equivalence"], rep)
         rep.facts.append(f"distance 0 on every box: rho(theta1) = rho(theta2); box {_box_text(box)}")
         return

@@ -44,8 +44,8 @@ import zipfile
 import zlib
 from array import array
 
-from certsym_check.fields import Reject
-from certsym_check.tensors import Tensor
+from certsym_check.errors import Reject
+from certsym_check.readers.tensor import Tensor
 
 MAX_DEPTH = 100  # nesting of dicts, lists and tuples in the result
 MAX_DIMS = 64  # dimensions of a tensor

@@ -20,8 +20,9 @@ import random
 from fractions import Fraction
 
 from certsym_check.budget import charge, charge_products, fits, int_cost, lcm
-from certsym_check.checker import Net, Report, _distinct_sorted, index, keys, seq
-from certsym_check.fields import QQ, Reject
+from certsym_check.core import Net, Report, distinct_sorted, index, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import QQ
 
 _PRIME = (1 << 61) - 1
 MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers
@@ -142,7 +143,7 @@ def check_identifiable(F, nets: list[Net], proof: object, rep: Report) -> None:
     for r in t.rows:  # rows scaled so that the first nonzero entry of a_i is 1: equal iff dependent
         inv = F.inverse(next(x for x in r[:-1] if F.sign(x) != 0))
         keyed.append([x * inv for x in r])
-    _distinct_sorted(F, keyed, "two rows are linearly dependent")
+    distinct_sorted(F, keyed, "two rows are linearly dependent")
     rep.checks["Theorem 1: rows pairwise linearly independent"] += 1
     if isinstance(p["zero_factor"], dict) and set(p["zero_factor"]) == {"split"}:
         _check_split(F, t, p["zero_factor"]["split"], rep)
@@ -292,7 +293,7 @@ def _hyperplanes(F, t: Net, planes: list) -> list[tuple[list, list, list]]:
             raise Reject(f"hyperplanes[{h}]: two neurons must be antiparallel with a nonzero kink")
         out.append((key[:-1], J, N))
         keyed.append(key)
-    _distinct_sorted(F, keyed, "two listed hyperplanes coincide")
+    distinct_sorted(F, keyed, "two listed hyperplanes coincide")
     return out
 
 

@@ -1,0 +1,202 @@
+"""The checker's leaf: the Report of a replay, the strict readers of JSON values (``keys``, ``index``, ``seq``), θ as
+the kinds replay it (``Net``, and the rows of a referenced model file read lazily), and the statements cited."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from functools import cmp_to_key
+
+from certsym_check.budget import charge_axpy, charge_products
+from certsym_check.errors import Reject
+
+ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
+
+
+PAIR, AFFINE, EVAL = "sigma(z) - sigma(-z) = z", "affine parts cancel", "exact evaluation"
+
+
+@dataclass
+class Report:
+    """The outcome of one replay: ``valid``, or the ``reason`` it is not; ``cannot_check`` when an input the
+    certificate needs was not available (neither valid nor invalid). ``checks`` counts the statements
+    verified, ``bound`` says what each input was bound to, ``facts`` what a landscape certificate proved. ``usage``
+    marks a call that gave the wrong number of input files (a usage error, not a verdict); ``work`` is the part of
+    the work budget the replay used (budget.WORK_BUDGET units at most)."""
+
+    valid: bool = False
+    kind: str = "?"
+    reason: str = ""
+    cannot_check: bool = False
+    usage: bool = False
+    work: int = 0
+    checks: Counter = field(default_factory=Counter)
+    notes: list = field(default_factory=list)
+    bound: list = field(default_factory=list)
+    facts: list = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.valid
+
+
+def keys(obj: object, required: set, where: str) -> dict:
+    """The object, if it is a dict with exactly the ``required`` keys; otherwise reject."""
+    if not isinstance(obj, dict):
+        raise Reject(f"{where} must be an object")
+    if set(obj) != required:
+        extra, missing = sorted(set(obj) - required), sorted(required - set(obj))
+        raise Reject(f"{where}: unknown keys {extra}" if extra else f"{where}: missing keys {missing}")
+    return obj
+
+
+def index(x: object, bound: int, where: str) -> int:
+    """An int index in 0..bound−1 (booleans refused); otherwise reject."""
+    if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x < bound:
+        raise Reject(f"{where}: index {x!r} out of range 0..{bound - 1}")
+    return x
+
+
+def seq(x: object, length: int | None, where: str) -> list:
+    """The list, if it is one (of the given length); otherwise reject."""
+    if not isinstance(x, list) or (length is not None and len(x) != length):
+        raise Reject(f"{where} must be a list" + (f" of length {length}" if length is not None else ""))
+    return x
+
+
+class Net:
+    """θ as neuron rows r_i = (a_i, b_i), output columns v_i and the constant c."""
+
+    def __init__(self, F, params: object, where: str):
+        p = keys(params, {"M", "A", "b", "c", "shape"}, where)
+        shape = keys(p["shape"], {"m", "n", "k"}, f"{where}.shape")
+        m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
+        if m < 1 or k < 1:
+            raise Reject(f"{where}: m and k must be positive")
+        A = [seq(row, m, f"{where}.A[{i}]") for i, row in enumerate(seq(p["A"], n, f"{where}.A"))]
+        M = [seq(row, n, f"{where}.M[{j}]") for j, row in enumerate(seq(p["M"], k, f"{where}.M"))]
+        b, c = seq(p["b"], n, f"{where}.b"), seq(p["c"], k, f"{where}.c")
+        self.F, self.m, self.n, self.k = F, m, n, k
+        self.rows = [[F.number(x) for x in A[i]] + [F.number(b[i])] for i in range(n)]
+        self.v = [[F.number(M[j][i]) for j in range(k)] for i in range(n)]
+        self.c = [F.number(x) for x in c]
+
+    def evaluate(self, x: list) -> list:
+        """ρ(θ)(x) exactly; only the nonzero coordinates of x are read (witnesses are often sparse)."""
+        support = [q for q, t in enumerate(x) if t != 0]
+        sparse = getattr(self.rows, "sparse", None)
+        out = list(self.c)
+        for i, v in enumerate(self.v):
+            if sparse is not None:
+                coeffs, b = sparse(i, support)
+            else:
+                r = self.rows[i]
+                coeffs, b = [r[q] for q in support], r[-1]
+            charge_products(coeffs + [b], [x[q] for q in support] + [1], "evaluating a witness")
+            z = b + sum((a * x[q] for a, q in zip(coeffs, support, strict=True)), self.F.zero)
+            if self.F.sign(z) > 0:
+                charge_axpy(out, v, z, "evaluating a witness")
+                out = [o + vj * z for o, vj in zip(out, v, strict=True)]
+        return out
+
+
+class FloatRows:
+    """The rows r_i = (a_i, b_i) of a model file referenced by a certificate, read as Fractions only when
+    used (a 10^5 × 784 layer would take gigabytes as Fractions). Rows of float16/float32 tensors also
+    give their raw floats (``raw``), on which ``proportional`` tests exactly with binary64 products."""
+
+    def __init__(self, W1, b1: list, narrow: bool):
+        self.W1, self.b1, self.narrow, self.killed = W1, b1, narrow, {}
+
+    def __len__(self) -> int:
+        return len(self.b1)
+
+    def raw(self, i: int) -> list | None:
+        return None if i in self.killed or not self.narrow else self.W1.row(i) + [self.b1[i]]
+
+    def __getitem__(self, i: int) -> list:
+        if i in self.killed:
+            return self.killed[i]
+        return [Fraction(x) for x in self.W1.row(i)] + [Fraction(self.b1[i])]
+
+    def sparse(self, i: int, columns: list[int]) -> tuple[list, Fraction]:
+        """The entries of row i in ``columns``, and b_i, as Fractions."""
+        if i in self.killed:
+            row = self.killed[i]
+            return [row[q] for q in columns], row[-1]
+        return [Fraction(self.W1.at(i, q)) for q in columns], Fraction(self.b1[i])
+
+    def __setitem__(self, i: int, row: list) -> None:
+        self.killed[i] = row
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+class RowChain:
+    """Two row sequences one after the other (the neurons of D = θ1 ⊖ θ2)."""
+
+    def __init__(self, first, second):
+        self.parts = (first, second)
+
+    def _at(self, i: int):
+        first = self.parts[0]
+        return (first, i) if i < len(first) else (self.parts[1], i - len(first))
+
+    def __len__(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def raw(self, i: int) -> list | None:
+        part, j = self._at(i)
+        return part.raw(j) if hasattr(part, "raw") else None
+
+    def __getitem__(self, i: int) -> list:
+        part, j = self._at(i)
+        return part[j]
+
+    def __setitem__(self, i: int, row: list) -> None:
+        part, j = self._at(i)
+        part[j] = row
+
+
+def concat(first, second):
+    """``first + second`` for row sequences (lists, or model rows read on demand)."""
+    return first + second if isinstance(first, list) and isinstance(second, list) else RowChain(first, second)
+
+
+def raw_row(rows, i: int) -> list | None:
+    """The raw floats of row i when it comes unmodified from a float16/float32 tensor, else None."""
+    return rows.raw(i) if hasattr(rows, "raw") else None
+
+
+def row_is_zero(rows, i: int) -> bool:
+    raw = raw_row(rows, i)
+    return not any(raw) if raw is not None else is_zero(rows[i])
+
+
+def is_zero(vec: list) -> bool:
+    """Every entry exactly zero (remainder test over number fields)."""
+    return all(x == 0 for x in vec)
+
+
+def distinct_sorted(F, keyed: list, what: str) -> None:
+    """Sort normalized keys with certified comparisons; equal neighbours mean a repeated key."""
+
+    def cmp(u, w):
+        return next((s for s in (F.sign(x - y) for x, y in zip(u, w, strict=True)) if s), 0)
+
+    keyed.sort(key=cmp_to_key(cmp))
+    if any(cmp(u, w) == 0 for u, w in zip(keyed, keyed[1:], strict=False)):
+        raise Reject(what)
+
+
+def normal_form(F, r: list, v: list | None) -> list:
+    """The neuron (or row) scaled by a positive factor so that its first nonzero entry is +-1."""
+    if any(F.sign(x) for x in r):
+        lead = next(x for x in r if F.sign(x))
+        lam = lead if F.sign(lead) > 0 else -lead
+        inv = F.inverse(lam)
+        return [x * inv for x in r] + ([] if v is None else [x * lam for x in v])
+    lead = next(x for x in v if F.sign(x))
+    inv = F.inverse(lead if F.sign(lead) > 0 else -lead)
+    return list(r) + [x * inv for x in v]

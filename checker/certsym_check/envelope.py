@@ -1,0 +1,168 @@
+"""The certificate envelope (certificates/FORMAT.md): format, version, kind, claim, field and inputs checked, the
+inputs bound to the files given, then the kind's replay (``kinds.KINDS``). Every failure inside is a rejection
+of that certificate with its reason, never an exception. Cost: the binding (linear in the files) plus the replay."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+
+from certsym_check.binding import Reader, bind
+from certsym_check.budget import metered
+from certsym_check.core import (
+    FloatRows,
+    Net,
+    Report,
+    index,
+    keys,
+    seq,
+)
+from certsym_check.errors import CannotCheck, Reject, WrongInputs
+from certsym_check.fields import QQ, make_field
+from certsym_check.kinds import KINDS
+from certsym_check.readers.files import NARROW, InputFile, model_tensors
+
+FORMAT, VERSION = "certsym-certificate", 1
+CLAIMS = {
+    "equivalent": "rho(theta1) = rho(theta2)",
+    "not_equivalent": "rho(theta1) != rho(theta2)",
+    "minimal_form": "theta_min is a minimal form of theta1 and rho(theta_min) = rho(theta1)",
+    "affine": "rho(theta1) is the affine map x -> L x + C given",
+    "not_affine": "rho(theta1) is not affine",
+    "identifiable": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit",
+    "not_identifiable": "theta' realizes rho(theta1) and lies outside the H_n-orbit of theta1",
+    "stabilizer": "Stab_H_n(theta) and Stab_H_n(A,b) are the products of symmetric groups and H_n' stated",
+    "critical_point": "the restricted loss has exactly one critical point in the box, a critical point of F on M(k,k), "
+                      "with F in the interval given",
+    "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
+    "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
+                       "negative eigenvalues given",
+    "wide_critical_point": "F on M(n,k) has exactly one critical point in the box of the fixed-point space of the "
+                           "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
+    "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
+                    "minimum of F on M(k+1,k)",
+}
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
+
+
+def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
+    """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
+    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    shape = keys(record["shape"], {"m", "n", "k"}, f"{where}.shape")
+    m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
+    if m < 1 or k < 1:
+        raise Reject(f"{where}: m and k must be positive")
+    entries = n * (m + 1) + k * (n + 1)
+    if entries > len(file.data) + MODEL_SLACK:  # memory O(file size): compressed zeros cannot make it gigabytes
+        raise Reject(f"{where}: {entries:,} weights from a file of {len(file.data):,} bytes: beyond the checker's "
+                     f"bound of one weight per byte of the file (+ {MODEL_SLACK:,})")
+    try:
+        (W1, b1, W2, b2), bound = model_tensors(file, record["model"], (m, n, k))
+    except Reject as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    rep.bound.append(f"{where} {record['name']} (sha256 {record['sha256'][:16]}…, read from the file): {bound}")
+    M, c = W2.exact(), b2.exact()  # exact() rejects NaN and infinities
+    b1.exact()
+    if not all(map(math.isfinite, W1.values)):
+        raise Reject(f"{where}: the model file holds a NaN or infinite weight")
+    net = Net.__new__(Net)
+    net.F, net.m, net.n, net.k = F, m, n, k
+    narrow = W1.code in NARROW and b1.code in NARROW
+    net.rows = FloatRows(W1, list(b1.flat()), narrow)
+    net.v = [[M[j * n + i] for j in range(k)] for i in range(n)]
+    net.c = c
+    return net
+
+
+def _record(r: object, i: int) -> dict:
+    """An "inputs" entry: embedded parameters, or a model file referenced by SHA-256, shape and tensor names."""
+    where = f"inputs[{i}]"
+    if isinstance(r, dict) and "parameters" not in r and "shape" in r:
+        rec = keys(r, {"name", "sha256", "atoms", "model", "shape"}, where)
+    else:
+        rec = keys(r, {"name", "sha256", "atoms", "parameters"} | ({"model"} if isinstance(r, dict) and "model" in r
+                                                                    else set()), where)
+    if not isinstance(rec["name"], str) or not isinstance(rec["sha256"], str) or not _SHA256.fullmatch(rec["sha256"]):
+        raise Reject(f"{where}: name must be a string and sha256 64 lowercase hex digits")
+    return rec
+
+
+def check_certificate(doc: object, files: list | None = None) -> Report:
+    """Replay one certificate; ``files`` are the input files (``InputFile``, or their bytes) when they are to be
+    bound. Any failure inside the replay is a rejection of this certificate, never an exception."""
+    rep = Report()
+    try:
+        with metered() as meter:
+            try:
+                _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f)
+                                                         for f in files], rep)
+            finally:
+                rep.work = meter.used
+        rep.valid = True
+    except WrongInputs as exc:
+        rep.reason, rep.cannot_check, rep.usage = str(exc), True, True
+    except CannotCheck as exc:
+        rep.reason, rep.cannot_check = str(exc), True
+    except Reject as exc:
+        rep.reason = str(exc)
+    except RecursionError:
+        rep.reason = "malformed certificate (nested too deeply)"
+    except MemoryError:
+        rep.reason = "the certificate needs more memory than the checker allows"
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, this certificate is not accepted
+        rep.reason = f"malformed certificate ({type(exc).__name__})"
+    if not rep.valid:
+        rep.bound.clear()
+        rep.facts.clear()
+    return rep
+
+
+def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
+    d = keys(doc, {"format", "version", "kind", "claim", "field", "inputs", "proof"}, "certificate")
+    if d["format"] != FORMAT or type(d["version"]) is not int or d["version"] != VERSION:
+        raise Reject(f"unsupported format/version {d['format']!r} {d['version']!r} (need {VERSION})")
+    if not isinstance(d["kind"], str) or d["kind"] not in KINDS:
+        raise Reject(f"unknown kind {str(d['kind'])[:60]!r}")
+    rep.kind = d["kind"]
+    if d["claim"] != CLAIMS[rep.kind]:
+        raise Reject("the claim does not match the kind")
+    F = make_field(d["field"])
+    count, verify = KINDS[rep.kind]
+    inputs = seq(d["inputs"], count, "inputs")
+    records = [_record(r, i) for i, r in enumerate(inputs)]
+    if files is not None and len(files) != count:
+        raise WrongInputs(f"{len(files)} input file{'s' if len(files) != 1 else ''} given; the certificate has "
+                          f"{count} input{'s' if count != 1 else ''} (give them with --inputs, in its order)")
+    referenced = ["parameters" not in r for r in records]
+    if any(referenced):
+        if rep.kind not in ("equivalent", "not_equivalent", "distance_bound") or not isinstance(F, QQ):
+            raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent', 'not_equivalent' and "
+                         "'distance_bound' certificates over QQ")
+        if files is None:
+            raise CannotCheck("the certificate references its input files by SHA-256 without embedding them: give "
+                              "them with --inputs")
+        if any(r["atoms"] != [] for r in records):
+            raise Reject("a referenced model file has no atoms")
+    nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
+            for i, r in enumerate(records)]
+    readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
+    if files is not None:
+        for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):
+            if referenced[i]:
+                continue
+            expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
+            expected += [v[j] for j in range(t.k) for v in t.v] + t.c
+            bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
+            rep.bound.insert(i, f"inputs[{i}] {rec['name']} (sha256 {rec['sha256'][:16]}…, equal to the embedded "
+                                f"parameters): {bound}")
+    elif count:
+        rep.bound.append("inputs not bound to files (embedded parameters only): the names and SHA-256 in the "
+                         "certificate were not compared with any file")
+    verify(F, nets, d["proof"], rep)

@@ -1,0 +1,39 @@
+"""The registry of certificate kinds: each kind's number of inputs and its replay, one module per family of kinds,
+every replay with one signature, ``replay(F, nets, proof, rep)``: the field, the input networks (bound by the
+envelope), the proof object and the Report to fill; it returns nothing and raises ``Reject`` at the first
+step it cannot verify."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from certsym_check.kinds import (
+    added_neuron,
+    affine,
+    distance,
+    equivalence,
+    identifiable,
+    landscape,
+    minimal_form,
+    not_identifiable,
+    stabilizer,
+    wide,
+)
+
+Replay = Callable[..., None]
+
+KINDS: dict[str, tuple[int, Replay]] = {
+    "equivalent": (2, equivalence.check_equivalent),
+    "not_equivalent": (2, equivalence.check_not_equivalent),
+    "minimal_form": (1, minimal_form.check_minimal_form),
+    "stabilizer": (1, stabilizer.check_stabilizer),
+    "affine": (1, affine.check_affine),
+    "not_affine": (1, affine.check_not_affine),
+    "identifiable": (1, identifiable.check_identifiable),
+    "not_identifiable": (1, not_identifiable.check_not_identifiable),
+    "distance_bound": (2, distance.check_distance),
+    "critical_point": (0, landscape.check_critical_point),
+    "hessian_inertia": (0, landscape.check_hessian_inertia),
+    "added_neuron": (0, added_neuron.check_added_neuron),
+    "wide_critical_point": (0, wide.check_wide),
+}

@@ -1,0 +1,56 @@
+"""The tensor type every reader produces (the readers' leaf): a tensor's entries as Python numbers in storage order,
+and numpy's rule for the sizes a tensor may have."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from certsym_check.errors import Reject
+
+_INTP_MAX = (1 << 63) - 1
+
+
+class Tensor:
+    """A tensor's entries as Python numbers (floats or ints), row access in either storage order.
+
+    ``shape`` is a tuple of ints; ``values`` the prod(shape) entries in storage order (C order, or
+    Fortran order for a 2-D tensor with ``fortran``); ``code`` the element type: f2, bf16, f4, f8 (floats,
+    decoded to Python floats), i1, i2, i4, i8, u1 (ints)."""
+
+    def __init__(self, shape: tuple, values, fortran: bool, code: str):
+        self.shape, self.values, self.fortran, self.code = shape, values, fortran, code
+
+    def row(self, i: int) -> list:
+        rows, cols = self.shape
+        return list(self.values[i::rows][:cols]) if self.fortran else list(self.values[i * cols:(i + 1) * cols])
+
+    def at(self, i: int, j: int):
+        rows, cols = self.shape
+        return self.values[j * rows + i] if self.fortran else self.values[i * cols + j]
+
+    def flat(self) -> list:
+        """Entries in C order."""
+        if self.fortran and len(self.shape) == 2:
+            return [x for i in range(self.shape[0]) for x in self.row(i)]
+        return list(self.values)
+
+    def exact(self) -> list:
+        """Entries in C order as exact rationals (floats are dyadic)."""
+        out = []
+        for x in self.flat():
+            if isinstance(x, float) and not math.isfinite(x):
+                raise Reject("the model file holds a NaN or infinite weight")
+            out.append(Fraction(x))
+        return out
+
+
+def numpy_sized(shape: tuple, width: int, name: str) -> None:
+    """Refuse a shape numpy cannot hold: the item width times the product of the nonzero dimensions must fit in
+    numpy's intp (numpy skips zero dimensions in that product, so an empty array may not have a huge one either)."""
+    nbytes = width
+    for d in shape:
+        if d:
+            nbytes *= d
+            if nbytes > _INTP_MAX:
+                raise Reject(f"{name}: the shape {tuple(shape)[:8]} is too big for numpy (which refuses it)")
