@@ -1,8 +1,8 @@
 """certsym: exact computer algebra, with certificates, for the symmetries of shallow ReLU networks.
 
 The Python API (``certsym.api``): ``load``, ``equivalent``, ``check``, ``minimal``, ``identifiable``,
-``stabilizer``. They are imported on first use, so that ``import certsym`` stays light (the checker's process
-imports this package too, and must not load sympy or python-flint).
+``stabilizer``. They are imported on first use, so that ``import certsym`` (and with it every ``certsym.*``
+import) stays light.
 """
 
 __version__ = "0.1.0"
@@ -11,7 +11,12 @@ __all__ = ["check", "equivalent", "identifiable", "load", "minimal", "stabilizer
 
 def __getattr__(name: str):
     if name in __all__:
-        from certsym import api
+        from certsym import api  # on first use: start-up time
 
         return getattr(api, name)
     raise AttributeError(f"module 'certsym' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names first-use imports provide, for tab completion."""
+    return sorted(["__version__", *__all__])

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import cache
+from pathlib import Path
 
 from flint import fmpq
 from hypothesis import strategies as st
 
 from certsym.numbers import Field, NFElement, NumberField, parse_number, to_field
+
+TESTS = Path(__file__).resolve().parent  # tests/, where the checker corpora live
+REPO = TESTS.parent
 
 
 def q(x: int | str | Fraction, den: int = 1) -> fmpq:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import REPO
 
 from certsym.cli import main
 from certsym.errors import InputError
@@ -278,7 +279,7 @@ def test_certsym_check_imports_neither_sympy_nor_flint_nor_numpy(tmp_path: Path)
     f = _npz(tmp_path / "a.npz", _mlp(7))
     cert = tmp_path / "c.json"
     assert main(["equiv", str(f), str(f), "--reference", "--cert", str(cert)]) == 0
-    landscape = sorted((Path(__file__).parent.parent / "certificates" / "landscape").glob("*.json"))[0]
+    landscape = sorted((REPO / "certificates" / "landscape").glob("*.json"))[0]
     code = textwrap.dedent(f"""
         import sys
         from importlib.metadata import entry_points
@@ -406,7 +407,7 @@ def test_onnx_torch_style_graphs_are_equivalent_and_replay(tmp_path: Path, capfd
 def _family_certificates() -> list[Path]:
     """The committed landscape certificates built on a critical_point box (wide_critical_point names no family)."""
     out = []
-    for path in sorted((Path(__file__).parent.parent / "certificates" / "landscape").glob("*.json")):
+    for path in sorted((REPO / "certificates" / "landscape").glob("*.json")):
         proof = json.loads(path.read_text())["proof"]
         if "family" in proof.get("critical_point", proof):
             out.append(path)
@@ -416,7 +417,7 @@ def _family_certificates() -> list[Path]:
 def test_the_family_certificates_are_found() -> None:
     """The parametrization below is not empty: every committed landscape certificate but the wide ones is on it."""
     found = _family_certificates()
-    every = sorted((Path(__file__).parent.parent / "certificates" / "landscape").glob("*.json"))
+    every = sorted((REPO / "certificates" / "landscape").glob("*.json"))
     assert found
     assert found == [p for p in every if json.loads(p.read_text())["kind"] != "wide_critical_point"]
 

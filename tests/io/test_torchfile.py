@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch  # in the test extra: a missing install fails here, it is not skipped
+from helpers import REPO
 
 from certsym.errors import InputError
 from certsym.io.torchfile import load_torch, read_state_dict
@@ -29,7 +30,7 @@ from certsym_check.errors import Reject
 from certsym_check.readers.files import Tensor
 from certsym_check.readers.torchzip import read_torch, state_dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 # ---------------------------------------------------------------- helpers

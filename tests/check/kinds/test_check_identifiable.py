@@ -1,5 +1,5 @@
-"""Red-team regressions for ``checker/certsym_check/kinds/identifiable.py`` (``identifiable`` certificates: kernel, meet in the
-middle, antiparallel configurations).
+"""Red-team regressions for ``checker/certsym_check/kinds/identifiable.py`` (``identifiable`` certificates:
+kernel, meet in the middle, antiparallel configurations).
 
 Tests marked HOLE fail against the checker as first red-teamed: a false claim accepted, a small certificate that
 keeps the checker busy far beyond 10 s, or (one completeness case) a true certificate refused. The others pin

@@ -6,10 +6,12 @@ import json
 import shutil
 from pathlib import Path
 
+from helpers import TESTS
+
 import certsym
 from certsym_check.main import main
 
-VALID = Path(__file__).parent / "certificates" / "valid"
+VALID = TESTS / "certificates" / "valid"
 
 
 def _certificate(tmp_path: Path) -> tuple[Path, Path, Path]:

@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 from flint import fmpz_poly
-from helpers import decimal_text
+from helpers import TESTS, decimal_text
 
 from certsym_check import budget
 from certsym_check.envelope import check_certificate
 from certsym_check.errors import Reject
 from certsym_check.fields import NumberField, show
 
-VALID = Path(__file__).parent / "certificates" / "valid"
+VALID = TESTS / "certificates" / "valid"
 
 
 def _template() -> dict:

@@ -9,12 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import REPO, TESTS
 
 from certsym.cli import main
 from certsym_check import check_certificate
 
-ROOT = Path(__file__).resolve().parent.parent
-CORPUS = Path(__file__).parent / "certificates"
+ROOT = REPO
+CORPUS = TESTS / "certificates"
 VALID = sorted((CORPUS / "valid").glob("*.json"))
 INVALID = sorted((CORPUS / "invalid").glob("*.json"))
 REQUIRED_ATTACKS = {"sign_flip", "wrong_permutation", "zero_scaling", "negative_scaling", "dropped_pair",

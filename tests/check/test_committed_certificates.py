@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
 from certsym_check import check_certificate
 
-ROOT = Path(__file__).resolve().parent.parent / "certificates"
+ROOT = REPO / "certificates"
 COMMITTED = sorted(p for p in ROOT.rglob("*.json") if p.name != "schema.json")
 
 
