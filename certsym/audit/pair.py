@@ -8,10 +8,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
+from certsym.certify.deep import deep_certificate
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
+from certsym.decide.deep import decide as decide_deep
 from certsym.decide.dyadic import DyadicNetwork, decide, witness
 from certsym.decide.equivalence import decide as decide_general
 from certsym.errors import InputError
-from certsym.io.sources import load, read_pair
+from certsym.io.sources import Model, load, read_pair
 from certsym.numbers import QQ
 
 EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
@@ -86,7 +89,7 @@ class Equivalence:
         return "\n".join([head, *self.reading_lines()])
 
 
-def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence:
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence | DeepEquivalence:
     """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. ``path`` "auto" takes the fast exact path
     (certsym.decide.dyadic) when both sources are float16/bfloat16/float32 arrays, "general" the rational path.
     A small NOT EQUIVALENT pair gets the general path's witness; a large one (or with ``reference``) a sparse
@@ -96,6 +99,8 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
         raise InputError("path must be 'auto' or 'general'")
     A, B = load(a), load(b)
     readings = tuple((x.name, x.reading) for x in (A, B) if x.reading)
+    if A.is_deep or B.is_deep:
+        return deep_equivalent(A, B, readings)
     if path == "auto" and A.arrays is not None and B.arrays is not None:
         nets = (DyadicNetwork.from_arrays(*A.arrays), DyadicNetwork.from_arrays(*B.arrays))
         if None not in nets and (nets[0].m, nets[0].k) == (nets[1].m, nets[1].k):
@@ -110,3 +115,92 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
     return Equivalence(verdict.equivalent, "general", verdict, records, readings=readings)
 
 
+
+
+@dataclass
+class DeepEquivalence:
+    """The three-valued verdict on ρ(θ1) = ρ(θ2) for deep networks (MATH.md Part III): truthy iff EQUIVALENT;
+    ``status`` is "equivalent", "not_equivalent" or "undecided" (then ``reason`` says why)."""
+
+    verdict: DeepVerdict = field(repr=False)
+    records: tuple = field(repr=False)
+    readings: tuple = ()
+    path: str = "deep"
+
+    @property
+    def status(self) -> str:
+        return self.verdict.status
+
+    @property
+    def equivalent(self) -> bool:
+        return self.verdict.equivalent
+
+    @property
+    def undecided(self) -> bool:
+        return self.verdict.status == UNDECIDED
+
+    def __bool__(self) -> bool:
+        return self.equivalent
+
+    @property
+    def witness(self) -> list | None:
+        return self.verdict.witness
+
+    @property
+    def values(self) -> tuple | None:
+        return self.verdict.values
+
+    def _shape(self) -> str:
+        t1, t2 = self.verdict.theta1, self.verdict.theta2
+        return f"widths {'-'.join(map(str, t1.widths))} and {'-'.join(map(str, t2.widths))}" + \
+            ("" if not (t1.output_relu or t2.output_relu) else "; an output ReLU on " +
+             ("both" if t1.output_relu and t2.output_relu else "theta1" if t1.output_relu else "theta2"))
+
+    def to_json(self) -> dict:
+        """The fields of ``certsym equiv --json`` for deep networks."""
+        v = self.verdict
+        out: dict = {"equivalent": v.equivalent if v.status != UNDECIDED else None, "status": v.status,
+                     "field": v.theta1.field.name, "path": "deep", "widths": [list(v.theta1.widths),
+                                                                             list(v.theta2.widths)],
+                     "readings": {name: text for name, text in self.readings}}
+        if v.status == EQUIVALENT:
+            out.update(moves=[len(r.steps) for r in v.reductions], aligned_layers=len(v.alignment))
+        elif v.status == NOT_EQUIVALENT:
+            F = v.theta1.field
+            out.update(witness=[str(t) for t in v.witness], values=[[F.pretty(y) for y in vals] for vals in v.values])
+        else:
+            out.update(reason=v.reason, lines=v.lines)
+        return out
+
+    def certificate(self, reference: bool | None = None) -> dict:
+        """The certificate (``deep_equivalent`` or ``deep_not_equivalent``, parameters embedded); UNDECIDED has
+        none (InputError)."""
+        return deep_certificate(self.verdict, self.records)
+
+    def reading_lines(self) -> list[str]:
+        return [f"  {name}: {text}" for name, text in self.readings]
+
+    def __str__(self) -> str:
+        v = self.verdict
+        if v.status == EQUIVALENT:
+            moves = " and ".join(str(len(r.steps)) for r in v.reductions)
+            aligned = f"hidden layers 1..{len(v.alignment)} aligned by H, " if v.alignment else ""
+            head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({self._shape()}: {moves} moves D1–D4, {aligned}the top blocks "
+                    "equal by Theorems 3/4)")
+        elif v.status == NOT_EQUIVALENT:
+            F = v.theta1.field
+            v1, v2 = ([F.pretty(y) for y in vals] for vals in v.values)
+            x = [F.pretty(t) for t in v.witness]
+            head = f"NOT EQUIVALENT at the witness x = {x}: the outputs are {v1} and {v2} ({self._shape()})"
+        else:
+            head = f"UNDECIDED ({self._shape()}): {v.reason}"
+        return "\n".join([head, *self.reading_lines()])
+
+
+def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> DeepEquivalence:
+    """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly.
+    Cost: see ``certsym.decide.deep``."""
+    t1, t2 = A.deep_network(), B.deep_network()
+    if t1.field != t2.field:
+        raise InputError("the two networks are over different number fields; give both as parameter files")
+    return DeepEquivalence(decide_deep(t1, t2), (A.record, B.record), readings)

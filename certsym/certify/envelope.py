@@ -43,6 +43,10 @@ CLAIMS = {
                            "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
     "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
                     "minimum of F on M(k+1,k)",
+    "deep_equivalent": "rho(theta1) = rho(theta2) for the deep networks given (and sigma of both when both end in a "
+                       "ReLU)",
+    "deep_not_equivalent": "rho(theta1) != rho(theta2) for the deep networks given (sigma of each that ends in a "
+                           "ReLU)",
 }
 
 

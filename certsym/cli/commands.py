@@ -20,6 +20,7 @@ from rich.table import Table
 
 from certsym import __version__, api
 from certsym.audit.classes import Job, audit
+from certsym.audit.pair import DeepEquivalence
 from certsym.certify import (
     InputRecord,
     affine_certificate,
@@ -29,7 +30,7 @@ from certsym.certify import (
     stabilizer_certificate,
 )
 from certsym.cli import landscape
-from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, Parser, UsageError, emit_json
+from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, EXIT_UNDECIDED, Parser, UsageError, emit_json
 from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
 from certsym.decide.affine import decide_affine
@@ -102,10 +103,11 @@ def _note_absent_biases(models: list, names: list[str], readings: bool = True) -
     for model, name in zip(models, names, strict=True):
         if readings and reading(model):
             print(f"note: {name}: {reading(model)}", file=sys.stderr)
-        absent = [layer for layer, t in zip(("first", "second"), (model or {}).get("tensors", [0, 0, 0, 0])[1::2],
-                                            strict=True) if t is None]
+        biases = (model or {}).get("tensors", [0, 0, 0, 0])[1::2]
+        labels = ("the first", "the second") if len(biases) == 2 else [f"layer {ell}" for ell in range(1, 99)]
+        absent = [label for label, t in zip(labels, biases, strict=False) if t is None]
         if absent:
-            print(f"note: {name}: no bias in the {' and '.join(absent)} layer (Linear(bias=False)); read as 0",
+            print(f"note: {name}: no bias in {' and '.join(absent)} layer (Linear(bias=False)); read as 0",
                   file=sys.stderr)
 
 
@@ -158,6 +160,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     models = [s.record.model if isinstance(s, api.Model) else None for s in sources]
     _note_absent_biases(models, [args.params1, args.params2], readings=False)
     verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
+    if isinstance(verdict, DeepEquivalence):
+        return _deep_equiv(args, verdict)
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
     explained = None
@@ -175,6 +179,19 @@ def cmd_equiv(args: argparse.Namespace) -> int:
         for line in explained.lines() if explained else ():
             print(line)
     return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
+
+
+def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
+    """``equiv`` on deep networks: exit 0 EQUIVALENT, 1 NOT EQUIVALENT, 3 UNDECIDED (no certificate then)."""
+    if args.cert and not verdict.undecided:
+        write_json_atomic(args.cert, verdict.certificate())
+    if args.json:
+        emit_json(verdict.to_json())
+    else:
+        print(verdict)
+    if args.cert and verdict.undecided:
+        print(f"certsym: no certificate written to {args.cert}: an UNDECIDED verdict has none", file=sys.stderr)
+    return EXIT_OK if verdict.equivalent else EXIT_UNDECIDED if verdict.undecided else EXIT_NEGATIVE
 
 
 def cmd_distance(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
 
 class UsageError(Exception):

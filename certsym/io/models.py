@@ -256,6 +256,21 @@ def default_choice(names: Sequence[str]) -> list[str | None] | None:
     return [stripped.get(layer) for layer in _LAYERS]
 
 
+def chain_choice(names: Sequence[str]) -> list[tuple[str, str | None]] | None:
+    """The default rule for deep networks (docs/FORMATS.md): with the prefixes removed as for ``default_choice``,
+    exactly 0.weight, 2.weight, …, (2L).weight for L ≥ 2 hidden layers, with optional biases of the same
+    indices (torch's Sequential(Linear, ReLU, Linear, ReLU, …, Linear)). Returns the (weight, bias or None) full
+    names in order, None when the rule picks nothing."""
+    stripped = {_strip(n): n for n in names} if all(n.startswith(_PREFIXES) for n in names) else {n: n for n in names}
+    if len(stripped) != len(names):
+        return None
+    count = sum(1 for i in range(0, 2 * len(names) + 2, 2) if f"{i}.weight" in stripped)
+    wanted = {f"{i}.{part}" for i in range(0, 2 * count, 2) for part in ("weight", "bias")}
+    if count < 3 or not set(stripped) <= wanted or any(f"{i}.weight" not in stripped for i in range(0, 2 * count, 2)):
+        return None
+    return [(stripped[f"{i}.weight"], stripped.get(f"{i}.bias")) for i in range(0, 2 * count, 2)]
+
+
 def _is_state_dict(obj: object) -> bool:
     return isinstance(obj, dict) and bool(obj) and all(isinstance(k, str) and isinstance(v, np.ndarray)
                                                        for k, v in obj.items())
@@ -279,8 +294,9 @@ def _root(path: Path, tree: object, selection: Selection) -> tuple[dict, dict]:
         raise InputError(f"{path}: the file holds a {type(tree).__name__}, not a state dict")
 
     def holds_layers(sd: dict) -> bool:
-        return default_choice(list(sd)) is not None if selection.keys is None else \
-            all(k in sd for k in selection.keys if k is not None)
+        if selection.keys is not None:
+            return all(k in sd for k in selection.keys if k is not None)
+        return default_choice(list(sd)) is not None or chain_choice(list(sd)) is not None
 
     found = [key for key, value in tree.items() if _is_state_dict(value) and holds_layers(value)]
     if len(found) != 1:
@@ -312,9 +328,13 @@ def _explain(path: Path, present: list[str]) -> InputError:
         named = ", ".join(n for n in present if _kind(n))[:200]
         return InputError(f"{path}: found {' and '.join(kinds)} tensors ({named}); certsym reads Linear, ReLU, Linear "
                           "only")
+    if len(layers) > 2 and chain_choice(present) is not None:
+        return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}), "
+                          f"{len(layers) - 1} hidden: this command decides one-hidden-layer networks (certsym equiv "
+                          "decides deep ones)")
     if len(layers) > 2:
-        return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}); "
-                          "certsym handles one hidden layer")
+        return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}) "
+                          "with other tensors; certsym reads Linear and ReLU layers only")
     if {"0.weight", "2.weight"} <= set(stripped):
         extra = sorted(set(stripped) - set(_LAYERS))
         return InputError(f"{path}: found extra tensors ({', '.join(extra)[:200]}) besides the layers; certsym reads "
@@ -467,3 +487,61 @@ def read_model(path: str | os.PathLike, keys: Selection | Sequence[str | None] |
     A, M = exact(W1), exact(W2)
     return {"A": [A[i * m:(i + 1) * m] for i in range(n)], "b": exact(b1),
             "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m, "model": model}
+
+
+def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> tuple[list, dict]:
+    """The affine layers [(W_1, b_1), …, (W_{L+1}, b_{L+1})] of a model file as numpy arrays (out × in), with the
+    "model" record: a one-hidden-layer file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file
+    by ``chain_choice`` (the default rule only; ``--keys`` names one hidden layer). Absent biases are zeros.
+    Cost: reading the file."""
+    path, selection = Path(path), selection or Selection()
+    fmt = detect_format(path) if path.exists() else None
+    if fmt in ("npz", "safetensors", "torch") and selection.keys is None:
+        try:
+            if fmt == "npz":
+                def wanted(names: list[str]) -> set[str]:
+                    return {k for pair in chain_choice(names) or () for k in pair if k is not None}
+                tensors, names = _npz(path, wanted)
+                tensors = {name: tensors.get(name) for name in names}
+                root = None
+            else:
+                tensors, root = _tensor_map(path, fmt, selection)
+        except InputError:
+            raise
+        except Exception as exc:  # corrupt files raise many types; report them in one line
+            raise InputError(f"{path}: cannot read the model file ({type(exc).__name__}: {exc})".splitlines()[0]) \
+                from None
+        chain = chain_choice(list(tensors))
+        if chain is not None:
+            return _chain_arrays(path, fmt, tensors, chain, selection, root)
+    (W1, b1, W2, b2), record = read_arrays(path, selection)
+    return [(W1, b1), (W2, b2)], record
+
+
+def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,
+                  root: dict | None) -> tuple[list, dict]:
+    layers, width = [], None
+    for ell, (wname, bname) in enumerate(chain, 1):
+        W, b = tensors[wname], None if bname is None else tensors[bname]
+        for name, array, ndim in ((wname, W, 2), (bname, b, 1)):
+            if array is None:
+                continue
+            _check_dtype(array.dtype, f"{path}: tensor {name!r}")
+            if array.dtype.kind == "f" and not np.isfinite(array).all():
+                raise InputError(f"{path}: tensor {name!r} holds a NaN or infinite weight")
+            if array.ndim != ndim:
+                raise InputError(f"{path}: tensor {name!r} has shape {tuple(array.shape)}; a Linear weight is 2-D, "
+                                 "a bias 1-D")
+        if selection.layout == "in-out":
+            W = W.T
+        b = np.zeros(W.shape[0], dtype=W.dtype) if b is None else b
+        if b.shape[0] != W.shape[0] or (width is not None and W.shape[1] != width):
+            raise InputError(f"{path}: layer {ell} ({wname}) has shape {tuple(W.shape)} and bias {tuple(b.shape)}; "
+                             f"expected (out, {width if width is not None else 'in'}) and (out,)")
+        layers.append((W, b))
+        width = W.shape[0]
+    record = {"format": fmt, "rule": "default", "tensors": [x for pair in chain for x in pair],
+              "layout": selection.layout, "activation": ACTIVATION_ASSUMED}
+    if root is not None:
+        record["root"] = root
+    return layers, record

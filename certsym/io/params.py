@@ -22,12 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from certsym.certify.envelope import network_to_json
+from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.errors import InputError
-from certsym.io.models import is_model_file, read_model
+from certsym.io.models import Selection, exact, is_model_file, read_layers, read_model
 from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, parse_number_atoms, to_field
 
 _KEYS = {"M", "A", "b", "c", "shape"}
+_LAYERED_KEYS = {"layers", "m", "output_relu"}
 _MAX_FILE_BYTES = 1 << 31
 
 
@@ -109,7 +111,13 @@ def _vector(x: Any, where: str) -> list:
 class _RawNetwork:
     """A parameter file parsed down to exact rationals and sympy expressions."""
 
+    layers: list | None = None  # the layered form: [(W indices, b indices), …]
+    output_relu = False
+
     def __init__(self, data: Any, source: str, max_digits: int):
+        if isinstance(data, dict) and "layers" in data:
+            self._layered(data, source, max_digits)
+            return
         if not isinstance(data, dict):
             raise InputError(f"{source}: the parameter file must be a JSON object with keys M, A, b, c")
         unknown = sorted(set(data) - _KEYS)
@@ -128,6 +136,26 @@ class _RawNetwork:
         self.A = self._matrix(data["A"], "A", max_digits)
         self.b = self._list(data["b"], "b", max_digits)
         self.c = self._list(data["c"], "c", max_digits)
+
+    def _layered(self, data: dict, source: str, max_digits: int) -> None:
+        """The layered form {"layers": [{"W": …, "b": …}, …], "m"?, "output_relu"?} (docs/FORMATS.md)."""
+        unknown = sorted(set(data) - _LAYERED_KEYS)
+        if unknown:
+            raise InputError(f"{source}: unknown key(s) {', '.join(map(repr, unknown))}; allowed in the layered form: "
+                             "layers, m, output_relu")
+        self.source, self.model, self.values, self.atoms = source, None, [], {}
+        m = data.get("m")
+        if m is not None and (not isinstance(m, _Numeral) or not m.isdigit()):
+            raise InputError(f"{source}: m must be a positive integer")
+        relu = data.get("output_relu", False)
+        if not isinstance(relu, bool):
+            raise InputError(f"{source}: output_relu must be true or false")
+        self.shape, self.output_relu, self.layers = ({"m": int(m)} if m is not None else None), relu, []
+        for ell, layer in enumerate(_vector(data["layers"], f"{source}: layers"), 1):
+            if not isinstance(layer, dict) or set(layer) != {"W", "b"}:
+                raise InputError(f"{source}: layers[{ell - 1}] must be an object with keys W and b")
+            self.layers.append((self._matrix(layer["W"], f"layers[{ell - 1}].W", max_digits),
+                                self._list(layer["b"], f"layers[{ell - 1}].b", max_digits)))
 
     def _shape(self, shape: Any) -> dict[str, int] | None:
         if shape is None:
@@ -173,9 +201,40 @@ class _RawNetwork:
         raw.b, raw.c = index(data["b"]), index(data["c"])
         return raw
 
-    def network(self, field: Field, values: Sequence[Scalar]) -> Network:
+    @classmethod
+    def from_layers(cls, path: str, keys: Any) -> _RawNetwork:
+        """A model file of any depth (``read_layers``): exact dyadic values, no atoms."""
+        arrays, model = read_layers(path, Selection.of(keys))
+        raw = cls.__new__(cls)
+        raw.source, raw.values, raw.atoms, raw.model, raw.output_relu = path, [], {}, model, False
+        raw.shape, raw.layers = {"m": arrays[0][0].shape[1]}, []
+
+        def index(xs):
+            raw.values.extend(xs)
+            return list(range(len(raw.values) - len(xs), len(raw.values)))
+
+        for W, b in arrays:
+            rows, cols = W.shape
+            flat = exact(W)
+            raw.layers.append(([index(flat[i * cols:(i + 1) * cols]) for i in range(rows)], index(exact(b))))
+        return raw
+
+    def network(self, field: Field, values: Sequence[Scalar]) -> Network | DeepNetwork:
         def get(ix):
             return values[ix]
+
+        if self.layers is not None:
+            m = (self.shape or {}).get("m")
+            if m is None:
+                first = self.layers[0][0]
+                if not first:
+                    raise InputError(f"{self.source}: the first layer is empty: give the input dimension m")
+                m = len(first[0])
+            try:
+                return DeepNetwork.build([([[get(i) for i in row] for row in W], [get(i) for i in b])
+                                          for W, b in self.layers], field, m, self.output_relu)
+            except InputError as exc:
+                raise InputError(f"{self.source}: {exc}") from None
 
         shape = self.shape or {}
         try:
@@ -200,7 +259,7 @@ class _RawNetwork:
 class LoadedInput:
     """A network read from a file, with what a certificate records about the file."""
 
-    network: Network
+    network: Network | DeepNetwork
     name: str
     sha256: str
     atoms: tuple[tuple[str, Scalar], ...]
@@ -213,6 +272,7 @@ def load_inputs(
     max_digits: int = DEFAULT_MAX_DIGITS,
     texts: Sequence[str] | None = None,
     keys: Any = None,
+    deep: bool = False,
 ) -> tuple[list[LoadedInput], list[Scalar]]:
     """Read parameter files into networks over ONE common field.
 
@@ -220,15 +280,16 @@ def load_inputs(
     the same field and come back converted. ``texts`` replaces reading ``sources`` from disk (the
     SHA-256 is then that of the UTF-8 text). Model files (docs/FORMATS.md) are read by
     ``certsym.io.models`` with ``keys``: one selection (a ``Selection`` or four tensor names) for all, or a list
-    of ``Selection``, one per source. Cost: linear in the file sizes, plus one
-    primitive-element computation if any entry is irrational.
+    of ``Selection``, one per source. With ``deep`` every network comes back as a DeepNetwork (files of any
+    depth, the layered form); without it, a network with more than one hidden layer or an output ReLU is refused.
+    Cost: linear in the file sizes, plus one primitive-element computation if any entry is irrational.
     """
     per_source = isinstance(keys, list | tuple) and bool(keys) and not isinstance(keys[0], str | type(None))
     selections = list(keys) if per_source else [keys] * len(sources)
     raws, digests = [], []
     for i, src in enumerate(sources):
         if texts is None and is_model_file(src):
-            raws.append(_RawNetwork.from_model(str(src), selections[i]))
+            raws.append((_RawNetwork.from_layers if deep else _RawNetwork.from_model)(str(src), selections[i]))
             digests.append(file_digest(src))
             continue
         if texts is None:
@@ -243,7 +304,7 @@ def load_inputs(
     field, converted = to_field(flat + list(extra_values))
     nets, offset = [], 0
     for raw in raws:
-        nets.append(raw.network(field, converted[offset:offset + len(raw.values)]))
+        nets.append(_depth(raw.network(field, converted[offset:offset + len(raw.values)]), raw.source, deep))
         offset += len(raw.values)
     loaded = []
     for net, raw, src, digest in zip(nets, raws, sources, digests, strict=True):
@@ -251,6 +312,19 @@ def load_inputs(
         offset += len(raw.atoms)
         loaded.append(LoadedInput(net, str(src), digest, atoms, raw.model))
     return loaded, converted[offset:]
+
+
+def _depth(net: Network | DeepNetwork, source: str, deep: bool) -> Network | DeepNetwork:
+    """A DeepNetwork for deep readers; a Network for the others, which refuse deeper networks in one line."""
+    if deep:
+        return DeepNetwork.from_shallow(net) if isinstance(net, Network) else net
+    if isinstance(net, Network):
+        return net
+    if net.is_shallow():
+        return net.to_shallow()
+    what = f"{net.depth} hidden layers" + (" and an output ReLU" if net.output_relu else "")
+    raise InputError(f"{source}: a network with {what}: this command decides one-hidden-layer networks without an "
+                     "output ReLU (certsym equiv decides deep ones)")
 
 
 def file_digest(path: str | os.PathLike) -> str:

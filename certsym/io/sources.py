@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from certsym.certify.envelope import InputRecord
+from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.errors import InputError
-from certsym.io.models import Selection, default_choice, exact, is_model_file, parse_keys, read_arrays
+from certsym.io.models import Selection, chain_choice, default_choice, exact, is_model_file, parse_keys, read_layers
 from certsym.io.models import reading as reading_of
 from certsym.io.params import file_digest, load_inputs
 from certsym.numbers import QQ
@@ -34,10 +35,33 @@ class Model:
     path: str | None = None
     _network: Network | None = field(default=None, repr=False)
     reading: str | None = None  # how the activation was read, when the source does not define it
+    layers: list | None = None  # a deep source: the arrays [(W_1, b_1), …] (``arrays`` is None then)
+    output_relu: bool = False
+    _deep: DeepNetwork | None = field(default=None, repr=False)
+
+    @property
+    def is_deep(self) -> bool:
+        """More than one hidden layer, or an output ReLU: decided by ``certsym.decide.deep``."""
+        return self.layers is not None or self._deep is not None
+
+    def deep_network(self) -> DeepNetwork:
+        """θ as a DeepNetwork, whatever its depth (a shallow one as its two layers)."""
+        if self._deep is None:
+            if self.layers is None:
+                return DeepNetwork.from_shallow(self.network)
+            rows = []
+            for W, b in self.layers:
+                (r, c), flat = W.shape, exact(W)
+                rows.append(([flat[i * c:(i + 1) * c] for i in range(r)], exact(b)))
+            self._deep = DeepNetwork.build(rows, QQ, self.layers[0][0].shape[1], self.output_relu)
+        return self._deep
 
     @property
     def network(self) -> Network:
         """θ over its exact field (rationals for arrays: every float is the dyadic rational it denotes)."""
+        if self.is_deep:
+            raise InputError(f"{self.name}: a deep network: this decision reads one-hidden-layer networks without an "
+                             "output ReLU (certsym.equivalent decides deep ones)")
         if self._network is None:
             W1, b1, W2, b2 = self.arrays
             (n, m), k = W1.shape, W2.shape[0]
@@ -94,15 +118,18 @@ def _from_module(module: Any) -> Model:
 
     walk(module, "")
     kinds = ["Linear" if isinstance(m, nn.Linear) else "ReLU" for _, m in layers]
-    if kinds == ["Linear", "ReLU", "Linear", "ReLU"]:
-        raise InputError(f"{layers[-1][0]}: the network ends in a ReLU, σ(ρ(θ)(x)), a different function from "
-                         "ρ(θ); certsym decides networks whose last layer is Linear")
-    if kinds != ["Linear", "ReLU", "Linear"]:
+    output_relu = kinds[-1:] == ["ReLU"]
+    body = kinds[:-1] if output_relu else kinds
+    if len(body) < 3 or body[::2] != ["Linear"] * ((len(body) + 1) // 2) or body[1::2] != ["ReLU"] * (len(body) // 2):
         raise InputError(f"a {type(module).__name__} with the layers {' → '.join(kinds) or 'none'}: certsym decides "
-                         "Linear → ReLU → Linear (one hidden layer)")
-    first, second = layers[0][1], layers[2][1]
-    arrays = [first.weight, first.bias, second.weight, second.bias]
-    return _from_arrays(f"<{type(module).__name__}>", arrays, "out-in", "a ReLU network (the module's ReLU)")
+                         "Linear → ReLU → Linear → … → Linear (one ReLU between consecutive Linear layers, and "
+                         "optionally one after the last)")
+    linears = [m for _, m in layers if isinstance(m, nn.Linear)]
+    name, text = f"<{type(module).__name__}>", "a ReLU network (the module's ReLU)"
+    if len(linears) == 2 and not output_relu:
+        first, second = linears
+        return _from_arrays(name, [first.weight, first.bias, second.weight, second.bias], "out-in", text)
+    return _from_layers(name, [(lin.weight, lin.bias) for lin in linears], "out-in", text, output_relu)
 
 
 def _from_arrays(name: str, arrays: Sequence[Any], layout: str, reading: str) -> Model:
@@ -115,6 +142,19 @@ def _from_arrays(name: str, arrays: Sequence[Any], layout: str, reading: str) ->
     b2 = np.zeros(W2.shape[0], W2.dtype) if b2 is None else b2
     digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for a in (W1, b1, W2, b2))).hexdigest()
     return Model(name, InputRecord(name, digest), [W1, b1, W2, b2], reading=reading)
+
+
+def _from_layers(name: str, pairs: Sequence[tuple[Any, Any]], layout: str, reading: str,
+                 output_relu: bool = False) -> Model:
+    """A deep Model from (weight, bias or None) arrays, one pair per affine layer."""
+    layers = []
+    for W, b in pairs:
+        W = _array(W)
+        W = W.T if layout == "in-out" else W
+        b = np.zeros(W.shape[0], W.dtype) if b is None else _array(b)
+        layers.append((W, b))
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(a).tobytes() for pair in layers for a in pair)).hexdigest()
+    return Model(name, InputRecord(name, digest), None, reading=reading, layers=layers, output_relu=output_relu)
 
 
 def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: str = "out-in",
@@ -133,6 +173,10 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
         return _from_module(source)
     if isinstance(source, dict):  # a state dict: tensors by name, no activation
         names = list(parse_keys(keys)) if keys else default_choice(list(source))
+        chain = chain_choice(list(source)) if names is None and not keys else None
+        if chain is not None:
+            return _from_layers("<state dict>", [(source[w], source[b] if b else None) for w, b in chain], layout,
+                                READ_AS_RELU)
         if names is None:
             raise InputError(f"a state dict with the tensors {list(source)[:8]}: no default choice of W1, b1, W2, "
                              "b2 (0.weight, 0.bias, 2.weight, 2.bias); name them with keys=")
@@ -149,11 +193,17 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
                           tuple(state_key) if state_key else None)
     if is_model_file(path):
-        arrays, record = read_arrays(path, selection)
-        return Model(path, InputRecord(path, file_digest(path), (), record), list(arrays), path,
-                     reading=reading_of(record))
-    (item,), _ = load_inputs([path])
-    return Model(path, InputRecord(item.name, item.sha256, item.atoms, item.model), None, path, item.network)
+        layers, record = read_layers(path, selection)
+        rec = InputRecord(path, file_digest(path), (), record)
+        if len(layers) > 2:
+            return Model(path, rec, None, path, reading=reading_of(record), layers=layers)
+        (W1, b1), (W2, b2) = layers
+        return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record))
+    (item,), _ = load_inputs([path], deep=True)
+    rec = InputRecord(item.name, item.sha256, item.atoms, item.model)
+    if item.network.is_shallow():
+        return Model(path, rec, None, path, item.network.to_shallow())
+    return Model(path, rec, None, path, _deep=item.network)
 
 
 def read_pair(a: Any, b: Any) -> tuple[Network, Network, tuple[InputRecord, InputRecord]]:

@@ -20,7 +20,8 @@ from certsym_check.core import (
 )
 from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
-from certsym_check.kinds import KINDS
+from certsym_check.kinds import KINDS, LAYERED
+from certsym_check.kinds.deep import DeepNet
 from certsym_check.readers.files import NARROW, InputFile, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
@@ -42,6 +43,10 @@ CLAIMS = {
                            "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
     "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "
                     "minimum of F on M(k+1,k)",
+    "deep_equivalent": "rho(theta1) = rho(theta2) for the deep networks given (and sigma of both when both end in a "
+                       "ReLU)",
+    "deep_not_equivalent": "rho(theta1) != rho(theta2) for the deep networks given (sigma of each that ends in a "
+                           "ReLU)",
 }
 
 
@@ -150,8 +155,12 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
                               "them with --inputs")
         if any(r["atoms"] != [] for r in records):
             raise Reject("a referenced model file has no atoms")
-    nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else Net(F, r["parameters"], f"inputs[{i}]")
-            for i, r in enumerate(records)]
+    if rep.kind in LAYERED and files is not None:
+        raise CannotCheck("binding deep networks to their files is not supported yet: replay without --inputs (the "
+                          "embedded parameters are checked, not compared with any file)")
+    reader = DeepNet if rep.kind in LAYERED else Net
+    nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
+            reader(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
     readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
     if files is not None:
         for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):

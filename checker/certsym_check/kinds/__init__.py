@@ -1,7 +1,7 @@
 """The registry of certificate kinds: each kind's number of inputs and its replay, one module per family of kinds,
 every replay with one signature, ``replay(F, nets, proof, rep)``: the field, the input networks (bound by the
 envelope), the proof object and the Report to fill; it returns nothing and raises ``Reject`` at the first
-step it cannot verify."""
+step it cannot verify. ``LAYERED`` are the kinds whose inputs are deep networks (``kinds.deep.DeepNet``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Callable
 from certsym_check.kinds import (
     added_neuron,
     affine,
+    deep,
     distance,
     equivalence,
     identifiable,
@@ -36,4 +37,7 @@ KINDS: dict[str, tuple[int, Replay]] = {
     "hessian_inertia": (0, landscape.check_hessian_inertia),
     "added_neuron": (0, added_neuron.check_added_neuron),
     "wide_critical_point": (0, wide.check_wide),
+    "deep_equivalent": (2, deep.check_deep_equivalent),
+    "deep_not_equivalent": (2, deep.check_deep_not_equivalent),
 }
+LAYERED = {"deep_equivalent", "deep_not_equivalent"}

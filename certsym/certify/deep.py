@@ -1,0 +1,48 @@
+"""Certificates of deep networks (MATH.md Part III): ``deep_equivalent`` (the moves D1–D4 on each network, the
+alignment of hidden layers 1..L−1 and Part I's proof for the top blocks: the block lemma) and
+``deep_not_equivalent`` (a witness and both exact outputs). Cost: linear in the certificate's size."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from certsym.certify.envelope import InputRecord, document, number_json
+from certsym.certify.equivalence import equivalence_proof
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
+from certsym.errors import InputError
+from certsym.numbers import Field
+
+
+def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
+    """The layered parameter JSON of ``net`` (docs/FORMATS.md): {"layers": [{"W", "b"}, …], "m", "output_relu"},
+    entries as exact strings (or ``encode(x)``)."""
+    s = encode or net.field.to_string
+    return {"layers": [{"W": [[s(x) for x in row] for row in layer.W], "b": [s(x) for x in layer.b]}
+                       for layer in net.layers], "m": net.m, "output_relu": net.output_relu}
+
+
+def _input(F: Field, rec: InputRecord, net: DeepNetwork) -> dict:
+    return {"name": rec.name, "sha256": rec.sha256,
+            "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
+            "parameters": layered_json(net, lambda x: number_json(F, x))}
+
+
+def _steps(F: Field, steps: list[dict]) -> list[dict]:
+    return [{**s, "lambda": number_json(F, s["lambda"])} if "lambda" in s else dict(s) for s in steps]
+
+
+def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -> dict:
+    """``deep_equivalent`` or ``deep_not_equivalent`` from a DeepVerdict (an UNDECIDED verdict has none)."""
+    F = v.theta1.field
+    inputs = [_input(F, rec, net) for rec, net in zip(records, (v.theta1, v.theta2), strict=True)]
+    if v.status == EQUIVALENT:
+        proof = {"reduction": [_steps(F, red.steps) for red in v.reductions],
+                 "alignment": [[[i, j, number_json(F, d)] for i, j, d in layer] for layer in v.alignment],
+                 "block": equivalence_proof(v.block, F), "statement": "block lemma"}
+        return document("deep_equivalent", F, inputs, proof)
+    if v.status == NOT_EQUIVALENT:
+        proof = {"witness": [number_json(F, x) for x in v.witness],
+                 "values": [[number_json(F, y) for y in vals] for vals in v.values], "statement": "exact evaluation"}
+        return document("deep_not_equivalent", F, inputs, proof)
+    raise InputError(f"UNDECIDED has no certificate ({v.reason})")

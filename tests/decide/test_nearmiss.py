@@ -1,0 +1,151 @@
+"""certsym.decide.nearmiss: the summary of why two float networks are not equivalent.
+
+NearMiss promises: ``n`` live neurons of θ1 (v_i ≠ 0 and a_i ≠ 0), ``partnered`` of them with an exact partner in
+θ2 (same row up to λ > 0, λ v_j = v_i), and ``worst``, for up to three others, (neuron, nearest partner, largest
+relative difference, largest difference in ulps of the file's type). The copies below are built so that the
+expected values follow from the construction: permutations with power-of-two scalings are exact in binary floats,
+and with power-of-two leading weights a change of u ulps in one weight is a change of exactly u ulps after
+normalization.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certsym.decide.nearmiss import NearMiss, near_miss
+
+
+def _weights(rng: np.random.Generator, shape: tuple, dtype) -> np.ndarray:
+    """Entries ±[1.25, 1.75) · 2^e: a few ulps up never leave the binade."""
+    mag = rng.uniform(1.25, 1.75, shape) * 2.0 ** rng.integers(-3, 4, shape)
+    return (mag * rng.choice([-1.0, 1.0], shape)).astype(dtype)
+
+
+def _network(seed: int, m: int, n: int, k: int, dtype=np.float32) -> list[np.ndarray]:
+    """W1 (n×m) with a power-of-two first column (the normalizing weight), b1, W2 (k×n), b2."""
+    rng = np.random.default_rng(seed)
+    W1 = _weights(rng, (n, m), dtype)
+    W1[:, 0] = (rng.choice([-1.0, 1.0], n) * 2.0 ** rng.integers(-3, 4, n)).astype(dtype)
+    return [W1, _weights(rng, (n,), dtype), _weights(rng, (k, n), dtype), _weights(rng, (k,), dtype)]
+
+
+def _permuted(arrays: list[np.ndarray], seed: int, dead: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    """An equivalent copy: neurons permuted and scaled by powers of two (exact), plus a dead neuron (v = 0) if
+    asked; returns the copy and perm (neuron perm[j] of the original is neuron j of the copy)."""
+    W1, b1, W2, b2 = arrays
+    rng = np.random.default_rng(seed + 1)
+    n = len(b1)
+    perm = rng.permutation(n)
+    d = (2.0 ** rng.integers(-2, 3, n)).astype(W1.dtype)
+    V1, c1, V2 = W1[perm] * d[:, None], b1[perm] * d, W2[:, perm] / d
+    if dead:
+        V1 = np.vstack([V1, np.ones((1, W1.shape[1]), W1.dtype)])
+        c1, V2 = np.append(c1, W1.dtype.type(1)), np.hstack([V2, np.zeros((W2.shape[0], 1), W1.dtype)])
+    return [V1.astype(W1.dtype), c1.astype(W1.dtype), V2.astype(W1.dtype), b2.copy()], perm
+
+
+def _live(arrays: list[np.ndarray]) -> int:
+    W1, _, W2, _ = arrays
+    return sum(1 for i in range(W1.shape[0]) if W1[i].any() and W2[:, i].any())
+
+
+def _bump(x, ulps: int):
+    """x moved ``ulps`` ulps away from zero."""
+    for _ in range(ulps):
+        x = np.nextafter(x, np.copysign(np.inf, x).astype(x.dtype))
+    return x
+
+
+dims = st.tuples(st.integers(0, 2**32 - 1), st.integers(2, 5), st.integers(1, 8), st.integers(1, 3))
+
+
+@settings(max_examples=30, deadline=None)
+@given(dims, st.booleans(), st.sampled_from([np.float32, np.float16]))
+def test_an_equivalent_copy_has_every_neuron_partnered(d: tuple, dead: bool, dtype) -> None:
+    """A permuted, power-of-two-scaled copy (with an extra dead neuron in θ2, and one in θ1): every live neuron of
+    θ1 has an exact partner, nothing is listed as worst, and dtype names the files' type."""
+    seed, m, n, k = d
+    a = _network(seed, m, n, k, dtype)
+    b, perm = _permuted(a, seed, dead)
+    a[2][:, 0] = 0  # neuron 0 of θ1 is dead: not counted (and its copy in θ2 is dead too)
+    b[2][:, list(perm).index(0)] = 0
+    summary = near_miss(a, b)
+    assert isinstance(summary, NearMiss)
+    assert summary.n == _live(a) == n - 1
+    assert summary.partnered == summary.n
+    assert summary.worst == []
+    assert summary.dtype == np.dtype(dtype).name
+    assert summary.to_json()["partnered"] == summary.n
+
+
+@settings(max_examples=30, deadline=None)
+@given(dims, st.data(), st.sampled_from([np.float32, np.float16]))
+def test_one_ulp_in_a_row_is_found_and_measured(d: tuple, data, dtype) -> None:
+    """One input weight or bias of neuron i changed by one ulp (then the copy permuted and rescaled): n − 1 neurons
+    are partnered, worst is the single (i, the copy's index of i, relative difference, 1.0 ulp)."""
+    seed, m, n, k = d
+    a = _network(seed, m, n, k, dtype)
+    i = data.draw(st.integers(0, n - 1))
+    q = data.draw(st.integers(1, m))  # column q of (W1 | b1), never the leading column 0
+    changed = [x.copy() for x in a]
+    if q < m:
+        changed[0][i, q] = _bump(changed[0][i, q], 1)
+        x, y = a[0][i, q], changed[0][i, q]
+    else:
+        changed[1][i] = _bump(changed[1][i], 1)
+        x, y = a[1][i], changed[1][i]
+    assert x != y
+    b, perm = _permuted(changed, seed, False)
+    summary = near_miss(a, b)
+    assert (summary.n, summary.partnered) == (n, n - 1)
+    assert len(summary.worst) == 1
+    neuron, partner, rel, ulps = summary.worst[0]
+    assert neuron == i and partner == list(perm).index(i)
+    assert ulps == 1.0
+    expected_rel = abs(float(y) - float(x)) / abs(float(x))
+    assert rel == pytest.approx(expected_rel, rel=1e-9)
+    assert any(f"neuron {i}:" in line for line in summary.lines())
+
+
+def test_worst_lists_the_three_largest_differences_in_order() -> None:
+    """Neurons 0..4 changed by 1..5 ulps in one input weight: none is partnered, and worst lists neurons 4, 3, 2
+    with 5, 4 and 3 ulps, each paired with its own copy."""
+    a = _network(7, 3, 6, 2)
+    b = [x.copy() for x in a]
+    for i in range(5):
+        b[0][i, 1] = _bump(b[0][i, 1], i + 1)
+    summary = near_miss(a, b)
+    assert (summary.n, summary.partnered) == (6, 1)
+    assert [(w[0], w[1], w[3]) for w in summary.worst] == [(4, 4, 5.0), (3, 3, 4.0), (2, 2, 3.0)]
+
+
+@pytest.mark.xfail(strict=True, reason="certsym bug: rows are compared after division by the leading weight; for a "
+                                       "leading weight that is not a power of two, two rows one ulp apart can "
+                                       "round to the same normalized row, and the changed neuron is counted as "
+                                       "having an exact partner")
+def test_one_ulp_is_never_an_exact_partner() -> None:
+    """(L, x) against (L, x + 1 ulp) with L = 1.543625, x = 1.9350724 (float32): the rows are not proportional, so
+    the neuron has no exact partner."""
+    f = np.float32
+    W1, b1, W2, b2 = np.array([[1.543625, 1.9350724]], f), np.array([0.5], f), np.array([[1.0]], f), np.zeros(1, f)
+    V1 = W1.copy()
+    V1[0, 1] = np.nextafter(V1[0, 1], f(np.inf))
+    assert float(V1[0, 1]) * float(W1[0, 0]) != float(W1[0, 1]) * float(V1[0, 0])  # exact in binary64
+    assert near_miss([W1, b1, W2, b2], [V1, b1, W2, b2]).partnered == 0
+
+
+@pytest.mark.xfail(strict=True, reason="certsym bug: the reported difference compares only the normalized rows, "
+                                       "so a neuron whose output weight differs by one ulp is reported as differing "
+                                       "by 0 relative and 0 ulps from its nearest partner")
+def test_one_ulp_in_an_output_weight_is_measured() -> None:
+    """The README's example: one output weight moved by one ulp; the unpartnered neuron's reported difference is
+    not zero."""
+    a = _network(3, 2, 3, 1)
+    b = [x.copy() for x in a]
+    b[2][0, 0] = _bump(b[2][0, 0], 1)
+    summary = near_miss(a, b)
+    assert summary.partnered == 2 and len(summary.worst) == 1
+    assert summary.worst[0][3] > 0
