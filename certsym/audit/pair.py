@@ -190,11 +190,22 @@ class DeepEquivalence:
         elif v.status == NOT_EQUIVALENT:
             F = v.theta1.field
             v1, v2 = ([F.pretty(y) for y in vals] for vals in v.values)
-            x = [F.pretty(t) for t in v.witness]
-            head = f"NOT EQUIVALENT at the witness x = {x}: the outputs are {v1} and {v2} ({self._shape()})"
+            head = (f"NOT EQUIVALENT at the witness x = {_point_text(F, v.witness)}: the outputs are {v1} and {v2} "
+                    f"({self._shape()})")
         else:
             head = f"UNDECIDED ({self._shape()}): {v.reason}"
         return "\n".join([head, *self.reading_lines()])
+
+
+def _point_text(F, x: list) -> str:
+    """A point for a message: in full when short, else its nonzero coordinates (x_q, from 1)."""
+    if len(x) <= 8:
+        return str([F.pretty(t) for t in x])
+    nonzero = [(q, t) for q, t in enumerate(x, 1) if t != 0]
+    if not nonzero:
+        return "0"
+    shown = ", ".join(f"x_{q} = {F.pretty(t)}" for q, t in nonzero[:8])
+    return f"({shown}{', …' if len(nonzero) > 8 else ''}; the other coordinates 0)"
 
 
 def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> DeepEquivalence:

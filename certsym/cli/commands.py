@@ -208,7 +208,12 @@ def cmd_distance(args: argparse.Namespace) -> int:
         box = parse_box(spec, t1.m)
     d = distance(t1, t2, box, seed=args.seed)
     if args.cert:
-        embed = not args.reference and (t1.n + t2.n) * (t1.m + t1.k) <= api.EMBED_LIMIT
+        # only model files can be referenced by SHA-256: the checker re-reads those, never parameter files
+        embed = any(rec.model is None for rec in records) or \
+            (not args.reference and (t1.n + t2.n) * (t1.m + t1.k) <= api.EMBED_LIMIT)
+        if args.reference and embed:
+            print("note: parameter files are embedded in the certificate (only model files are referenced)",
+                  file=sys.stderr)
         write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), embed))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)

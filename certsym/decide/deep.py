@@ -75,14 +75,6 @@ class Working:
         W = self.W[ell - 1][j]
         return [W[q] for q in self.inputs(ell)] + [self.b[ell - 1][j]]
 
-    def network(self) -> DeepNetwork:
-        """The reduced parameter, its alive neurons renumbered in increasing order."""
-        layers = []
-        for ell in range(1, self.depth + 2):
-            ins, outs = self.inputs(ell), self.outputs(ell)
-            layers.append(([[self.W[ell - 1][j][q] for q in ins] for j in outs], [self.b[ell - 1][j] for j in outs]))
-        return DeepNetwork.build(layers, self.field, self.m)
-
 
 @dataclass
 class DeepReduction:

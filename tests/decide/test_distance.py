@@ -151,3 +151,14 @@ def test_cli_distance(tmp_path, capfd) -> None:
     assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--box", str(tmp_path / "p.vnnlib")]) \
         == 2
     assert "VNN-LIB" in capfd.readouterr().err
+
+
+def test_reference_with_parameter_files_embeds_them(tmp_path, capfd) -> None:
+    """--reference applies to model files; parameter files are embedded, so the certificate replays."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text('{"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"]}')
+    b.write_text('{"M": [["1"]], "A": [["1"]], "b": ["1/8"], "c": ["0"]}')
+    cert = tmp_path / "d.json"
+    assert main(["distance", str(a), str(b), "--cert", str(cert), "--reference"]) == 0
+    assert "parameter files are embedded" in capfd.readouterr().err
+    assert main(["check", str(cert)]) == 0

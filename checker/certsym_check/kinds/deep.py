@@ -18,9 +18,12 @@ plus the Part I proof's.
 
 from __future__ import annotations
 
-from certsym_check.budget import charge_products
+from fractions import Fraction
+
+from certsym_check.budget import charge, charge_int_products, charge_products, int_cost, lcm
 from certsym_check.core import EVAL, Net, Report, index, keys, seq
 from certsym_check.errors import Reject
+from certsym_check.fields import QQ
 from certsym_check.kinds.equivalence import check_equivalent
 
 LEMMA = "block lemma"
@@ -63,15 +66,33 @@ class DeepNet:
         return [self.W[ell - 1][j][q] for q in self.inputs(ell)] + [self.b[ell - 1][j]]
 
     def evaluate(self, x: list) -> list:
-        """The network's output at x, exactly (σ applied at the end when it ends in a ReLU)."""
+        """The network's output at x, exactly (σ applied at the end when it ends in a ReLU). Over QQ each layer is
+        one integer dot product per neuron: the inputs over their common denominator, each row over its own."""
         F, h = self.F, x
         for ell in range(1, self.depth + 2):
-            z = []
-            for row, bias in zip(self.W[ell - 1], self.b[ell - 1], strict=True):
-                charge_products(row, h, "evaluating a witness")
-                z.append(sum((w * t for w, t in zip(row, h, strict=True)), bias))
+            if isinstance(F, QQ):
+                z = self._rational_layer(ell, h)
+            else:
+                z = []
+                for row, bias in zip(self.W[ell - 1], self.b[ell - 1], strict=True):
+                    charge_products(row, h, "evaluating a witness")
+                    z.append(sum((w * t for w, t in zip(row, h, strict=True)), bias))
             h = [t if F.sign(t) > 0 else F.zero for t in z] if ell <= self.depth or self.output_relu else z
         return h
+
+    def _rational_layer(self, ell: int, h: list) -> list:
+        what = "evaluating a witness"
+        D = lcm((t.denominator for t in h), what)
+        H = [t.numerator * (D // t.denominator) for t in h]
+        out = []
+        for row, bias in zip(self.W[ell - 1], self.b[ell - 1], strict=True):
+            den = lcm((w.denominator for w in row), what)
+            nums = [w.numerator * (den // w.denominator) for w in row]
+            charge_int_products(nums, H, what)
+            total, scale = sum(a * b for a, b in zip(nums, H, strict=True)), den * D
+            charge(2 * int_cost(total.bit_length(), scale.bit_length()), what)
+            out.append(Fraction(total, scale) + bias)
+        return out
 
 
 def _neuron(t: DeepNet, ell: int, j: object, where: str) -> int:

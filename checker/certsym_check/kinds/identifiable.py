@@ -393,9 +393,10 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
         raise Reject("the stated minor is singular")
     pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
-        coeffs, D = _integers([R[s][b] for s in range(len(piv))])
+        # this column's own denominator: D, the common one of R, is what the Gray-code walk compares with below
+        coeffs, Dc = _integers([R[s][b] for s in range(len(piv))])
         L = lcm([cols[f][2], *(cols[c][2] for c in piv)], "the kernel description")
-        lhs = D * (L // cols[f][2])
+        lhs = Dc * (L // cols[f][2])
         scaled = [coeffs[s] * (L // cols[c][2]) for s, c in enumerate(piv)]
         vf, af = cols[f][0], cols[f][1]
         big = max(pivot_bits, *(abs(x).bit_length() for x in [lhs, *scaled, *vf, *af]))

@@ -15,6 +15,7 @@ import sys
 import time
 
 import pytest
+from helpers import q
 
 from certsym.certify import InputRecord, identifiability_certificate
 from certsym.core.network import Network
@@ -325,3 +326,40 @@ def test_withstood_configuration_list_mutations(mutation):
     else:
         pr["doubled_minor"] = [0]
     assert not check_certificate(doc).valid
+
+
+FORGED_KERNEL = {
+    "format": "certsym-certificate", "version": 1, "kind": "identifiable",
+    "claim": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit", "field": {"type": "QQ"},
+    "inputs": [{"name": "theta", "sha256": "0" * 64, "atoms": [],
+                "parameters": {"M": [["1", "-2/5", "-3/5", "1/2"]], "A": [["1"], ["1"], ["1"], ["1"]],
+                               "b": ["0", "1", "2", "3"], "c": ["0"], "shape": {"m": 1, "n": 4, "k": 1}}}],
+    "proof": {"nonzero_v": [0, 0, 0, 0], "nonzero_a": [0, 0, 0, 0],
+              "zero_factor": {"rows": [0], "pivots": [0], "free": [1, 2, 3], "R": [["-2/5", "-3/5", "1/2"]]},
+              "statement": "Theorem 1"}}
+
+
+def test_the_gray_code_walk_compares_with_the_common_denominator_of_r() -> None:
+    """HOLE (found by the differential review of the checker's move): the kernel description's loop overwrote D,
+    the common denominator of R, with the last free column's, so the walk looked for x_pivot = 1 at the wrong
+    scale. Here 1·v_0 − (2/5)·v_1 − (3/5)·v_2 = 0 on the kink: {0, 1, 2} is a zero factor (v_0 + v_1 + v_2 with
+    the scalings), the network is NOT identifiable, and this 'identifiable' certificate must be refused."""
+    p = FORGED_KERNEL["inputs"][0]["parameters"]
+    theta = Network.build([[q(x) for x in row] for row in p["M"]], [[q(x) for x in row] for row in p["A"]],
+                          [q(x) for x in p["b"]], [q(x) for x in p["c"]], m=1)
+    assert not decide_identifiable(theta).identifiable  # the producer finds the zero factor
+    report = check_certificate(FORGED_KERNEL)
+    assert not report.valid and "zero factor exists" in report.reason
+
+
+def test_an_honest_kernel_certificate_with_mixed_denominators_is_accepted() -> None:
+    """The same hole the other way: the producer's certificate for an identifiable θ whose kernel columns have
+    different denominators (2/5, 41/105, −14/15) was refused ("a zero factor exists"). It must be VALID."""
+    A, b = [["-63/64"], ["-3/8"], ["41/32"], ["3/16"]], ["59/64", "37/64", "-41/64", "35/64"]
+    M, c = [["-5/16", "-21/64", "3/32", "-49/32"]], ["19/16"]
+    theta = Network.build([[q(x) for x in row] for row in M], [[q(x) for x in row] for row in A],
+                          [q(x) for x in b], [q(x) for x in c], m=1)
+    verdict = decide_identifiable(theta)
+    assert verdict.identifiable
+    report = check_certificate(identifiability_certificate(verdict, InputRecord("theta", "0" * 64)))
+    assert report.valid, report.reason

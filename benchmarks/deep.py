@@ -1,0 +1,185 @@
+"""Deep networks (MATH.md Part III): certsym's three-valued ``equiv`` against its baselines, side by side.
+
+1. Scale: 784-n-n-10 float32 pairs (θ and h·θ, hidden units permuted and rescaled by powers of two in both
+   hidden layers, plus one dead unit per layer; and θ with one weight of layer 2 moved by one ulp). certsym's
+   process (``equiv --cert``) and the checker's replay against a numpy baseline that loads both .npz files and
+   runs one forward pass of 1,000 × 784 inputs.
+2. z3 over the reals against certsym on disguised 3-hidden-layer pairs of growing width (both exact).
+3. The UNDECIDED rate on random generic pairs with non-increasing widths: independent nets, disguised copies,
+   and copies with one weight changed.
+
+    python benchmarks/deep.py [--sizes 256 1024] [--z3-widths 2 4 8] [--pairs 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from flint import fmpq
+
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, decide
+from certsym.numbers import QQ
+
+BASELINE = """
+import sys, numpy as np
+a, b = (np.load(p) for p in sys.argv[1:3])
+x = np.random.default_rng(0).random((1000, 784), dtype=np.float32)
+for z in (a, b):
+    h = x
+    for i in range(0, 6, 2):
+        h = h @ z[f"{i}.weight"].T + z[f"{i}.bias"]
+        h = np.maximum(h, 0) if i < 4 else h
+"""
+
+
+def _pair(n: int, rng: np.random.Generator) -> tuple[dict, dict, dict]:
+    widths = [784, n, n, 10]
+    a = {}
+    for i, (fan_in, fan_out) in enumerate(zip(widths, widths[1:], strict=False)):
+        a[f"{2 * i}.weight"] = (rng.standard_normal((fan_out, fan_in)) / np.sqrt(fan_in)).astype(np.float32)
+        a[f"{2 * i}.bias"] = (rng.standard_normal(fan_out) * 0.1).astype(np.float32)
+    b = {k: v.copy() for k, v in a.items()}
+    for layer in (0, 2):
+        perm = rng.permutation(n)
+        s = (2.0 ** rng.integers(-2, 3, n)).astype(np.float32)
+        b[f"{layer}.weight"] = b[f"{layer}.weight"][perm] * s[:, None]
+        b[f"{layer}.bias"] = b[f"{layer}.bias"][perm] * s
+        b[f"{layer + 2}.weight"] = b[f"{layer + 2}.weight"][:, perm] / s[None, :]
+        # one dead unit: a row, and a zero column in the next layer
+        b[f"{layer}.weight"] = np.vstack([b[f"{layer}.weight"], rng.standard_normal((1, b[f"{layer}.weight"].shape[1]))
+                                          .astype(np.float32)])
+        b[f"{layer}.bias"] = np.append(b[f"{layer}.bias"], np.float32(0.5))
+        nxt = b[f"{layer + 2}.weight"]
+        b[f"{layer + 2}.weight"] = np.hstack([nxt, np.zeros((nxt.shape[0], 1), np.float32)])
+    c = {k: v.copy() for k, v in a.items()}
+    c["2.weight"][3, 5] = np.nextafter(c["2.weight"][3, 5], np.float32(10))
+    return a, b, c
+
+
+def _run(cmd: list[str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return time.perf_counter() - start, done.returncode
+
+
+def scale(sizes: list[int]) -> None:
+    print("| n | numpy load + forward 1000 x 784 (s) | certsym equiv --cert (s) | ratio | verdict | check (s) | "
+          "check / equiv |")
+    print("|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as d:
+        for n in sizes:
+            a, b, c = _pair(n, rng)
+            paths = {}
+            for name, z in (("a", a), ("b", b), ("c", c)):
+                paths[name] = str(Path(d) / f"{name}{n}.npz")
+                np.savez(paths[name], **z)
+            for other, label in (("b", "equivalent"), ("c", "one ulp")):
+                base, _ = _run([sys.executable, "-c", BASELINE, paths["a"], paths[other]])
+                cert = str(Path(d) / f"{other}{n}.json")
+                t, code = _run([sys.executable, "-m", "certsym", "equiv", paths["a"], paths[other], "--cert", cert])
+                tc, code_c = _run([sys.executable, "-m", "certsym_check", "--quiet", cert])
+                verdict = {0: "EQUIVALENT", 1: "NOT EQUIVALENT", 3: "UNDECIDED"}.get(code, f"exit {code}")
+                print(f"| {n:,} ({label}) | {base:.2f} | {t:.2f} | {t / base:.1f} | {verdict} | {tc:.2f} "
+                      f"({'VALID' if code_c == 0 else 'exit ' + str(code_c)}) | {tc / t:.1f} |")
+
+
+def _random_net(rng: np.random.Generator, widths: list[int], scale: int = 3) -> DeepNetwork:
+    layers = [([[int(x) for x in row] for row in rng.integers(-scale, scale + 1, (b, a))],
+               [int(x) for x in rng.integers(-scale, scale + 1, b)]) for a, b in zip(widths, widths[1:], strict=False)]
+    return DeepNetwork.build(layers, QQ, widths[0])
+
+
+def _disguise(t: DeepNetwork, rng: np.random.Generator) -> DeepNetwork:
+    W = [[list(row) for row in layer.W] for layer in t.layers]
+    b = [list(layer.b) for layer in t.layers]
+    for ell in range(1, t.depth + 1):
+        n = len(b[ell - 1])
+        perm = rng.permutation(n)
+        d = [fmpq(int(rng.integers(1, 4)), int(rng.integers(1, 4))) for _ in range(n)]
+        W[ell - 1] = [[x * d[i] for x in W[ell - 1][perm[i]]] for i in range(n)]
+        b[ell - 1] = [b[ell - 1][perm[i]] * d[i] for i in range(n)]
+        W[ell] = [[row[perm[i]] / d[i] for i in range(n)] for row in W[ell]]
+    return DeepNetwork.build(list(zip(W, b, strict=True)), QQ, t.m)
+
+
+def _z3(t1: DeepNetwork, t2: DeepNetwork, timeout: float) -> str:
+    import z3  # the bench extra
+
+    xs = [z3.Real(f"x{q}") for q in range(t1.m)]
+
+    def realize(t: DeepNetwork) -> list:
+        h = xs
+        for ell, layer in enumerate(t.layers, 1):
+            z = [z3.Sum([z3.RealVal(str(w)) * v for w, v in zip(row, h, strict=True)] + [z3.RealVal(str(c))])
+                 for row, c in zip(layer.W, layer.b, strict=True)]
+            h = [z3.If(v > 0, v, 0) for v in z] if ell < len(t.layers) else z
+        return h
+
+    s = z3.Solver()
+    s.set("timeout", int(timeout * 1000))
+    s.add(z3.Or([a != b for a, b in zip(realize(t1), realize(t2), strict=True)]))
+    r = s.check()
+    return "equal" if r == z3.unsat else "different" if r == z3.sat else "timeout"
+
+
+def versus_z3(widths: list[int], timeout: float) -> None:
+    print("\n| width (3 hidden layers, m = 4) | certsym (s) | verdict | z3 (s) | z3 verdict | z3 / certsym |")
+    print("|---|---|---|---|---|---|")
+    rng = np.random.default_rng(2)
+    for w in widths:
+        t = _random_net(rng, [4, w, w, w, 2])
+        other = _disguise(t, rng)
+        start = time.perf_counter()
+        v = decide(t, other)
+        tc = time.perf_counter() - start
+        start = time.perf_counter()
+        z = _z3(t, other, timeout)
+        tz = time.perf_counter() - start
+        print(f"| {w} | {tc:.3f} | {v.status} | {tz:.2f} | {z} | {tz / tc:.0f} |")
+
+
+def undecided_rate(pairs: int) -> None:
+    rng = np.random.default_rng(3)
+    counts: dict[str, dict[str, int]] = {}
+    for _ in range(pairs):
+        m = int(rng.integers(1, 4))
+        widths = [m] + sorted((int(x) for x in rng.integers(2, 7, int(rng.integers(2, 4)))), reverse=True) + [1]
+        t = _random_net(rng, widths)
+        changed = [[list(row) for row in layer.W] for layer in t.layers]
+        ell = int(rng.integers(0, len(changed)))
+        changed[ell][0][0] = changed[ell][0][0] + fmpq(1, 8)
+        cases = {"independent": _random_net(rng, widths), "disguised": _disguise(t, rng),
+                 "one weight + 1/8": DeepNetwork.build([(W, layer.b) for W, layer in zip(changed, t.layers,
+                                                                                          strict=True)], QQ, m)}
+        for name, other in cases.items():
+            status = decide(t, other).status
+            counts.setdefault(name, {EQUIVALENT: 0, NOT_EQUIVALENT: 0, UNDECIDED: 0})[status] += 1
+    print(f"\n| pairs ({pairs} each, random integer weights, non-increasing widths) | EQUIVALENT | NOT EQUIVALENT | "
+          "UNDECIDED |")
+    print("|---|---|---|---|")
+    for name, c in counts.items():
+        print(f"| {name} | {c[EQUIVALENT]} | {c[NOT_EQUIVALENT]} | {c[UNDECIDED]} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[256, 1024])
+    ap.add_argument("--z3-widths", type=int, nargs="*", default=[2, 4, 8])
+    ap.add_argument("--z3-timeout", type=float, default=60.0)
+    ap.add_argument("--pairs", type=int, default=200)
+    args = ap.parse_args()
+    scale(args.sizes)
+    versus_z3(args.z3_widths, args.z3_timeout)
+    undecided_rate(args.pairs)
+
+
+if __name__ == "__main__":
+    main()
