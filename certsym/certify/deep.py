@@ -25,7 +25,7 @@ def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
 def _input(F: Field, rec: InputRecord, net: DeepNetwork) -> dict:
     return {"name": rec.name, "sha256": rec.sha256,
             "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
-            "parameters": layered_json(net, lambda x: number_json(F, x))}
+            **({"model": rec.model} if rec.model else {}), "parameters": layered_json(net, lambda x: number_json(F, x))}
 
 
 def _steps(F: Field, steps: list[dict]) -> list[dict]:

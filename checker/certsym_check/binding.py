@@ -23,7 +23,7 @@ from fractions import Fraction
 from certsym_check.budget import charge, cost, max_size, plus, size
 from certsym_check.errors import Reject
 from certsym_check.fields import MAX_DEGREE, MAX_NUMBER_CHARS, _mul, _sub, _trim, integer, poly_bound, sturm
-from certsym_check.readers.files import InputFile, model_entries, unique_object
+from certsym_check.readers.files import InputFile, layered_entries, model_entries, unique_object
 
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
 _DIGITS = frozenset("0123456789")
@@ -354,3 +354,57 @@ def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Re
         if reader.value(x) != y:
             raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
     return f"parameter file, every entry: m = {m}, n = {n}, k = {k}"
+
+
+def bind_layered(record: dict, file: InputFile, widths: tuple, output_relu: bool, expected: list, reader: Reader,
+                 where: str) -> str:
+    """As ``bind`` for a deep network of the given widths (m, n_1, …, k) and output ReLU: ``expected`` holds W_ℓ
+    row by row then b_ℓ for every layer in turn. A parameter file is read in its layered form (or the shallow one
+    for one hidden layer, which has no output ReLU), its "output_relu" compared; a model file holds no activation,
+    so no output ReLU can come from it. Returns what was bound, in one line."""
+    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    if "model" in record and output_relu:
+        raise Reject(f"{where}: a model file holds no activation: it cannot be a network ending in a ReLU")
+    if "model" in record:
+        try:
+            entries, bound = layered_entries(file, record["model"], widths)
+        except Reject as exc:
+            raise type(exc)(f"{where}: {exc}") from None
+        if entries != expected:
+            raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
+        return bound
+    try:
+        doc = json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,
+                         object_pairs_hook=unique_object)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Reject(f"{where}: the given file is not JSON") from None
+    except Reject as exc:
+        raise Reject(f"{where}: {exc}") from None
+    relu = doc.get("output_relu", False) if isinstance(doc, dict) and "layers" in doc else False
+    if type(relu) is not bool or relu != output_relu:
+        raise Reject(f"{where}: the file's output ReLU ({relu!r}) differs from the embedded network's")
+    if isinstance(doc, dict) and "layers" not in doc and len(widths) == 3:
+        m, n, k = widths
+        A, b, M, c = (doc.get(key) for key in ("A", "b", "M", "c"))
+        if not (_grid(A, n, m) and _grid(M, k, n) and _grid([b], 1, n) and _grid([c], 1, k)):
+            raise Reject(f"{where}: the given file is not a parameter file of this shape")
+        entries = [x for row in A for x in row] + b + [x for row in M for x in row] + c
+    elif isinstance(doc, dict) and "layers" in doc and set(doc) <= {"layers", "m", "output_relu"}:
+        layers = doc["layers"]
+        if not isinstance(layers, list) or len(layers) != len(widths) - 1:
+            raise Reject(f"{where}: the given file has a different number of layers")
+        entries = []
+        for ell, layer in enumerate(layers, 1):
+            if not isinstance(layer, dict) or set(layer) != {"W", "b"} or \
+                    not _grid(layer["W"], widths[ell], widths[ell - 1]) or not _grid([layer["b"]], 1, widths[ell]):
+                raise Reject(f"{where}: layer {ell} of the given file has a different shape")
+            entries += [x for row in layer["W"] for x in row] + layer["b"]
+    else:
+        raise Reject(f"{where}: the given file is not a parameter file")
+    if len(entries) != len(expected):
+        raise Reject(f"{where}: the given file has a different shape")
+    for x, y in zip(entries, expected, strict=True):
+        if reader.value(x) != y:
+            raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
+    return f"parameter file, every entry: widths {'-'.join(map(str, widths))}"

@@ -8,7 +8,7 @@ import hashlib
 import math
 import re
 
-from certsym_check.binding import Reader, bind
+from certsym_check.binding import Reader, bind, bind_layered
 from certsym_check.budget import metered
 from certsym_check.core import (
     FloatRows,
@@ -155,9 +155,6 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
                               "them with --inputs")
         if any(r["atoms"] != [] for r in records):
             raise Reject("a referenced model file has no atoms")
-    if rep.kind in LAYERED and files is not None:
-        raise CannotCheck("binding deep networks to their files is not supported yet: replay without --inputs (the "
-                          "embedded parameters are checked, not compared with any file)")
     reader = DeepNet if rep.kind in LAYERED else Net
     nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
             reader(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
@@ -166,9 +163,13 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
         for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):
             if referenced[i]:
                 continue
-            expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
-            expected += [v[j] for j in range(t.k) for v in t.v] + t.c
-            bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
+            if rep.kind in LAYERED:
+                expected = [x for W, b in zip(t.W, t.b, strict=True) for x in (*(y for row in W for y in row), *b)]
+                bound = bind_layered(rec, file, t.widths, t.output_relu, expected, readers[i], f"inputs[{i}]")
+            else:
+                expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
+                expected += [v[j] for j in range(t.k) for v in t.v] + t.c
+                bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
             rep.bound.insert(i, f"inputs[{i}] {rec['name']} (sha256 {rec['sha256'][:16]}…, equal to the embedded "
                                 f"parameters): {bound}")
     elif count:

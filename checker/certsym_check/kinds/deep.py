@@ -20,13 +20,14 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_int_products, charge_products, int_cost, lcm
+from certsym_check.budget import charge, charge_axpy, charge_int_products, charge_products, int_cost, lcm
 from certsym_check.core import EVAL, Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ
 from certsym_check.kinds.equivalence import check_equivalent
 
 LEMMA = "block lemma"
+MAX_FREE_INPUTS = 1 << 16  # inputs a network may declare when no weight is there to pay for them
 MOVES = {"D1": "D1 zero output", "D2": "D2 constant neuron", "D3": "D3 merge", "D4": "D4 dead on the orthant"}
 
 
@@ -41,6 +42,9 @@ class DeepNet:
         layers = seq(p["layers"], None, f"{where}.layers")
         if len(layers) < 2:
             raise Reject(f"{where}: a deep network has at least one hidden layer and an output layer")
+        first = layers[0].get("W") if isinstance(layers[0], dict) else None
+        if m > MAX_FREE_INPUTS and not (isinstance(first, list) and first):  # m is not paid for by any weight
+            raise Reject(f"{where}: m = {m} with an empty first layer: at most {MAX_FREE_INPUTS} inputs then")
         self.F, self.m, self.output_relu, self.W, self.b = F, m, p["output_relu"], [], []
         width = m
         for ell, layer in enumerate(layers, 1):
@@ -54,6 +58,7 @@ class DeepNet:
         if width < 1:
             raise Reject(f"{where}: the output dimension must be positive")
         self.k, self.depth = width, len(layers) - 1
+        self.widths = (m, *(len(b) for b in self.b))
         self.alive = [set(range(len(b))) for b in self.b[:-1]]
 
     def inputs(self, ell: int) -> list[int]:
@@ -110,7 +115,7 @@ def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
     for s, step in enumerate(seq(steps, None, where)):
         w = f"{where}[{s}]"
         name = step.get("step") if isinstance(step, dict) else None
-        if name not in MOVES:
+        if not isinstance(name, str) or name not in MOVES:
             raise Reject(f"{w}: unknown step {str(name)[:40]!r}")
         if name == "D3":
             st = keys(step, {"step", "layer", "into", "from", "lambda"}, w)
@@ -129,6 +134,7 @@ def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
             charge_products(ri, [lam] * len(ri), "a merge", accumulate=False)
             if any(y != lam * x for x, y in zip(ri, rj, strict=True)):
                 raise Reject(f"{w}: row {j} is not lambda times row {i}")
+            charge_axpy([nxt[r][i] for r in outs], [nxt[r][j] for r in outs], lam, "a merge")
             for r in outs:
                 nxt[r][i] = nxt[r][i] + lam * nxt[r][j]
             t.alive[ell - 1].discard(j)
@@ -141,6 +147,7 @@ def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
                 if any(F.sign(x) != 0 for x in row[:-1]):
                     raise Reject(f"{w}: row {j} is not zero")
                 if F.sign(row[-1]) > 0:
+                    charge_axpy([t.b[ell][r] for r in outs], [nxt[r][j] for r in outs], row[-1], "a bias fold")
                     for r in outs:
                         t.b[ell][r] = t.b[ell][r] + nxt[r][j] * row[-1]
             if name == "D4" and (ell < 2 or any(F.sign(x) > 0 for x in row)):
@@ -178,7 +185,7 @@ def check_deep_equivalent(F, nets: list[DeepNet], proof: object, rep: Report) ->
     red = seq(p["reduction"], 2, "proof.reduction")
     replay_moves(t1, red[0], rep, "proof.reduction[theta1]")
     replay_moves(t2, red[1], rep, "proof.reduction[theta2]")
-    L, one = t1.depth, F.number("1")
+    L, one = t1.depth, F.one
     below = [(q, q, one) for q in range(t1.m)]
     for ell, layer in enumerate(seq(p["alignment"], L - 1, "proof.alignment"), 1):
         w = f"proof.alignment[{ell - 1}]"
@@ -220,8 +227,8 @@ def check_deep_not_equivalent(F, nets: list[DeepNet], proof: object, rep: Report
     x = [F.number(t) for t in seq(p["witness"], t1.m, "proof.witness")]
     stated = [[F.number(y) for y in seq(v, t1.k, "proof.values[]")] for v in seq(p["values"], 2, "proof.values")]
     got = [t1.evaluate(x), t2.evaluate(x)]
-    if got != stated:
+    if any(F.sign(a - b) != 0 for g, s in zip(got, stated, strict=True) for a, b in zip(g, s, strict=True)):
         raise Reject("the stated values are not the networks' outputs at the witness")
-    if got[0] == got[1]:
+    if all(F.sign(a - b) == 0 for a, b in zip(*got, strict=True)):  # a certified sign, not a remainder test
         raise Reject("the outputs agree at the witness")
     rep.checks[EVAL] += 1

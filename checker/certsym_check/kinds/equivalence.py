@@ -78,6 +78,7 @@ def replay_reduction(net: Net, steps: object, rep: Report, where: str) -> None:
             if kind == "bias_shift":
                 if not is_zero(a) or F.sign(b) <= 0:
                     raise Reject(f"{w}: bias shifting needs a_i = 0 and b_i > 0")
+                charge_axpy(net.c, v, b, "a bias shift")
                 net.c = [cj + vj * b for cj, vj in zip(net.c, v, strict=True)]
             statement = ZERO if kind == "zero" else SHIFT
         elif kind == "merge":
@@ -138,6 +139,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
             raise Reject(f"{w}: must cite {MERGE!r}")
         _remove_once(merged, j, w)
         proportional(D, i, j, lam, 1, w)
+        charge_axpy(D.v[i], D.v[j], lam, "a cross merge")
         D.v[i] = [x + lam * y for x, y in zip(D.v[i], D.v[j], strict=True)]
         kill(D, j)
         rep.checks[MERGE] += 1

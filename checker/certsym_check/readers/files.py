@@ -303,16 +303,38 @@ def default_names(names: list[str]) -> list[str | None] | None:
     bias), or None when it picks nothing."""
     if len(names) == 4 and set(names) == set(LETTERS):
         return list(LETTERS)
+    short = _short_names(names)
+    if len(set(short)) != len(short) or not {LAYERS[0], LAYERS[2]} <= set(short) <= set(LAYERS):
+        return None
+    full = dict(zip(short, names, strict=True))
+    return [full.get(layer) for layer in LAYERS]
+
+
+def _short_names(names: list[str]) -> list[str]:
     short = list(names)
     if all(n.startswith(PREFIXES) for n in names):
         for i, n in enumerate(short):
             while n.startswith(PREFIXES):
                 n = n[len(PREFIXES[0]) if n.startswith(PREFIXES[0]) else len(PREFIXES[1]):]
             short[i] = n
-    if len(set(short)) != len(short) or not {LAYERS[0], LAYERS[2]} <= set(short) <= set(LAYERS):
+    return short
+
+
+def chain_names(names: list[str]) -> list[str | None] | None:
+    """docs/FORMATS.md's default rule for deep networks: exactly 0.weight, 2.weight, …, (2L).weight (L ≥ 2) with
+    optional biases of the same indices, after the prefixes; the full names, weight and bias of each layer in
+    turn (None for an absent bias), or None."""
+    short = _short_names(names)
+    if len(set(short)) != len(short):
         return None
     full = dict(zip(short, names, strict=True))
-    return [full.get(layer) for layer in LAYERS]
+    count = 0
+    while f"{2 * count}.weight" in full:
+        count += 1
+    allowed = {f"{2 * i}.{part}" for i in range(count) for part in ("weight", "bias")}
+    if count < 3 or not set(short) <= allowed:
+        return None
+    return [full.get(f"{2 * i}.{part}") for i in range(count) for part in ("weight", "bias")]
 
 
 def _state_dict(node: object) -> bool:
@@ -330,8 +352,9 @@ def _torch_root(tree: object, root: object, rule: str, names: list) -> dict[str,
             path = []
         else:
             def holds(sd: dict) -> bool:
-                return default_names(list(sd)) is not None if rule == "default" else \
-                    all(n in sd for n in names if n is not None)
+                if rule != "default":
+                    return all(n in sd for n in names if n is not None)
+                return default_names(list(sd)) is not None or chain_names(list(sd)) is not None
 
             found = [k for k, v in tree.items() if _state_dict(v) and holds(v)] if isinstance(tree, dict) else []
             if len(found) != 1:
@@ -422,3 +445,52 @@ def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
     the line saying what was bound."""
     tensors, bound = model_tensors(file, model, shape)
     return [x for t in tensors for x in t.exact()], bound
+
+
+def layered_entries(file, model: object, widths: tuple) -> tuple[list, str]:
+    """The entries of every layer (W_ℓ row by row, then b_ℓ, for ℓ = 1..L+1) of a model file holding a network of
+    the given widths (m, n_1, …, n_L, k), chosen by docs/FORMATS.md's default rule for deep networks, and the line
+    saying what was bound. A one-hidden-layer file is read as ``model_entries`` reads it."""
+    if len(widths) == 3:
+        return model_entries(file, model, widths)
+    fmt = model.get("format") if isinstance(model, dict) else None
+    if fmt not in ("npz", "safetensors", "torch") or set(model) != _RECORD[fmt] or model["rule"] != "default":
+        raise Reject("a deep network's model record is {format, rule: default, tensors, layout, activation} (+ root "
+                     "for torch), for an npz, safetensors or torch file")
+    if model["activation"] != _ACTIVATION["npz"]:
+        raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
+    names, layout = model["tensors"], model["layout"]
+    if layout not in ("out-in", "in-out"):
+        raise Reject("model.layout must be out-in or in-out")
+    if not isinstance(names, list) or len(names) != 2 * (len(widths) - 1) or not all(
+            isinstance(t, str) or (t is None and i % 2) for i, t in enumerate(names)):
+        raise Reject("model.tensors must name a weight and a bias (or null) for every layer")
+    where = ""
+    if fmt == "torch":
+        named = _torch_root(read_torch(file.data), model["root"], "default", names)
+        present = list(named)
+        path = model["root"]["path"]
+        where = f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
+    else:
+        present = read_tensors(file.data, fmt, set())[1]
+    if chain_names(present) != names:
+        raise Reject(f"the deep default rule picks {chain_names(present)} in this file, the certificate names {names}")
+    if fmt != "torch":
+        named = read_tensors(file.data, fmt, {t for t in names if t is not None})[0]
+    out, shown = [], []
+    for ell in range(1, len(widths)):
+        wname, bname = names[2 * ell - 2], names[2 * ell - 1]
+        rows, cols = widths[ell], widths[ell - 1]
+        W = _transposed(named[wname]) if layout == "in-out" else named[wname]
+        if W.shape != (rows, cols):
+            raise Reject(f"tensor {wname!r} does not have the shape {(rows, cols)}")
+        if bname is None:
+            b = Tensor((rows,), [0] * rows, False, W.code)
+        else:
+            b = named[bname]
+            if b.shape != (rows,):
+                raise Reject(f"tensor {bname!r} does not have the shape {(rows,)}")
+        out += W.exact() + b.exact()
+        shown.append(f"{wname} {rows}x{cols}, " + (f"{bname} {rows}" if bname else "no bias (read as 0)"))
+    layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
+    return out, f"{fmt} default (deep){where}{layout_note}: {'; '.join(shown)}; {_READING['npz']}"

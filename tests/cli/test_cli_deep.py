@@ -1,0 +1,108 @@
+"""``certsym equiv`` and ``certsym check`` on deep networks, from every file format that holds them.
+
+2- and 3-hidden-layer torch Sequential nets saved as .pt state dicts, .npz, .safetensors and the layered JSON:
+EQUIVALENT (exit 0) for an H-disguised copy, NOT EQUIVALENT (exit 1) for a copy with one changed weight,
+UNDECIDED (exit 3) for the output-ReLU zero functions; every certificate VALID under ``check --inputs``, with
+the layers and the ReLU reading printed, and refused when bound to the wrong files.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from safetensors.torch import save_file
+from torch import nn
+
+from certsym.cli import main
+
+
+def _nets(depth: int) -> tuple[nn.Module, nn.Module, nn.Module]:
+    """θ, h·θ (each hidden layer permuted and rescaled by powers of two) and θ with one weight moved."""
+    torch.manual_seed(depth)
+    widths = [3] + [5 - i for i in range(depth)] + [2]
+    mods: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False)):
+        mods += [nn.Linear(a, b)] + ([nn.ReLU()] if i < depth else [])
+    a = nn.Sequential(*mods)
+    b, c = (nn.Sequential(*[type(m)(m.in_features, m.out_features) if isinstance(m, nn.Linear) else nn.ReLU()
+                            for m in a]) for _ in range(2))
+    b.load_state_dict(a.state_dict())
+    c.load_state_dict(a.state_dict())
+    with torch.no_grad():
+        for layer in range(0, 2 * depth, 2):
+            n = a[layer].out_features
+            p = torch.randperm(n)
+            s = 2.0 ** torch.randint(-2, 3, (n,)).float()
+            b[layer].weight.copy_(b[layer].weight[p] * s[:, None])
+            b[layer].bias.copy_(b[layer].bias[p] * s)
+            b[layer + 2].weight.copy_(b[layer + 2].weight[:, p] / s[None, :])
+        c[2 * depth].bias[0] += 0.25
+    return a, b, c
+
+
+def _save(module: nn.Module, path, fmt: str) -> str:
+    sd = {k: v.detach().contiguous() for k, v in module.state_dict().items()}
+    if fmt == "pt":
+        torch.save(sd, path)
+    elif fmt == "npz":
+        np.savez(path, **{k: v.numpy() for k, v in sd.items()})
+    elif fmt == "safetensors":
+        save_file(sd, str(path))
+    else:
+        layers = [m for m in module if isinstance(m, nn.Linear)]
+        doc = {"layers": [{"W": [[str(float(x).as_integer_ratio()[0]) + "/" + str(float(x).as_integer_ratio()[1])
+                                  for x in row] for row in m.weight.detach().tolist()],
+                           "b": [f"{float(x).as_integer_ratio()[0]}/{float(x).as_integer_ratio()[1]}"
+                                 for x in m.bias.detach().tolist()]} for m in layers]}
+        path.write_text(json.dumps(doc))
+    return str(path)
+
+
+@pytest.mark.parametrize("depth", [2, 3])
+@pytest.mark.parametrize("fmt", ["pt", "npz", "safetensors", "json"])
+def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) -> None:
+    a, b, c = _nets(depth)
+    pa, pb, pc = (_save(m, tmp_path / f"{n}.{fmt}", fmt) for m, n in ((a, "a"), (b, "b"), (c, "c")))
+    cert = str(tmp_path / "ab.cert.json")
+    assert main(["equiv", pa, pb, "--cert", cert]) == 0
+    out = capfd.readouterr().out
+    assert out.startswith("EQUIVALENT") and f"hidden layers 1..{depth - 1} aligned by H" in out
+    if fmt != "json":
+        assert "read as a ReLU network (the file holds no activation)" in out
+    assert main(["check", cert, "--inputs", pa, pb]) == 0
+    valid = capfd.readouterr().out
+    assert "VALID deep_equivalent" in valid and "equal to the embedded parameters" in valid
+    if fmt != "json":
+        assert f"{2 * depth}.weight" in valid and "read as a ReLU network" in valid
+    assert main(["check", cert, "--inputs", pa, pc]) == 1  # bound to the wrong file
+    capfd.readouterr()
+    cert = str(tmp_path / "ac.cert.json")
+    assert main(["equiv", pa, pc, "--cert", cert]) == 1
+    assert capfd.readouterr().out.startswith("NOT EQUIVALENT")
+    assert main(["check", cert, "--inputs", pa, pc]) == 0
+    assert "VALID deep_not_equivalent" in capfd.readouterr().out
+
+
+def test_undecided_exits_3_without_a_certificate(tmp_path, capfd) -> None:
+    """σ(−σ(x) − 1) against σ(−σ(x) − 2): both the zero function; no sound certificate of either verdict here."""
+    for name, bias in (("z1", "-1"), ("z2", "-2")):
+        (tmp_path / f"{name}.json").write_text(json.dumps({"layers": [{"W": [["1"]], "b": ["0"]},
+                                                                      {"W": [["-1"]], "b": [bias]}],
+                                                           "output_relu": True}))
+    cert = tmp_path / "z.cert.json"
+    code = main(["equiv", str(tmp_path / "z1.json"), str(tmp_path / "z2.json"), "--cert", str(cert), "--json"])
+    captured = capfd.readouterr()
+    assert code == 3 and json.loads(captured.out)["status"] == "undecided"
+    assert "no certificate" in captured.err and not cert.exists()
+
+
+def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None:
+    a, _, _ = _nets(2)
+    path = _save(a, tmp_path / "a.pt", "pt")
+    for command in (["stabilizer", path], ["identifiable", path], ["minimal", path]):
+        assert main(command) == 2
+        err = capfd.readouterr().err
+        assert err.count("\n") == 1 and "hidden" in err and "Traceback" not in err
