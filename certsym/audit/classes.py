@@ -33,9 +33,11 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import logging
 import math
 import os
 import re
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -404,8 +406,6 @@ def _dask_client(spec: str, workers: int):
         count = spec[6:]
         if count and not (count.isdigit() and int(count) >= 1):
             raise InputError(f"--dask {spec}: expected 'local' or 'local:N' with N ≥ 1 workers")
-        import logging
-
         import dask  # optional: the dask extra
 
         # Dask starts its workers with MALLOC_TRIM_THRESHOLD_ set, which turns off glibc's adaptive mmap threshold:
@@ -427,8 +427,6 @@ def _dask_client(spec: str, workers: int):
 def _reachable(address: str) -> None:
     """Fail at once on a TCP scheduler address whose port refuses connections (Dask would retry until its
     timeout)."""
-    import socket
-
     match = re.fullmatch(r"(?:tcp://)?\[?([^\[\]/]+?)\]?:(\d+)", address)
     if not match:
         return

@@ -11,7 +11,7 @@ from certsym.certify.equivalence import equivalence_proof
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
 from certsym.errors import InputError
-from certsym.numbers import Field
+from certsym.numbers import QQ, Field
 
 
 def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
@@ -25,7 +25,8 @@ def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
 def _input(F: Field, rec: InputRecord, net: DeepNetwork) -> dict:
     return {"name": rec.name, "sha256": rec.sha256,
             "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
-            **({"model": rec.model} if rec.model else {}), "parameters": layered_json(net, lambda x: number_json(F, x))}
+            **({"model": rec.model} if rec.model else {}),
+            "parameters": layered_json(net, str if F is QQ else lambda x: number_json(F, x))}
 
 
 def _steps(F: Field, steps: list[dict]) -> list[dict]:

@@ -12,7 +12,10 @@ import hashlib
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -195,8 +198,6 @@ def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
 
 
 def cmd_distance(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     selections = _selections(args, 2)
     sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path
                for path, sel in zip((args.params1, args.params2), selections, strict=True)]
@@ -279,8 +280,6 @@ def _decimal(y, digits: int = 6) -> str:
     """" (≈ 0.123457)" for a rational that is not an integer, else ""."""
     if not hasattr(y, "q") or int(y.q) == 1:
         return "" if digits == 6 else f" (≈ {int(y.p)})"
-    from fractions import Fraction
-
     return f" (≈ {float(Fraction(int(y.p), int(y.q))):.{digits}g})"
 
 
@@ -361,8 +360,6 @@ def cmd_identifiable(args: argparse.Namespace) -> int:
 
 
 def _search_counterexamples(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     try:
         m, n, k = (int(t) for t in args.search.split(","))
     except ValueError:
@@ -458,8 +455,6 @@ def cmd_perturb(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     """Classes of equal functions among many files (certsym.audit.classes), with a progress bar on a terminal and
     plain progress lines on stderr otherwise (at most about one per second per stage, and the last)."""
-    import time
-
     if args.workers < 1:
         raise InputError("--workers must be at least 1")
     job = Job(_selections(args, 1)[0], args.max_digits)
@@ -509,8 +504,6 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     out = Path(args.out)
     certs = out / "certificates"
 

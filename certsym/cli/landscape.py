@@ -4,8 +4,12 @@ families, certified critical points, exact series, one neuron added, gradient de
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
+from pathlib import Path
+
+import numpy as np
 
 from certsym.certify import (
     added_neuron_certificates,
@@ -88,8 +92,6 @@ def cmd_landscape_series(args: argparse.Namespace) -> int:
 
 def cmd_landscape_add_neuron(args: argparse.Namespace) -> int:
     """One neuron added to a certified critical point (n = k + 1): splits and the zero neuron, certified."""
-    from pathlib import Path
-
     _family(args.family)
     a = study(args.family, _landscape_k(args.k, MAX_K))
     named = {}
@@ -199,8 +201,6 @@ def _emit_critical(c, args: argparse.Namespace, head: dict) -> int:
 
 def _read_matrix(path: str):
     """W from a .npz (its array "W", or its only array; never pickles) or a JSON file ({"W": rows} or rows)."""
-    import numpy as np
-
     if path.endswith(".npz"):
         try:
             with np.load(path, allow_pickle=False) as data:
@@ -276,14 +276,10 @@ def _certify_wide(W, args: argparse.Namespace) -> int:
 
 
 def cmd_landscape_point(args: argparse.Namespace) -> int:
-    import numpy as np
-
     _family(args.family)
     c = critical(args.family, _landscape_k(args.k, MAX_POINT_K))
     W = expand_layout(c.box.layout, [float(x) for x in c.box.center])
     if args.output and args.output.endswith(".npz"):
-        import io
-
         buffer = io.BytesIO()
         np.savez(buffer, W=W)
         write_bytes_atomic(args.output, buffer.getvalue())
@@ -328,8 +324,6 @@ def cmd_landscape_descent(args: argparse.Namespace) -> int:
 
 def _square_ends(e, args: argparse.Namespace) -> dict:
     """Each distinct end point certified in its Δ(S_p1 × … × S_pr) fixed-point space (critical_point files)."""
-    from pathlib import Path
-
     certified = e.certified_end_points()
     if args.certs:
         Path(args.certs).mkdir(parents=True, exist_ok=True)
@@ -342,8 +336,6 @@ def _square_ends(e, args: argparse.Namespace) -> dict:
 
 def _wide_ends(e, args: argparse.Namespace) -> dict:
     """With added neurons: each distinct spurious end point certified in its fixed-point space."""
-    from pathlib import Path
-
     certified = e.certified_wide_end_points()
     if args.certs:
         Path(args.certs).mkdir(parents=True, exist_ok=True)

@@ -21,6 +21,7 @@ number of weights.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -83,8 +84,6 @@ def parse_box(spec: str | None, m: int) -> Box:
 def parse_vnnlib(text: str, m: int) -> Box:
     """The input box of a VNN-LIB property: (assert (<= X_i c)) and (assert (>= X_i c)) for every input.
     Everything else (output constraints) is ignored; a missing or doubled bound is an error."""
-    import re
-
     lo: dict[int, fmpq] = {}
     hi: dict[int, fmpq] = {}
     for op, var, num in re.findall(r"\(\s*assert\s*\(\s*(<=|>=)\s+X_(\d+)\s+([-+0-9.eE/]+)\s*\)\s*\)", text):

@@ -21,6 +21,7 @@ refused with their cost stated (``Undecided``).
 from __future__ import annotations
 
 import itertools
+import random
 from dataclasses import dataclass, field
 
 from certsym.core.linalg import independent_rows
@@ -242,8 +243,6 @@ def perturb(theta: Network, eps, max_search: int = DEFAULT_MAX_SEARCH, tries: in
     proper algebraic subsets, so a few tries suffice. (The identifiable set itself is not open: σ(x) + σ(−x + δ)
     is not identifiable for any δ > 0 although |x| is; MATH.md.) Cost: ``tries`` identifiability decisions at
     most."""
-    import random
-
     F = theta.field
     if not eps > 0:
         raise InputError("eps must be positive")
@@ -270,8 +269,6 @@ def converse_failures(m: int, n: int, k: int, R: int, limit: int, max_grid: int 
     live and pairwise independent rows (so Stab_{H_n}(A, b) is trivial), that are still not identifiable
     (a zero factor exists). Yields at most ``limit`` identifiability verdicts with their counterexamples.
     Cost: (2R + 1)^{n(m + k + 1)} grid points, refused beyond ``max_grid``."""
-    import itertools
-
     size = (2 * R + 1) ** (n * (m + k + 1))
     if size > max_grid:
         raise Undecided(f"the grid has {size} points, over the limit {max_grid}; use a smaller range or shape")

@@ -14,6 +14,7 @@ Cost: linear in the bytes of the tensors read.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
@@ -83,8 +84,6 @@ NPY_HEADER_LIMIT = 10_000  # numpy.lib.format's max_header_size: numpy.load refu
 def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
     """The .npy header as docs/FORMATS.md reads it: a literal dict of exactly descr (one of the listed spellings),
     fortran_order (a bool) and shape (a tuple of ints); numpy's own reader also takes other spellings."""
-    import ast
-
     (size,) = struct.unpack("<H" if version == (1, 0) else "<I", fh.read(2 if version == (1, 0) else 4))
     if size > NPY_HEADER_LIMIT:  # numpy refuses a header of more characters; a UTF-8 one has at most as many
         raise InputError(f"{where}: .npy header longer than {NPY_HEADER_LIMIT} bytes (numpy refuses it)")

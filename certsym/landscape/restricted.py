@@ -52,7 +52,7 @@ import contextlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from flint import arb, ctx
@@ -65,6 +65,26 @@ Scalar = Any  # float or flint.arb
 
 # --------------------------------------------------------------------------------------------------------------
 # arithmetic backends
+
+
+class Backend(Protocol):
+    """The arithmetic ``restricted`` runs over: +, −, ×, / of its numbers (Python operators), and these. Three
+    implement it: ``FloatBackend`` (search), ``ArbBackend`` (balls that certify) and ``powerseries.SeriesBackend``
+    (exact truncated series in k^(−1/2)). ``nonnegative_hint`` only chooses between two equal formulas."""
+
+    name: str
+
+    def number(self, value: Any) -> Any: ...
+
+    def sqrt(self, value: Any) -> Any: ...
+
+    def atan2(self, y: Any, x: Any) -> Any: ...
+
+    def pi(self) -> Any: ...
+
+    def nonnegative_hint(self, value: Any) -> bool: ...
+
+    def context(self) -> contextlib.AbstractContextManager: ...
 
 
 class FloatBackend:
@@ -119,7 +139,6 @@ class ArbBackend:
         return ctx.workprec(self.prec)
 
 
-Backend = FloatBackend | ArbBackend
 FLOAT = FloatBackend()
 
 

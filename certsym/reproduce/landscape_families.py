@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from certsym.certify import added_neuron_certificates, hessian_inertia_certificate, wide_critical_point_certificate
 from certsym.landscape import kernel, restricted, spectrum
 from certsym.landscape.added_neuron import study
@@ -117,8 +119,6 @@ def _families(ctx: Context) -> None:
 
 def run_findings(ctx: Context) -> None:
     """The series in k^{-1/2}, the spectrum at W = I and its distance from one-misfit's, and gradient descent."""
-    import numpy as np
-
     # the series in t = k^{-1/2}: derived exactly, order by order, then set beside least-squares fits
     ctx.findings["series"] = []
     for name, order in (("one-misfit", 2 if ctx.quick else 4), ("negative-diagonal", 3 if ctx.quick else 5)):
