@@ -2,11 +2,12 @@
 
 Runs ``certsym reproduce --quick`` into a temporary folder and copies a fixed, small selection of the
 certificates it wrote (every MATH.md example, and three seeded instances per statement; no grid sweeps) into
-certificates/<statement>/.
+certificates/<statement>/; and writes certificates/deep/ (MATH.md Part III) from the small networks below.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,37 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 OTHERS = 3
+
+# Part III pairs (layers as (W, b)): a network with every move D1-D4 applicable against its reduced form with the
+# hidden layers permuted and rescaled; a difference only a neuron active beyond x = 50 sees; and an output ReLU.
+DEEP = {
+    "moves_d1_to_d4": ([([[1, 0], [0, 0], [2, 0], [1, 1]], [0, 3, 0, 1]), ([[1, 1, 1, 0], [-1, 0, 0, -1]], [0, 0]),
+                        ([[1, 2]], [0])],
+                       [([[3, 0]], [0]), ([[1]], [3]), ([[1]], [0])], False),
+    "last_layers_differ": ([([[1], [1]], [0, -50]), ([[1, 1], [1, 0]], [0, 0]), ([[1, 1]], [0])],
+                           [([[1], [1]], [0, -50]), ([[1, 1], [1, 0]], [0, 0]), ([[1, 2]], [0])], False),
+    "output_relu": ([([[1, -1], [2, 1]], [0, 1]), ([[1, 1], [-1, 2]], [1, 0]), ([[1, -1]], [0])],
+                    [([[4, 2], [2, -2]], [2, 0]), ([[1, "-1/2"], ["1/2", "1/2"]], [0, 1]), ([[-1, 1]], [0])], True),
+}
+
+
+def deep_certificates() -> None:
+    """certificates/deep/<name>.json: ``certsym equiv`` on the pairs above, written as layered parameter files."""
+    target = HERE / "deep"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (first, second, relu) in DEEP.items():
+            paths = []
+            for i, layers in enumerate((first, second), 1):
+                doc = {"layers": [{"W": [[str(x) for x in row] for row in W], "b": [str(x) for x in b]}
+                                  for W, b in layers], "output_relu": relu}
+                paths.append(Path(tmp) / f"theta{i}.json")
+                paths[-1].write_text(json.dumps(doc))
+            done = subprocess.run([sys.executable, "-m", "certsym", "equiv", *map(str, paths), "--cert",
+                                   str(target / f"{name}.json")], stdout=subprocess.DEVNULL)
+            if done.returncode not in (0, 1):
+                raise SystemExit(f"{name}: certsym equiv exited {done.returncode}")
 
 
 def main() -> None:
@@ -35,6 +67,7 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "certsym", "landscape", "critical", "--family", "one-misfit", "--k", "6",
                     "--cert", str(HERE / "landscape" / "one-misfit_k6_critical_point.json")], check=True,
                    stdout=subprocess.DEVNULL)
+    deep_certificates()
 
 
 if __name__ == "__main__":

@@ -19,10 +19,18 @@ def test_a_curated_set_is_committed() -> None:
     assert len(COMMITTED) >= 20
     assert kinds == {"equivalent", "not_equivalent", "minimal_form", "stabilizer", "affine", "not_affine",
                      "identifiable", "not_identifiable", "critical_point", "hessian_inertia", "added_neuron",
-                     "wide_critical_point"}
+                     "wide_critical_point", "deep_equivalent", "deep_not_equivalent"}
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.stem}")
 def test_committed_certificate_replays(path: Path) -> None:
     report = check_certificate(json.loads(path.read_text()))
     assert report.valid, report.reason
+
+
+def test_committed_certificates_match_the_schema() -> None:
+    import jsonschema  # in the test extra; only this test needs it
+
+    schema = json.loads((ROOT / "schema.json").read_text())
+    for path in COMMITTED:
+        jsonschema.validate(json.loads(path.read_text()), schema)
