@@ -20,17 +20,12 @@ from certsym.numbers import QQ
 EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
 
 
-@dataclass
-class Equivalence:
-    """The verdict on ρ(θ1) = ρ(θ2) (Theorems 3/4), truthy iff equivalent, with its evidence: counts of H_n
-    matches, cross merges and antisymmetric pairs, or a rational witness and both exact values."""
+class _Verdict:
+    """What both verdict types share: truthiness, the witness and its values, the activation readings."""
 
+    verdict: Any
+    readings: tuple
     equivalent: bool
-    path: str
-    verdict: Any = field(repr=False)
-    records: tuple = field(repr=False)
-    nets: tuple | None = field(default=None, repr=False)
-    readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
 
     def __bool__(self) -> bool:
         return self.equivalent
@@ -42,8 +37,25 @@ class Equivalence:
 
     @property
     def values(self) -> tuple | None:
-        """ρ(θ1)(x), ρ(θ2)(x) at the witness, exactly."""
+        """Both networks' outputs at the witness, exactly."""
         return self.verdict.values
+
+    def reading_lines(self) -> list[str]:
+        """One line per source read as a ReLU network without saying so itself."""
+        return [f"  {name}: {text}" for name, text in self.readings]
+
+
+@dataclass
+class Equivalence(_Verdict):
+    """The verdict on ρ(θ1) = ρ(θ2) (Theorems 3/4), truthy iff equivalent, with its evidence: counts of H_n
+    matches, cross merges and antisymmetric pairs, or a rational witness and both exact values."""
+
+    equivalent: bool
+    path: str
+    verdict: Any = field(repr=False)
+    records: tuple = field(repr=False)
+    nets: tuple | None = field(default=None, repr=False)
+    readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
 
     def counts(self) -> tuple[int, int, int]:
         """(neurons matched by H_n, cross merges, antisymmetric pairs)."""
@@ -72,10 +84,6 @@ class Equivalence:
         size = sum(t.n * (t.m + t.k + 1) + t.k for t in self.nets)
         embed = not reference if reference is not None else size <= EMBED_LIMIT
         return fast_equivalence_certificate(self.verdict, self.nets, self.records, embed)
-
-    def reading_lines(self) -> list[str]:
-        """One line per source read as a ReLU network without saying so itself."""
-        return [f"  {name}: {text}" for name, text in self.readings]
 
     def __str__(self) -> str:
         if self.equivalent:
@@ -118,7 +126,7 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
 
 
 @dataclass
-class DeepEquivalence:
+class DeepEquivalence(_Verdict):
     """The three-valued verdict on ρ(θ1) = ρ(θ2) for deep networks (MATH.md Part III): truthy iff EQUIVALENT;
     ``status`` is "equivalent", "not_equivalent" or "undecided" (then ``reason`` says why)."""
 
@@ -138,17 +146,6 @@ class DeepEquivalence:
     @property
     def undecided(self) -> bool:
         return self.verdict.status == UNDECIDED
-
-    def __bool__(self) -> bool:
-        return self.equivalent
-
-    @property
-    def witness(self) -> list | None:
-        return self.verdict.witness
-
-    @property
-    def values(self) -> tuple | None:
-        return self.verdict.values
 
     def _shape(self) -> str:
         t1, t2 = self.verdict.theta1, self.verdict.theta2
@@ -176,9 +173,6 @@ class DeepEquivalence:
         """The certificate (``deep_equivalent`` or ``deep_not_equivalent``, parameters embedded); UNDECIDED has
         none (InputError)."""
         return deep_certificate(self.verdict, self.records)
-
-    def reading_lines(self) -> list[str]:
-        return [f"  {name}: {text}" for name, text in self.readings]
 
     def __str__(self) -> str:
         v = self.verdict

@@ -313,27 +313,38 @@ def _grid(x: object, rows: int, cols: int) -> bool:
     return isinstance(x, list) and len(x) == rows and all(isinstance(y, list) and len(y) == cols for y in x)
 
 
-def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Reader, where: str) -> str:
-    """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
-    entries equal ``expected`` (A row by row, then b, M row by row, c). Returns what was bound, in one line."""
-    digest = hashlib.sha256(file.data).hexdigest()
-    if digest != record["sha256"]:
+def _bind_model(record: dict, file: InputFile, entries_of, expected: list, where: str) -> str:
+    """A model file's SHA-256 and entries (``entries_of()``: the entries and the line saying what was bound)."""
+    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
-    if "model" in record:
-        try:
-            entries, bound = model_entries(file, record["model"], shape)
-        except Reject as exc:
-            raise type(exc)(f"{where}: {exc}") from None
-        if entries != expected:
-            raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
-        return bound
     try:
-        doc = json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,
-                         object_pairs_hook=unique_object)
+        entries, bound = entries_of()
+    except Reject as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    if entries != expected:
+        raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
+    return bound
+
+
+def _parameter_doc(record: dict, file: InputFile, where: str) -> object:
+    """A parameter file's JSON (numbers kept as their text), after its SHA-256."""
+    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+    try:
+        return json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,
+                          object_pairs_hook=unique_object)
     except (ValueError, UnicodeDecodeError, RecursionError):
         raise Reject(f"{where}: the given file is not JSON") from None
     except Reject as exc:
         raise Reject(f"{where}: {exc}") from None
+
+
+def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Reader, where: str) -> str:
+    """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
+    entries equal ``expected`` (A row by row, then b, M row by row, c). Returns what was bound, in one line."""
+    if "model" in record:
+        return _bind_model(record, file, lambda: model_entries(file, record["model"], shape), expected, where)
+    doc = _parameter_doc(record, file, where)
     if not isinstance(doc, dict) or not {"M", "A", "b", "c"} <= set(doc) <= {"M", "A", "b", "c", "shape"}:
         raise Reject(f"{where}: the given file is not a parameter file")
     m, n, k = shape
@@ -362,25 +373,11 @@ def bind_layered(record: dict, file: InputFile, widths: tuple, output_relu: bool
     row by row then b_ℓ for every layer in turn. A parameter file is read in its layered form (or the shallow one
     for one hidden layer, which has no output ReLU), its "output_relu" compared; a model file holds no activation,
     so no output ReLU can come from it. Returns what was bound, in one line."""
-    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
-        raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     if "model" in record and output_relu:
         raise Reject(f"{where}: a model file holds no activation: it cannot be a network ending in a ReLU")
     if "model" in record:
-        try:
-            entries, bound = layered_entries(file, record["model"], widths)
-        except Reject as exc:
-            raise type(exc)(f"{where}: {exc}") from None
-        if entries != expected:
-            raise Reject(f"{where}: the model file's weights differ from the embedded parameters")
-        return bound
-    try:
-        doc = json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,
-                         object_pairs_hook=unique_object)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        raise Reject(f"{where}: the given file is not JSON") from None
-    except Reject as exc:
-        raise Reject(f"{where}: {exc}") from None
+        return _bind_model(record, file, lambda: layered_entries(file, record["model"], widths), expected, where)
+    doc = _parameter_doc(record, file, where)
     relu = doc.get("output_relu", False) if isinstance(doc, dict) and "layers" in doc else False
     if type(relu) is not bool or relu != output_relu:
         raise Reject(f"{where}: the file's output ReLU ({relu!r}) differs from the embedded network's")
