@@ -4,7 +4,7 @@
 that a replay runs holding only the standard library (and mpmath for landscape certificates): nothing of certsym,
 neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
 ``landscape`` family in ``landscape``; ``common`` holds what they share (exit codes, the parser, JSON output).
-Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage.
+Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage, 3 undecided (deep `equiv`).
 """
 
 from __future__ import annotations
