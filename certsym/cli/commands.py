@@ -608,8 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="write θ_min here (default: standard output)")
     p.add_argument("--trace", action="store_true", help="print the moves applied")
     _command(sub, "canon", "the canonical form of the realized function (kink invariants)", cmd_canon)
-    p = _command(sub, "equiv", "decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not)", cmd_equiv,
-                 params="params1", cert=verdict)
+    p = _command(sub, "equiv", "decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not; for deep networks 3 "
+                 "undecided)", cmd_equiv, params="params1", cert=verdict)
     p.add_argument("params2", help=_PARAMS)
     p.add_argument("--path", choices=("auto", "general"), default="auto",
                    help="auto: the fast exact path for model files of float16/float32 weights (default)")
