@@ -286,8 +286,8 @@ def decide(theta1: DeepNetwork, theta2: DeepNetwork, seed: int = 0) -> DeepVerdi
             forms = (canonical_form(reds[0], L - 1), canonical_form(reds[1], L - 1))
             first, alignment = _align(*forms)
             if first is not None:
-                unmatched = sorted(set(forms[0].rows[first - 1]) ^ set(forms[1].rows[first - 1]), key=repr)
-                reason = (f"hidden layer {first} has no alignment after the moves D1–D4 ({len(unmatched)} normalized "
+                unmatched = len(set(forms[0].rows[first - 1]) ^ set(forms[1].rows[first - 1]))
+                reason = (f"hidden layer {first} has no alignment after the moves D1–D4 ({unmatched} normalized "
                           "neurons without a partner)")
             else:
                 tops = blocks(reds, alignment)
