@@ -28,7 +28,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
-from certsym.io.onnxfile import read_onnx
+from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
@@ -423,9 +423,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
-            record = {"format": fmt, "rule": "graph", "tensors": list(names),
-                      "external": [{"location": loc, "sha256": digest} for loc, digest in external],
-                      "activation": ACTIVATION_GRAPH}
+            record = _onnx_record(names, external)
         else:
             tensors, root = _tensor_map(path, fmt, selection)
             if selection.keys is not None:
@@ -488,13 +486,23 @@ def read_model(path: str | os.PathLike, keys: Selection | Sequence[str | None] |
             "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m, "model": model}
 
 
-def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> tuple[list, dict]:
-    """The affine layers [(W_1, b_1), …, (W_{L+1}, b_{L+1})] of a model file as numpy arrays (out × in), with the
-    "model" record: a one-hidden-layer file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file
-    by ``chain_choice`` (the default rule only; ``--keys`` names one hidden layer). Absent biases are zeros.
+def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> tuple[list, dict, bool]:
+    """The affine layers [(W_1, b_1), …, (W_{L+1}, b_{L+1})] of a model file as numpy arrays (out × in), the
+    "model" record, and whether a ReLU follows the last layer (only an ONNX graph can say so): a one-hidden-layer
+    file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file by ``chain_choice`` (the default
+    rule only; ``--keys`` names one hidden layer), an ONNX file by its graph. Absent biases are zeros.
     Cost: reading the file."""
     path, selection = Path(path), selection or Selection()
     fmt = detect_format(path) if path.exists() else None
+    if fmt == "onnx":
+        if selection != Selection():
+            raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
+                             "--state-key do not apply")
+        chain = read_onnx_chain(path)
+        if len(set(chain.names)) != len(chain.names):
+            raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
+                             f"({', '.join(chain.names)}); certsym reads distinct initializers")
+        return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
     if fmt in ("npz", "safetensors", "torch") and selection.keys is None:
         try:
             if fmt == "npz":
@@ -512,9 +520,16 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
                 from None
         chain = chain_choice(list(tensors))
         if chain is not None:
-            return _chain_arrays(path, fmt, tensors, chain, selection, root)
+            return *_chain_arrays(path, fmt, tensors, chain, selection, root), False
     (W1, b1, W2, b2), record = read_arrays(path, selection)
-    return [(W1, b1), (W2, b2)], record
+    return [(W1, b1), (W2, b2)], record, False
+
+
+def _onnx_record(names: list[str], external: list[tuple[str, str]]) -> dict:
+    """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph."""
+    return {"format": "onnx", "rule": "graph", "tensors": list(names),
+            "external": [{"location": loc, "sha256": digest} for loc, digest in external],
+            "activation": ACTIVATION_GRAPH}
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,

@@ -1,22 +1,25 @@
-"""The producer's strict ONNX reader: the four tensors of a shallow ReLU network, as docs/FORMATS.md ("ONNX") says.
+"""The producer's strict ONNX reader: the affine layers of a ReLU network, as docs/FORMATS.md ("ONNX") says.
 
 An accepted file is a binary ``ModelProto`` whose only opset import is the default domain (``""`` or
 ``ai.onnx``), with no model functions, training info or sparse initializers, and whose graph has exactly one
 input that is not an initializer (x) and exactly one output (y). The data flow from x to y, followed by value
 names (never by counting node types), is the chain
 
-    x → [Flatten(axis=1) | Reshape(·, s) | Identity]* → L1 → [Identity]* → Relu → [Identity]* → L2 → [Identity]* → y
+    x → [Flatten(axis=1) | Reshape(·, s) | Identity]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
+      → [Identity]* → [Relu → [Identity]*] → y
 
-with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1) or MatMul(h, B) followed by Add of its
-result and C in either operand order; B and C are initializers. Every node of the graph is on the chain, and
-every intermediate value is used by exactly one node and is not a graph output. An attribute that is not
-listed (for example Gemm's ``broadcast``, or an attribute with a second value field) refuses the file, since it
-could change the computation. The weights are W = B (Gemm, transB = 1), W = Bᵀ (Gemm, transB = 0; MatMul);
-the biases have shapes exactly (n,) and (k,). The four initializers share one element type (FLOAT, FLOAT16,
-BFLOAT16 or DOUBLE); their data come from exactly one of ``raw_data`` (little-endian) and the typed field
-(``float_data``, ``int32_data`` holding 16-bit patterns, ``double_data``), or from external data (keys
-``location``, ``offset``, ``length`` only; a relative location inside the model's folder, without ``..``).
-A Reshape target s is an INT64 initializer [-1, m] or [0, m], with ``allowzero`` absent or 0.
+(L ≥ 1 hidden layers, each linear layer but the last followed by one Relu, and optionally one Relu after the last,
+which is kept: the output ReLU) with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1) or
+MatMul(h, B) followed by Add of its result and C in either operand order; B and C are initializers. Every node of
+the graph is on the chain, and every intermediate value is used by exactly one node and is not a graph output. An
+attribute that is not listed (for example Gemm's ``broadcast``, or an attribute with a second value field) refuses
+the file, since it could change the computation. The weights are W = B (Gemm, transB = 1), W = Bᵀ (Gemm, transB =
+0; MatMul); each bias has shape exactly (rows of its W,), and each layer reads the width the previous one gives.
+The weights and biases share one element type (FLOAT, FLOAT16, BFLOAT16 or DOUBLE); their data come from exactly
+one of ``raw_data`` (little-endian) and the typed field (``float_data``, ``int32_data`` holding 16-bit patterns,
+``double_data``), or from external data (keys ``location``, ``offset``, ``length`` only; a relative location
+inside the model's folder, without ``..``). A Reshape target s is an INT64 initializer [-1, m] or [0, m], with
+``allowzero`` absent or 0.
 
 Beyond the text of FORMATS.md, this reader also refuses what would make the file invalid or ambiguous as ONNX
 (each is reported by what was found): protobuf fields unknown to the installed onnx package; a default-domain
@@ -87,14 +90,13 @@ _MIN_OPSET, _MAX_OPSET = 7, 28  # default-domain opsets whose Gemm, MatMul, Add,
 _MIN_IR, _MAX_IR = 3, 14  # IR versions with opset imports, up to the newest known here
 _LOCATION_PART = re.compile(r"[^\\:\x00]+")  # no backslash, no colon, no NUL
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
-_CHAIN = ("x → [Flatten|Reshape|Identity]* → Gemm or MatMul+Add → [Identity]* → Relu → [Identity]* → "
-          "Gemm or MatMul+Add → [Identity]* → y")
+_CHAIN = ("x → [Flatten|Reshape|Identity]* → L → ([Identity]* → Relu → [Identity]* → L)+ → [Identity]* → "
+          "[Relu → [Identity]*] → y, L = Gemm or MatMul+Add")
 
-# Where the walk is, what it accepts there.
-_STAGE_TEXT = ("before the first linear layer", "after the first linear layer", "after the Relu",
-               "after the second linear layer")
-_STAGE_EXPECT = ("Flatten, Reshape, Identity, Gemm or MatMul", "Identity or Relu", "Identity, Gemm or MatMul",
-                 "Identity or the graph output")
+# Where the walk is: before the first linear layer, after a linear layer, after the Relu that follows it.
+_PRE, _LINEAR, _RELU = 0, 1, 2
+_STAGE_EXPECT = ("Flatten, Reshape, Identity, Gemm or MatMul", "Identity, Relu or the graph output",
+                 "Identity, Gemm, MatMul or the graph output")
 
 _Shape = list[int | None] | None  # a declared shape: None = unknown rank, None entries = unknown dims
 
@@ -133,9 +135,9 @@ def _hint(op: str, stage: int) -> str:
     if op == "Add":
         return " (Add only right after MatMul)"
     if op in ("Gemm", "MatMul"):
-        return " (two linear layers need a Relu between them)" if stage == 1 else " (certsym reads one hidden layer)"
+        return " (two linear layers need a Relu between them)"
     if op == "Relu":
-        return " (certsym reads one Relu, between the two linear layers)"
+        return " (certsym reads one Relu after each linear layer)" if stage == _RELU else ""
     return ""
 
 
@@ -377,33 +379,33 @@ class _Reader:
         return name
 
     def walk(self) -> None:
-        """Follow the data flow from x to y by value names; fills steps, layers and uses."""
+        """Follow the data flow from x to y by value names; fills steps, layers, uses and output_relu."""
         self.steps: list[_Step] = []
         self.layers: list[_Layer] = []
         self.uses: list[str] = []  # initializer names in order of first use along the chain
         visited: set[int] = set()
-        v, stage = self.x, 0
+        v, stage = self.x, _PRE
         while True:
             uses = self.consumers.get(v, [])
             if v == self.y:
                 if uses:
                     self.fail(f"the graph output {_q(v)} is also used by {self.uses_text(uses)}")
-                if stage != 3:
-                    self.fail(f"the graph output {_q(v)} is the value {_STAGE_TEXT[stage]}; expected {_CHAIN}")
+                if stage == _PRE or len(self.layers) < 2:
+                    self.fail(f"the graph output {_q(v)} is the value {self.stage_text(stage)}; expected {_CHAIN}")
                 break
             what = "the graph input" if v == self.x else "the value"
             if not uses:
-                if stage == 2:
-                    self.fail(f"the Relu output {_q(v)} is not used by the second linear layer (nor by any node) "
+                if stage == _RELU:
+                    self.fail(f"the Relu output {_q(v)} is not used by the next linear layer (nor by any node) "
                               f"and is not the graph output {_q(self.y)}")
-                self.fail(f"{what} {_q(v)} ({_STAGE_TEXT[stage]}) is not used by any node and is not the graph "
+                self.fail(f"{what} {_q(v)} ({self.stage_text(stage)}) is not used by any node and is not the graph "
                           f"output {_q(self.y)}")
             if len(uses) > 1:
                 ops = [self.nodes[i].op_type for i, _ in uses]
-                if stage == 1 and "Relu" in ops and ("Gemm" in ops or "MatMul" in ops):
+                if stage == _LINEAR and "Relu" in ops and ("Gemm" in ops or "MatMul" in ops):
                     j = next(i for i, _ in uses if self.nodes[i].op_type in ("Gemm", "MatMul"))
-                    self.fail(f"{self.labels[j]} reads {_q(v)}, the first linear layer's output before the Relu; "
-                              "the Relu output is not used by the second linear layer")
+                    self.fail(f"{self.labels[j]} reads {_q(v)}, the output of linear layer {len(self.layers)} "
+                              "before the Relu; the Relu output is not used by the next linear layer")
                 self.fail(f"{what} {_q(v)} is used {len(uses)} times (by {self.uses_text(uses)}); certsym reads a "
                           "chain in which every value is used once")
             i, pos = uses[0]
@@ -417,19 +419,20 @@ class _Reader:
             out = node.output[0]
             if op == "Identity":
                 self.steps.append(_Step("identity", label, out))
-            elif op in ("Flatten", "Reshape") and stage == 0:
+            elif op in ("Flatten", "Reshape") and stage == _PRE:
                 target = self.initializer_input(i, 1, "target shape") if op == "Reshape" else None
                 self.steps.append(_Step(op.lower(), label, out, target))
-            elif op in ("Gemm", "MatMul") and stage in (0, 2):
+            elif op in ("Gemm", "MatMul") and stage in (_PRE, _RELU):
                 out = self.linear(i, visited)
                 self.steps.append(_Step("linear", label, out, len(self.layers) - 1))
-                stage += 1
-            elif op == "Relu" and stage == 1:
+                stage = _LINEAR
+            elif op == "Relu" and stage == _LINEAR:
                 self.steps.append(_Step("relu", label, out))
-                stage = 2
+                stage = _RELU
             else:
-                self.fail(f"found {label} {_STAGE_TEXT[stage]}; expected {_STAGE_EXPECT[stage]}{_hint(op, stage)}")
+                self.fail(f"found {label} {self.stage_text(stage)}; expected {_STAGE_EXPECT[stage]}{_hint(op, stage)}")
             v = out
+        self.output_relu = stage == _RELU
         if len(visited) != len(self.nodes):
             off = [self.labels[i] for i in range(len(self.nodes)) if i not in visited]
             self.fail(f"{len(off)} node(s) are not on the data flow from x to y ({', '.join(off[:3])}"
@@ -440,6 +443,12 @@ class _Reader:
             self.fail(f"the initializer {_q(unused[0])} is not used by the chain"
                       + (f" (nor {len(unused) - 1} other(s))" if len(unused) > 1 else "")
                       + "; certsym reads files whose every initializer defines the network")
+
+    def stage_text(self, stage: int) -> str:
+        """Where the walk is, for messages."""
+        if stage == _PRE:
+            return "before the first linear layer"
+        return f"after {'the Relu after ' if stage == _RELU else ''}linear layer {len(self.layers)}"
 
     def linear(self, i: int, visited: set[int]) -> str:
         """A linear layer starting at node ``i`` (Gemm, or MatMul and its Add); returns its output value."""
@@ -474,10 +483,9 @@ class _Reader:
             self.fail(f"the initializer {_q(name)} has negative dims {_shape_text(dims)}")
         return dims
 
-    def check_weights(self, version: int) -> tuple[int, int, int, int]:
-        """Element type and shapes of the four initializers; returns (type, n, m, k)."""
-        (l1, l2) = self.layers
-        names = [l1.weight, l1.bias, l2.weight, l2.bias]
+    def check_weights(self, version: int) -> tuple[int, list[int]]:
+        """Element type and shapes of the layers' initializers; returns (type, widths m, n_1, …, n_L, k)."""
+        names = [name for layer in self.layers for name in (layer.weight, layer.bias)]
         types = [self.inits[name].data_type for name in names]
         for name, dt in zip(names, types, strict=True):
             if dt not in _WEIGHT_TYPES:
@@ -486,27 +494,26 @@ class _Reader:
         if len(set(types)) != 1:
             j = next(j for j, dt in enumerate(types) if dt != types[0])
             self.fail(f"the initializers have element types {_WEIGHT_TYPES[types[0]]} ({_q(names[0])}) and "
-                      f"{_WEIGHT_TYPES[types[j]]} ({_q(names[j])}); certsym reads one element type for all four")
+                      f"{_WEIGHT_TYPES[types[j]]} ({_q(names[j])}); certsym reads one element type for all weights")
         dtype = types[0]
         if dtype == _BFLOAT16 and version < 13:
             self.fail(f"has BFLOAT16 weights under opset {version}; the operators accept BFLOAT16 from opset 13")
         if self.allowzero_written and version < 14:
             self.fail(f"writes Reshape's allowzero under opset {version}; it exists from opset 14")
-        shapes = []
-        for layer, which in ((l1, "first"), (l2, "second")):
+        widths: list[int] = []
+        for ell, layer in enumerate(self.layers, 1):
             w, b = self.dims(layer.weight), self.dims(layer.bias)
             if len(w) != 2:
-                self.fail(f"the {which} layer's weight {_q(layer.weight)} has shape {_shape_text(w)}; expected a "
-                          "matrix")
+                self.fail(f"layer {ell}'s weight {_q(layer.weight)} has shape {_shape_text(w)}; expected a matrix")
             rows, cols = (w[1], w[0]) if layer.transposed else (w[0], w[1])
             if b != [rows]:
-                self.fail(f"the {which} layer's bias {_q(layer.bias)} has shape {_shape_text(b)}; expected "
-                          f"({rows},) for the weight {_q(layer.weight)} of shape {_shape_text(w)} in {layer.label}")
-            shapes.append((rows, cols))
-        (n, m), (k, n2) = shapes
-        if n2 != n:
-            self.fail(f"the second layer {l2.label} reads {n2} values, but the first layer {l1.label} gives {n}")
-        return dtype, n, m, k
+                self.fail(f"layer {ell}'s bias {_q(layer.bias)} has shape {_shape_text(b)}; expected ({rows},) for "
+                          f"the weight {_q(layer.weight)} of shape {_shape_text(w)} in {layer.label}")
+            if widths and cols != widths[-1]:
+                self.fail(f"layer {ell} {layer.label} reads {cols} values, but layer {ell - 1} "
+                          f"{self.layers[ell - 2].label} gives {widths[-1]}")
+            widths += [cols, rows] if not widths else [rows]
+        return dtype, widths
 
     def declared(self, info: Any, what: str, dtype: int, source: str = "the weights are") -> _Shape:
         """The declared shape of a value, after checking that its declared type is a tensor of ``dtype``."""
@@ -539,7 +546,7 @@ class _Reader:
             self.fail(f"{what} {_q(name)} is declared with shape {_declared_text(declared)}, but the chain gives "
                       f"{_declared_text(inferred)}")
 
-    def check_declarations(self, dtype: int, n: int, m: int, k: int, targets: dict[str, int]) -> None:
+    def check_declarations(self, dtype: int, widths: list[int], targets: dict[str, int]) -> None:
         """Declared types and shapes of x, y, intermediate values and initializer inputs agree with the chain."""
         for name, info in self.init_inputs.items():
             tensor = self.inits[name]
@@ -547,6 +554,7 @@ class _Reader:
                 declared = self.declared(info, "the graph input", tensor.data_type, "the initializer is")
                 self.agree(declared, self.dims(name), "the graph input", name)
         value_info = {info.name: info for info in self.graph.value_info}
+        m = widths[0]
         shape = self.declared(self.x_info, "the graph input", dtype)
         origin = "" if shape is None else f" (the graph input {_q(self.x)} is declared {_declared_text(shape)})"
         for step in self.steps:
@@ -578,7 +586,7 @@ class _Reader:
                         shape = [None, m]
             elif step.kind == "linear":
                 layer = self.layers[step.arg]
-                width, out = (m, n) if step.arg == 0 else (n, k)
+                width, out = widths[step.arg], widths[step.arg + 1]
                 gemm = layer.gemm
                 if shape is not None:
                     if (gemm and len(shape) != 2) or not shape:
@@ -723,12 +731,13 @@ class _Reader:
 
     # -- all together ---------------------------------------------------------------------------------------
 
-    def read(self) -> tuple[list[np.ndarray], list[str], list[tuple[str, str]]]:
+    def read(self) -> Chain:
         model = self.load()
         version = self.check_model(model)
         self.index(model.graph)
         self.walk()
-        dtype, n, m, k = self.check_weights(version)
+        dtype, widths = self.check_weights(version)
+        m = widths[0]
         targets = dict.fromkeys(step.arg for step in self.steps if step.kind == "reshape")
         for target in targets:
             t = self.inits[target]
@@ -746,28 +755,35 @@ class _Reader:
             if first == -1 and m == 0:
                 self.fail(f"the Reshape target {_q(target)} is [-1, 0], whose -1 is undefined")
             firsts[target] = first
-        self.check_declarations(dtype, n, m, k, firsts)
-        l1, l2 = self.layers
-        arrays: list[np.ndarray] = []
-        for layer in (l1, l2):
+        self.check_declarations(dtype, widths, firsts)
+        layers, names = [], []
+        for layer in self.layers:
             w = values[layer.weight]
-            arrays += [w.T if layer.transposed else w, values[layer.bias]]
-        names = [l1.weight, l1.bias, l2.weight, l2.bias]
-        for name, arr in zip(names, arrays, strict=True):
+            layers.append((w.T if layer.transposed else w, values[layer.bias]))
+            names += [layer.weight, layer.bias]
+        for name, arr in zip(names, (a for pair in layers for a in pair), strict=True):
             if not np.isfinite(arr).all():
                 self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
-        return arrays, names, self.external
+        return Chain(layers, names, self.external, self.output_relu)
 
 
-def read_onnx(path: str | os.PathLike) -> tuple[list[np.ndarray], list[str], list[tuple[str, str]]]:
-    """(arrays, names, external): arrays = [W1 (n, m), b1 (n,), W2 (k, n), b2 (k,)] as numpy arrays with
-    the file's element type (bfloat16: return float32 arrays holding the exact values, since numpy has no
-    bfloat16); names = the four initializer names; external = [(location, sha256 hex of that file)] for
-    every external data file read, in order of first use without repeats ([] when none).
+@dataclass
+class Chain:
+    """What an ONNX file computes: ``layers`` [(W_ℓ (out, in), b_ℓ)] in the file's element type (bfloat16 as
+    exact float32; W may be a transposed, read-only view of the file's bytes), ``names`` the initializer names
+    (weight and bias of each layer in turn), ``external`` [(location, sha256 hex)] for every external data file
+    read (in order of first use, without repeats), and ``output_relu``: whether a Relu follows the last layer."""
 
-    The arrays may be read-only views of the file's bytes, and W1, W2 may be transposed views. Every refusal
-    is an ``InputError`` whose one-line message starts with the path. Cost: linear in the file sizes.
-    """
+    layers: list[tuple[np.ndarray, np.ndarray]]
+    names: list[str]
+    external: list[tuple[str, str]]
+    output_relu: bool
+
+
+def read_onnx_chain(path: str | os.PathLike) -> Chain:
+    """The chain of affine layers an ONNX file computes, with ReLU between them and optionally after the last
+    (docs/FORMATS.md, "ONNX"). Every refusal is an ``InputError`` whose one-line message starts with the path.
+    Cost: linear in the file sizes."""
     label = os.fspath(path)
     label = label if isinstance(label, str) else label.decode(errors="replace")
     reader = _Reader(Path(label), label)
@@ -778,3 +794,16 @@ def read_onnx(path: str | os.PathLike) -> tuple[list[np.ndarray], list[str], lis
     except Exception as exc:  # anything onnx, protobuf, numpy or the file system raise: one line, with the path
         detail = str(exc).splitlines()[0] if str(exc) else ""
         raise InputError(f"{label}: cannot read the ONNX file ({type(exc).__name__}: {detail})") from None
+
+
+def read_onnx(path: str | os.PathLike) -> tuple[list[np.ndarray], list[str], list[tuple[str, str]]]:
+    """A one-hidden-layer ONNX network without an output ReLU (``read_onnx_chain``, refusing any other):
+    (arrays, names, external) with arrays = [W1 (n, m), b1 (n,), W2 (k, n), b2 (k,)], names the four initializer
+    names and external as in ``Chain``. Cost: linear in the file sizes."""
+    chain = read_onnx_chain(path)
+    if len(chain.layers) != 2 or chain.output_relu:
+        what = f"{len(chain.layers) - 1} hidden layers" + (" and an output ReLU" if chain.output_relu else "")
+        raise InputError(f"{os.fspath(path)}: a network with {what}: this command decides one-hidden-layer networks "
+                         "without an output ReLU (certsym equiv decides deep ones)")
+    (W1, b1), (W2, b2) = chain.layers
+    return [W1, b1, W2, b2], chain.names, chain.external

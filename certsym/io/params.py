@@ -204,9 +204,9 @@ class _RawNetwork:
     @classmethod
     def from_layers(cls, path: str, keys: Any) -> _RawNetwork:
         """A model file of any depth (``read_layers``): exact dyadic values, no atoms."""
-        arrays, model = read_layers(path, Selection.of(keys))
+        arrays, model, output_relu = read_layers(path, Selection.of(keys))
         raw = cls.__new__(cls)
-        raw.source, raw.values, raw.atoms, raw.model, raw.output_relu = path, [], {}, model, False
+        raw.source, raw.values, raw.atoms, raw.model, raw.output_relu = path, [], {}, model, output_relu
         raw.shape, raw.layers = {"m": arrays[0][0].shape[1]}, []
 
         def index(xs):

@@ -193,10 +193,10 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
                           tuple(state_key) if state_key else None)
     if is_model_file(path):
-        layers, record = read_layers(path, selection)
+        layers, record, output_relu = read_layers(path, selection)
         rec = InputRecord(path, file_digest(path), (), record)
-        if len(layers) > 2:
-            return Model(path, rec, None, path, reading=reading_of(record), layers=layers)
+        if len(layers) > 2 or output_relu:
+            return Model(path, rec, None, path, reading=reading_of(record), layers=layers, output_relu=output_relu)
         (W1, b1), (W2, b2) = layers
         return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record))
     (item,), _ = load_inputs([path], deep=True)

@@ -371,12 +371,11 @@ def bind_layered(record: dict, file: InputFile, widths: tuple, output_relu: bool
                  where: str) -> str:
     """As ``bind`` for a deep network of the given widths (m, n_1, …, k) and output ReLU: ``expected`` holds W_ℓ
     row by row then b_ℓ for every layer in turn. A parameter file is read in its layered form (or the shallow one
-    for one hidden layer, which has no output ReLU), its "output_relu" compared; a model file holds no activation,
-    so no output ReLU can come from it. Returns what was bound, in one line."""
-    if "model" in record and output_relu:
-        raise Reject(f"{where}: a model file holds no activation: it cannot be a network ending in a ReLU")
+    for one hidden layer, which has no output ReLU), its "output_relu" compared; of the model files only an ONNX
+    graph can end in a Relu, and its graph must agree. Returns what was bound, in one line."""
     if "model" in record:
-        return _bind_model(record, file, lambda: layered_entries(file, record["model"], widths), expected, where)
+        return _bind_model(record, file, lambda: layered_entries(file, record["model"], widths, output_relu),
+                           expected, where)
     doc = _parameter_doc(record, file, where)
     relu = doc.get("output_relu", False) if isinstance(doc, dict) and "layers" in doc else False
     if type(relu) is not bool or relu != output_relu:

@@ -51,6 +51,10 @@ def _save(module: nn.Module, path, fmt: str) -> str:
         np.savez(path, **{k: v.numpy() for k, v in sd.items()})
     elif fmt == "safetensors":
         save_file(sd, str(path))
+    elif fmt == "onnx":
+        width = next(m for m in module if isinstance(m, nn.Linear)).in_features
+        torch.onnx.export(module, (torch.zeros(1, width),), str(path), dynamo=False, input_names=["x"],
+                          output_names=["y"])
     else:
         layers = [m for m in module if isinstance(m, nn.Linear)]
         doc = {"layers": [{"W": [[str(float(x).as_integer_ratio()[0]) + "/" + str(float(x).as_integer_ratio()[1])
@@ -62,7 +66,7 @@ def _save(module: nn.Module, path, fmt: str) -> str:
 
 
 @pytest.mark.parametrize("depth", [2, 3])
-@pytest.mark.parametrize("fmt", ["pt", "npz", "safetensors", "json"])
+@pytest.mark.parametrize("fmt", ["pt", "npz", "safetensors", "onnx", "json"])
 def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) -> None:
     a, b, c = _nets(depth)
     pa, pb, pc = (_save(m, tmp_path / f"{n}.{fmt}", fmt) for m, n in ((a, "a"), (b, "b"), (c, "c")))
@@ -70,12 +74,17 @@ def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) ->
     assert main(["equiv", pa, pb, "--cert", cert]) == 0
     out = capfd.readouterr().out
     assert out.startswith("EQUIVALENT") and f"hidden layers 1..{depth - 1} aligned by H" in out
-    if fmt != "json":
+    if fmt == "onnx":
+        assert "a ReLU network (the graph's Relu node)" in out
+    elif fmt != "json":
         assert "read as a ReLU network (the file holds no activation)" in out
     assert main(["check", cert, "--inputs", pa, pb]) == 0
     valid = capfd.readouterr().out
     assert "VALID deep_equivalent" in valid and "equal to the embedded parameters" in valid
-    if fmt != "json":
+    if fmt == "onnx":
+        assert "onnx graph (deep): 0.weight" in valid and f"{2 * depth}.weight" in valid
+        assert "a ReLU network (the graph's Relu node)" in valid
+    elif fmt != "json":
         assert f"{2 * depth}.weight" in valid and "read as a ReLU network" in valid
     assert main(["check", cert, "--inputs", pa, pc]) == 1  # bound to the wrong file
     capfd.readouterr()
@@ -97,6 +106,55 @@ def test_undecided_exits_3_without_a_certificate(tmp_path, capfd) -> None:
     captured = capfd.readouterr()
     assert code == 3 and json.loads(captured.out)["status"] == "undecided"
     assert "no certificate" in captured.err and not cert.exists()
+
+
+def test_onnx_output_relu_is_read_and_bound(tmp_path, capfd) -> None:
+    """An ONNX graph ending in Relu is a network with an output ReLU: decided so, and the checker binds it so."""
+    a, b, c = (nn.Sequential(*m, nn.ReLU()) for m in _nets(2))
+    pa, pb, pc = (_save(m, tmp_path / f"{n}.onnx", "onnx") for m, n in ((a, "a"), (b, "b"), (c, "c")))
+    cert = str(tmp_path / "ab.cert.json")
+    assert main(["equiv", pa, pb, "--cert", cert]) == 0
+    assert capfd.readouterr().out.startswith("EQUIVALENT")
+    assert json.loads((tmp_path / "ab.cert.json").read_text())["inputs"][0]["parameters"]["output_relu"] is True
+    assert main(["check", cert, "--inputs", pa, pb]) == 0
+    assert "a Relu after the last layer" in capfd.readouterr().out
+    plain = _save(_nets(2)[0], tmp_path / "plain.onnx", "onnx")  # the same layers without the output Relu
+    assert main(["check", cert, "--inputs", plain, pb]) == 1
+    assert "differs from the certificate's" in capfd.readouterr().out  # its bytes are not the certified file's
+
+
+@pytest.mark.parametrize("output_relu", [True, False])
+def test_a_certificate_with_the_output_relu_flipped_is_refused_on_onnx_files(tmp_path, capfd, output_relu) -> None:
+    """The bytes and weights of the files are the certified ones, only the embedded output ReLU is flipped in both
+    networks: the proof may still replay, so the binding must read the graph's final Relu (or its absence)."""
+    nets = _nets(2)[:2]
+    a, b = ((nn.Sequential(*m, nn.ReLU()) for m in nets) if output_relu else nets)
+    pa, pb = (_save(m, tmp_path / f"{n}.onnx", "onnx") for m, n in ((a, "a"), (b, "b")))
+    cert = tmp_path / "ab.cert.json"
+    assert main(["equiv", pa, pb, "--cert", str(cert)]) == 0
+    doc = json.loads(cert.read_text())
+    for entry in doc["inputs"]:
+        entry["parameters"]["output_relu"] = not output_relu
+    cert.write_text(json.dumps(doc))
+    capfd.readouterr()
+    assert main(["check", str(cert), "--inputs", pa, pb]) == 1
+    out = capfd.readouterr().out
+    assert ("ends in a Relu" if output_relu else "does not end in a Relu") in out, out
+
+
+def test_onnx_zero_functions_are_never_not_equivalent(tmp_path, capfd) -> None:
+    """The issue's scenario as ONNX files: σ(−σ(x) − 1) and σ(−σ(x) − 2) are both 0; never NOT EQUIVALENT."""
+    paths = []
+    for bias in (-1.0, -2.0):
+        net = nn.Sequential(nn.Linear(1, 1), nn.ReLU(), nn.Linear(1, 1), nn.ReLU())
+        with torch.no_grad():
+            net[0].weight.fill_(1.0)
+            net[0].bias.fill_(0.0)
+            net[2].weight.fill_(-1.0)
+            net[2].bias.fill_(bias)
+        paths.append(_save(net, tmp_path / f"z{int(-bias)}.onnx", "onnx"))
+    assert main(["equiv", *paths]) in (0, 3)
+    assert not capfd.readouterr().out.startswith("NOT EQUIVALENT")
 
 
 def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None:

@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from certsym.errors import InputError
-from certsym.io.onnxfile import read_onnx
+from certsym.io.onnxfile import read_onnx, read_onnx_chain
 
 ort.set_default_logger_severity(3)
 
@@ -277,6 +277,85 @@ def test_torch_export(tmp_path: Path) -> None:
     np.testing.assert_allclose(net(torch.from_numpy(x)).detach().numpy(), reference(arrays, x), rtol=1e-5, atol=1e-5)
 
 
+def chain_forward(layers: list, x: np.ndarray, output_relu: bool) -> np.ndarray:
+    """The chain of affine layers with ReLU between them (and after the last with output_relu), in float64."""
+    h = np.asarray(x, dtype=np.float64)
+    for ell, (W, b) in enumerate(layers):
+        h = h @ np.asarray(W, dtype=np.float64).T + np.asarray(b, dtype=np.float64)
+        if ell < len(layers) - 1 or output_relu:
+            h = np.maximum(h, 0)
+    return h
+
+
+@pytest.mark.parametrize("hidden,output_relu", [((5, 4), False), ((6, 5, 4), False), ((4, 3), True), ((5,), True)])
+def test_torch_export_of_a_deep_chain(tmp_path: Path, hidden: tuple[int, ...], output_relu: bool) -> None:
+    import torch  # the TorchScript exporter (dynamo=False) of torch < 2.14 needs only onnx, which the test extra holds
+
+    torch.manual_seed(len(hidden))
+    widths = [3, *hidden, 2]
+    mods: list = []
+    for i in range(len(widths) - 1):
+        mods += [torch.nn.Linear(widths[i], widths[i + 1]), torch.nn.ReLU()]
+    net = torch.nn.Sequential(*(mods if output_relu else mods[:-1]))
+    path = tmp_path / "deep.onnx"
+    torch.onnx.export(net, (torch.zeros(1, 3),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    chain = read_onnx_chain(path)
+    assert chain.output_relu is output_relu and chain.external == []
+    assert [W.shape for W, _ in chain.layers] == [(widths[i + 1], widths[i]) for i in range(len(widths) - 1)]
+    state = net.state_dict()
+    assert chain.names == [f"{2 * i}.{part}" for i in range(len(widths) - 1) for part in ("weight", "bias")]
+    for got, key in zip((a for pair in chain.layers for a in pair), chain.names, strict=True):
+        assert np.array_equal(got, state[key].numpy())
+    x = np.random.default_rng(3).standard_normal((1, 3)).astype(np.float32)
+    want = chain_forward(chain.layers, x, output_relu)
+    np.testing.assert_allclose(run_ort(path, x), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(net(torch.from_numpy(x)).detach().numpy(), want, rtol=1e-5, atol=1e-5)
+    if len(hidden) > 1 or output_relu:  # the one-hidden-layer reading refuses the chain, naming what it holds
+        with pytest.raises(InputError, match="certsym equiv decides deep ones"):
+            read_onnx(path)
+
+
+def test_a_deep_chain_of_matmul_add_with_identities(tmp_path: Path) -> None:
+    ws = weights(4)
+    W3 = np.round(np.random.default_rng(5).standard_normal((K, K)) * 64) / 64
+    nodes = [helper.make_node("MatMul", ["x", "W1"], ["t1"]), helper.make_node("Add", ["b1", "t1"], ["h1"]),
+             helper.make_node("Relu", ["h1"], ["r1"]), helper.make_node("Identity", ["r1"], ["i1"]),
+             helper.make_node("Gemm", ["i1", "W2", "b2"], ["h2"], transB=1), helper.make_node("Relu", ["h2"], ["r2"]),
+             helper.make_node("MatMul", ["r2", "W3"], ["t3"]), helper.make_node("Add", ["t3", "b3"], ["h3"]),
+             helper.make_node("Relu", ["h3"], ["y"])]
+    inits = [tensor(ws[0].T, "W1"), tensor(ws[1], "b1"), tensor(ws[2], "W2"), tensor(ws[3], "b2"),
+             tensor(W3.T, "W3"), tensor(ws[3], "b3")]
+    path = save(tmp_path, model(nodes, inits))
+    chain = read_onnx_chain(path)
+    assert chain.output_relu and chain.names == ["W1", "b1", "W2", "b2", "W3", "b3"]
+    x = np.round(np.random.default_rng(6).standard_normal((5, M)) * 16) / 16
+    np.testing.assert_allclose(run_ort(path, x.astype(np.float32)), chain_forward(chain.layers, x, True),
+                               rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("change,words", [
+    ("relu twice", ("Relu", "after the Relu after linear layer 1", "one Relu after each linear layer")),
+    ("one layer", ("the graph output", "after linear layer 1")),
+    ("widths", ("layer 2", "reads 4 values", "gives 5")),
+])
+def test_deep_chain_refusals(tmp_path: Path, change: str, words: tuple[str, ...]) -> None:
+    ws = weights()
+    if change == "relu twice":
+        nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
+                 helper.make_node("Relu", ["r"], ["rr"]), helper.make_node("Gemm", ["rr", "W2", "b2"], ["y"], transB=1)]
+        m = model(nodes, gemm_inits(ws))
+    elif change == "one layer":
+        nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["y"], transB=1)]
+        m = model(nodes, gemm_inits(ws)[:2], y_shape=[None, N])
+    else:
+        W2 = np.ones((K, 4))
+        m = model(gemm_nodes(), [tensor(ws[0], "W1"), tensor(ws[1], "b1"), tensor(W2, "W2"), tensor(ws[3], "b2")])
+    with pytest.raises(InputError) as info:
+        read_onnx_chain(save(tmp_path, m))
+    for word in words:
+        assert word in str(info.value), info.value
+
+
 # -- refusals ----------------------------------------------------------------------------------------------------
 
 
@@ -322,7 +401,7 @@ def test_layer_order(tmp_path: Path) -> None:
     two_gemms = [helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1, name="g1"),
                  helper.make_node("Gemm", ["h", "W2", "b2"], ["z"], transB=1, name="g2"),
                  helper.make_node("Relu", ["z"], ["y"])]
-    refuse_model(tmp_path, model(two_gemms, inits, y_shape=[None, N]), "Gemm 'g2'", "after the first linear layer",
+    refuse_model(tmp_path, model(two_gemms, inits, y_shape=[None, N]), "Gemm 'g2'", "after linear layer 1",
                  "Relu between")
     relu_first = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
                   helper.make_node("Gemm", ["r", "W1", "b1"], ["h"], transB=1),
@@ -330,7 +409,8 @@ def test_layer_order(tmp_path: Path) -> None:
     refuse_model(tmp_path, model(relu_first, gemm_inits(weights())), "Relu 'relu'", "before the first linear layer")
     three = [*gemm_nodes()[:2], helper.make_node("Gemm", ["r", "W2", "b2"], ["z"], transB=1),
              helper.make_node("Relu", ["z"], ["y"])]
-    refuse_model(tmp_path, model(three, gemm_inits(weights())), "after the second linear layer")
+    refuse_model(tmp_path, model(three, gemm_inits(weights())), "1 hidden layers and an output ReLU",
+                 "certsym equiv decides deep ones")  # a chain with an output ReLU, which the shallow reading refuses
 
 
 def test_second_layer_reads_the_preactivation(tmp_path: Path) -> None:
@@ -338,7 +418,7 @@ def test_second_layer_reads_the_preactivation(tmp_path: Path) -> None:
              helper.make_node("Relu", ["h"], ["r"]), helper.make_node("Gemm", ["h", "W2", "b2"], ["y"], transB=1,
                                                                      name="g2")]
     refuse_model(tmp_path, model(nodes, gemm_inits(weights())), "Gemm 'g2'", "before the Relu",
-                 "the Relu output is not used by the second linear layer")
+                 "the Relu output is not used by the next linear layer")
 
 
 def test_extra_unused_node_and_initializer(tmp_path: Path) -> None:

@@ -401,12 +401,12 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         raise Reject("model.layout must be out-in or in-out")
     where = extra = ""
     if fmt == "onnx":
-        tensors, found, locations = read_onnx(file.data, file.sibling)
-        hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in locations]
-        if found != names or model["external"] != hashes:
-            raise Reject("the graph's initializers or external data files are not the ones the certificate names")
-        named = dict(zip(names, tensors, strict=True))
-        extra = "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
+        chain, extra = _onnx_chain(file, model)
+        if len(chain.tensors) != 4 or chain.output_relu:
+            raise Reject(f"the ONNX graph has {len(chain.tensors) // 2 - 1} hidden layers"
+                         + (" and an output Relu" if chain.output_relu else "") + "; the certificate's network has "
+                         "one hidden layer and none")
+        named = dict(zip(names, chain.tensors, strict=True))
     else:
         if fmt == "torch":
             named = _torch_root(read_torch(file.data), model["root"], rule, names)
@@ -440,6 +440,40 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}; {_READING[kind]}"
 
 
+def _onnx_chain(file, model: dict):
+    """The chain an ONNX file computes, after checking that its initializers and external data files (by SHA-256)
+    are the ones the record names; and the words naming the external files."""
+    chain = read_onnx(file.data, file.sibling)
+    hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in chain.locations]
+    if chain.names != model["tensors"] or model["external"] != hashes:
+        raise Reject("the graph's initializers or external data files are not the ones the certificate names")
+    return chain, "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
+
+
+def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[list, str]:
+    """``layered_entries`` for an ONNX file: its graph decides the layers and whether a Relu ends it."""
+    if model["activation"] != _ACTIVATION["onnx"]:
+        raise Reject(f"model.activation must be {_ACTIVATION['onnx']!r} for an onnx file (docs/FORMATS.md)")
+    names = model["tensors"]
+    if not isinstance(names, list) or len(names) != 2 * (len(widths) - 1) \
+            or not all(isinstance(t, str) for t in names) or len(set(names)) != len(names):
+        raise Reject("model.tensors must name a distinct weight and bias for every layer")
+    chain, extra = _onnx_chain(file, model)
+    if chain.output_relu != output_relu:
+        raise Reject(f"the ONNX graph {'ends' if chain.output_relu else 'does not end'} in a Relu; the certificate's "
+                     f"network {'does' if output_relu else 'does not'}")
+    out, shown = [], []
+    for ell in range(1, len(widths)):
+        W, b = chain.tensors[2 * ell - 2], chain.tensors[2 * ell - 1]
+        if W.shape != (widths[ell], widths[ell - 1]):
+            raise Reject(f"ONNX layer {ell} ({names[2 * ell - 2]!r}) does not have the shape "
+                         f"{(widths[ell], widths[ell - 1])}")
+        out += W.exact() + b.exact()
+        shown.append(f"{names[2 * ell - 2]} {W.shape[0]}x{W.shape[1]}, {names[2 * ell - 1]} {b.shape[0]}")
+    relu = "; a Relu after the last layer" if output_relu else ""
+    return out, f"onnx graph (deep): {'; '.join(shown)}{extra}{relu}; {_READING['onnx']}"
+
+
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
     """The entries A (row by row), b, M (row by row), c of a model file, checked against shape (m, n, k), and
     the line saying what was bound."""
@@ -447,16 +481,22 @@ def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
     return [x for t in tensors for x in t.exact()], bound
 
 
-def layered_entries(file, model: object, widths: tuple) -> tuple[list, str]:
+def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tuple[list, str]:
     """The entries of every layer (W_ℓ row by row, then b_ℓ, for ℓ = 1..L+1) of a model file holding a network of
-    the given widths (m, n_1, …, n_L, k), chosen by docs/FORMATS.md's default rule for deep networks, and the line
-    saying what was bound. A one-hidden-layer file is read as ``model_entries`` reads it."""
+    the given widths (m, n_1, …, n_L, k) and output ReLU, chosen by docs/FORMATS.md's default rule for deep
+    networks or an ONNX file's graph, and the line saying what was bound. A one-hidden-layer file is read as
+    ``model_entries`` reads it. Only an ONNX graph can end in a Relu: a tensor file holds no activation."""
+    fmt = model.get("format") if isinstance(model, dict) else None
+    if fmt == "onnx" and set(model) == _RECORD[fmt] and model["rule"] == "graph":
+        return _onnx_layered(file, model, widths, output_relu)
+    if output_relu:
+        raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
-    fmt = model.get("format") if isinstance(model, dict) else None
     if fmt not in ("npz", "safetensors", "torch") or set(model) != _RECORD[fmt] or model["rule"] != "default":
         raise Reject("a deep network's model record is {format, rule: default, tensors, layout, activation} (+ root "
-                     "for torch), for an npz, safetensors or torch file")
+                     "for torch), for an npz, safetensors or torch file, or {format: onnx, rule: graph, tensors, "
+                     "external, activation}")
     if model["activation"] != _ACTIVATION["npz"]:
         raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
     names, layout = model["tensors"], model["layout"]

@@ -13,17 +13,18 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
 - the graph has exactly one input that is not an initializer (x) and exactly one output (y), every value is
   defined once, and the nodes form the chain
 
-    x → [Flatten(axis=1) | Reshape(h, s) | Identity]* → L1 → [Identity]* → Relu → [Identity]* → L2
-      → [Identity]* → y,   L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C)
+    x → [Flatten(axis=1) | Reshape(h, s) | Identity]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
+      → [Identity]* → [Relu → [Identity]*] → y,
+    L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C)
 
   (Add in either operand order, directly after its MatMul), every node on it, every intermediate value used
   once and not a graph output, B, C and s initializers, and every initializer used (node order is free:
   the data flow decides);
 - the nodes' domain is ``""`` or ``ai.onnx``, no overload, and no attribute other than the ones above (each
   once, with its declared type); ``allowzero`` only from opset 14;
-- the four weight initializers share one element type (FLOAT, FLOAT16, BFLOAT16, DOUBLE) and have the
-  shapes B1 (n, m) or (m, n), C1 (n,), B2 (k, n) or (n, k), C2 (k,); a Reshape target is INT64 [−1, m] or
-  [0, m];
+- the weight and bias initializers share one element type (FLOAT, FLOAT16, BFLOAT16, DOUBLE), each B_ℓ is
+  (out, in) or (in, out) and C_ℓ (out,), and each layer reads the width the previous one gives; a Reshape
+  target is INT64 [−1, m] or [0, m];
 - each initializer's data is exactly one of raw_data (little-endian), the typed field (float_data,
   int32_data holding 16-bit patterns, double_data, int64_data) or external data (keys location, offset,
   length; location a relative path without ``..``, ``.``, empty parts, ``\\`` or ``:``), with exactly
@@ -35,7 +36,7 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
 Fields that cannot change the computation (names, doc strings, producer, domain and version of the model,
 metadata, declared shapes of values other than x) are checked for wire type and repetition and otherwise
 skipped; unknown fields of a ValueInfoProto are skipped; any other unknown field is refused. Weights W are
-(n, m) after the transposition rules (W = B for Gemm with transB = 1, else Bᵀ, given as a Fortran-order
+(out, in) after the transposition rules (W = B for Gemm with transB = 1, else Bᵀ, given as a Fortran-order
 view of B, not a copy). Cost: linear in the size of the file and of the external data read; the nesting
 depth of what is parsed is fixed (model → graph → node → attribute; graph → tensor → entry; graph → value
 → type → tensor type → shape → dim), so there is no deep recursion.
@@ -49,6 +50,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable
+from typing import NamedTuple
 
 from certsym_check.errors import Reject
 from certsym_check.readers.tensor import Tensor, numpy_sized
@@ -475,10 +477,11 @@ def _opset(model: dict) -> int:
     return version
 
 
-def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list]:
+def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool]:
     """Walks the data flow from x to y, checking that every node is on the chain and every value is used once.
-    Returns the layers [(B, C, transposed)] * 2 (transposed: W = Bᵀ), the Reshape targets, the steps that
-    change shapes [(op, Reshape target or None)] and the chain's values [x, …, y]."""
+    Returns the layers [(B, C, transposed)], at least two (transposed: W = Bᵀ), the Reshape targets, the steps
+    that change shapes [(op, Reshape target or None)], the chain's values [x, …, y] and whether a Relu follows
+    the last layer."""
     inputs = [v.get("name", "") for v in graph.get("input", [])]
     outputs = [v.get("name", "") for v in graph.get("output", [])]
     if len(set(inputs)) != len(inputs):
@@ -534,7 +537,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             if op != "Add":
                 raise Reject(f"ONNX MatMul followed by {op}, not by Add of its bias")
             layers.append((pending, others[0], True))
-            state = "relu" if len(layers) == 1 else "post"
+            state = "linear"
         elif op == "Identity":
             pass
         elif op in ("Flatten", "Reshape"):
@@ -548,12 +551,13 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
                 targets.append(others[0])
             steps.append((op, others[0] if op == "Reshape" else None))
         elif op == "Relu":
-            if state != "relu":
-                raise Reject("ONNX Relu not between the two linear layers")
-            state = "mid"
+            if state != "linear":
+                raise Reject("ONNX Relu that does not follow a linear layer (one Relu after each)")
+            state = "relu"
         elif op in ("Gemm", "MatMul"):
-            if state not in ("pre", "mid"):
-                raise Reject("ONNX linear layer where the chain does not allow one (expected Linear, Relu, Linear)")
+            if state not in ("pre", "relu"):
+                raise Reject("ONNX linear layer where the chain does not allow one (two linear layers need a Relu "
+                             "between them)")
             steps.append((op, None))
             if op == "MatMul":
                 pending, state = others[0], "add"
@@ -564,15 +568,14 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
                                  f"transA = {attributes['transA']}, transB = {attributes['transB']} (only 1, 1, 0, "
                                  "0 or 1)")
                 layers.append((others[0], others[1], attributes["transB"] == 0))
-                state = "relu" if len(layers) == 1 else "post"
+                state = "linear"
         else:  # Add outside a MatMul + Add pair
             raise Reject("ONNX Add that does not follow a MatMul")
         current = node["output"][0]
         values.append(current)
-        if current == y and state != "post":
-            raise Reject("the ONNX graph output is not the end of Linear, Relu, Linear")
-    if state != "post":
-        raise Reject("the ONNX graph output is not the end of Linear, Relu, Linear")
+    if state not in ("linear", "relu") or len(layers) < 2:
+        raise Reject("the ONNX graph output is not the end of a chain Linear, Relu, Linear, …, Linear (and "
+                     "optionally Relu)")
     if users.get(y):
         raise Reject(f"ONNX graph output {_q(y)} is also used by a node")
     if len(seen) != len(nodes):
@@ -582,7 +585,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     unused = sorted(set(initializers) - used)
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
-    return layers, targets, steps, values
+    return layers, targets, steps, values, state == "relu"
 
 
 def _declared(value: dict, name: str) -> tuple[int, list | None] | None:
@@ -685,17 +688,28 @@ def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: d
             shape = shape[:-1] + [out] if op == "MatMul" else [shape[0], out]
 
 
-def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None
-              ) -> tuple[list[Tensor], list[str], list[str]]:
-    """(tensors, names, locations): tensors = [W1 (n, m), b1 (n,), W2 (k, n), b2 (k,)] as Tensor objects
-    (W given with shape (n, m) after the transB / MatMul transposition rules: use Tensor's fortran=True view
-    with swapped shape instead of copying when a transpose is needed); names = the four initializer names;
-    locations = the external-data locations read (in order of first use, without repeats; [] when none).
-    `external(location)` returns the bytes of an external data file (the caller resolves the path and hashes it);
-    when it is None and the model has external data, Reject("... external data ...").
+class Chain(NamedTuple):
+    """What an ONNX file computes: ``tensors`` W_1 (n_1, m), b_1, …, W_{L+1}, b_{L+1} as Tensor objects (W with
+    shape (out, in) after the transB / MatMul transposition rules, a Fortran-order view of B where a transpose
+    is needed, never a copy); ``names`` the initializer names in that order; ``locations`` the external-data
+    locations read (in order of first use, without repeats; [] when none); ``output_relu``: a Relu follows the
+    last layer."""
 
-    Data is read in the order Reshape targets, W1, b1, W2, b2. Malformed or unsupported files raise Reject with
-    a one-line reason and no other exception. Cost: linear in len(data) plus the external data read."""
+    tensors: list[Tensor]
+    names: list[str]
+    locations: list[str]
+    output_relu: bool
+
+
+def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Chain:
+    """The chain of affine layers an ONNX model computes, L ≥ 1 hidden layers with a Relu after each and optionally
+    after the last (the module docstring). `external(location)` returns the bytes of an external data file (the
+    caller resolves the path and hashes it); when it is None and the model has external data,
+    Reject("... external data ...").
+
+    Data is read in the order Reshape targets, then each layer's weight and bias. Malformed or unsupported files
+    raise Reject with a one-line reason and no other exception. Cost: linear in len(data) plus the external data
+    read."""
     if not isinstance(data, bytes):
         data = bytes(data)
     model = _parse(data, 0, len(data), "model")
@@ -717,14 +731,14 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
-    layers, targets, steps, values = _chain(graph, opset, initializers)
+    layers, targets, steps, values, output_relu = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
     types = {initializers[name].get("data_type", 0) for name in names}
     if len(types) != 1 or next(iter(types)) not in _WEIGHT_TYPES:
         found = ", ".join(sorted(_TYPE_NAMES.get(t, str(t)) for t in types))
         raise Reject(f"the ONNX weights must share one element type FLOAT, FLOAT16, BFLOAT16 or DOUBLE (found {found})")
-    shapes = []
+    shapes, widths = [], []
     for B, C, transposed in layers:
         dims_b, dims_c = initializers[B]["dims"], initializers[C]["dims"]
         if len(dims_b) != 2:
@@ -732,10 +746,12 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None
         rows, cols = dims_b[::-1] if transposed else dims_b
         if dims_c != [rows]:
             raise Reject(f"ONNX bias {_q(C)} does not have the shape ({rows},)")
+        if widths and cols != widths[-1]:
+            raise Reject(f"ONNX layers do not fit: layer {len(shapes)} has {widths[-1]} outputs, layer "
+                         f"{len(shapes) + 1} {cols} inputs")
+        widths += [cols, rows] if not widths else [rows]
         shapes.append((rows, cols))
-    (n, m), (k, n2) = shapes
-    if n2 != n:
-        raise Reject(f"ONNX layers do not fit: the first has {n} outputs, the second {n2} inputs")
+    m = widths[0]
     declared_x = _check_declarations(graph, initializers, values, next(iter(types)))
 
     for target in targets:
@@ -752,10 +768,10 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None
         if shape not in ([-1, m], [0, m]) or shape == [-1, 0]:
             raise Reject(f"ONNX Reshape target {_q(target)} is {shape}, not [-1, {m}] or [0, {m}]")
         reshapes[target] = shape
-    _check_input_shape(declared_x, steps, (m, n, k), reshapes)
+    _check_input_shape(declared_x, steps, tuple(widths), reshapes)
     tensors = []
     for (B, C, transposed), (rows, cols) in zip(layers, shapes, strict=True):
         code = _WEIGHT_TYPES[initializers[B]["data_type"]][0]
         tensors.append(Tensor((rows, cols), reader.weights(initializers[B], B), transposed, code))
         tensors.append(Tensor((rows,), reader.weights(initializers[C], C), False, code))
-    return tensors, names, reader.locations
+    return Chain(tensors, names, reader.locations, output_relu)

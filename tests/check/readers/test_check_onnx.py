@@ -112,7 +112,7 @@ def _scale(tensors: list, x: list[float]) -> float:
 def _check(data: bytes, elem: int = F32, in_shape: tuple = (M,), reference: bytes | None = None,
            external=None, batch: bool = True) -> tuple[list, list, list]:
     """read_onnx(data) agrees with onnxruntime on `reference` (default: data itself) at random points."""
-    tensors, names, locations = read_onnx(data, external)
+    tensors, names, locations, _ = read_onnx(data, external)
     assert [t.shape for t in tensors] == [(N, M), (N,), (K, N), (K,)]
     run_elem = F32 if elem == BF16 else elem
     session = ort.InferenceSession(reference or data, providers=["CPUExecutionProvider"])
@@ -524,7 +524,7 @@ def test_random_mutations_never_crash() -> None:
             else:
                 mutant.insert(position, rng.randrange(256))
         try:
-            tensors, names, locations = read_onnx(bytes(mutant))
+            tensors, names, locations, _ = read_onnx(bytes(mutant))
         except Reject:
             continue
         accepted += 1
@@ -574,3 +574,40 @@ def test_external_data_refused(tmp_path: Path) -> None:
     model = onnx.load_from_string(data)
     model.graph.initializer[0].raw_data = b"\0" * (4 * N * M)  # external and raw_data
     _refused(model, "twice", external)
+
+
+@pytest.mark.parametrize("hidden,output_relu", [((5, 4), False), ((4, 4, 3), True), ((3,), True)])
+def test_deep_chains_agree_with_the_producer_and_onnxruntime(tmp_path: Path, hidden: tuple, output_relu: bool) -> None:
+    """A torch export of Linear → ReLU → … → Linear (→ ReLU): the checker reads the same layers and final Relu as
+    the producer, and their exact forward pass is onnxruntime's output up to float32 rounding."""
+    import torch  # the TorchScript exporter (dynamo=False) needs only onnx, which the test extra holds
+
+    from certsym.io.onnxfile import read_onnx_chain
+
+    torch.manual_seed(7)
+    widths = [3, *hidden, 2]
+    mods: list = []
+    for i in range(len(widths) - 1):
+        mods += [torch.nn.Linear(widths[i], widths[i + 1]), torch.nn.ReLU()]
+    net = torch.nn.Sequential(*(mods if output_relu else mods[:-1]))
+    path = tmp_path / "deep.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (torch.zeros(1, 3),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    chain = read_onnx(path.read_bytes())
+    ours = read_onnx_chain(path)
+    assert chain.output_relu is ours.output_relu is output_relu and chain.names == ours.names
+    assert [t.shape for t in chain.tensors] == [a.shape for pair in ours.layers for a in pair]
+    for t, a in zip(chain.tensors, (a for pair in ours.layers for a in pair), strict=True):
+        assert t.exact() == [Fraction(float(v)) for v in np.asarray(a, np.float64).ravel()]
+    x = [Fraction(int(v), 8) for v in np.random.default_rng(8).integers(-16, 16, 3)]
+    h = x
+    for ell in range(len(widths) - 1):
+        W, b = chain.tensors[2 * ell].exact(), chain.tensors[2 * ell + 1].exact()
+        rows, cols = chain.tensors[2 * ell].shape
+        h = [sum((W[r * cols + c] * h[c] for c in range(cols)), b[r]) for r in range(rows)]
+        if ell < len(widths) - 2 or output_relu:
+            h = [max(v, Fraction(0)) for v in h]
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = session.run(None, {"x": np.array([[float(v) for v in x]], np.float32)})[0][0]
+    np.testing.assert_allclose(got, [float(v) for v in h], rtol=1e-5, atol=1e-5)

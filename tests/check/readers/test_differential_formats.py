@@ -63,7 +63,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from certsym.errors import InputError
 from certsym.io import models
-from certsym.io.onnxfile import read_onnx as producer_read_onnx
+from certsym.io.onnxfile import read_onnx_chain as producer_read_onnx
 from certsym.io.torchfile import read_state_dict as producer_state_dict
 from certsym_check.errors import Reject
 from certsym_check.readers.files import InputFile, Tensor, read_tensors
@@ -1166,6 +1166,11 @@ def test_torch_truncations_and_appended_bytes(tmp_path: Path) -> None:
 
 ONNX_TYPE = {"f4": TensorProto.FLOAT, "f2": TensorProto.FLOAT16, "bf16": TensorProto.BFLOAT16, "f8": TensorProto.DOUBLE}
 ROLES = ("W1", "b1", "W2", "b2")
+
+
+def _roles(count: int) -> list[str]:
+    """W1, b1, W2, b2, … for a chain of count / 2 layers."""
+    return [f"{kind}{ell}" for ell in range(1, count // 2 + 1) for kind in ("W", "b")]
 _EXAMPLES = itertools.count()
 
 
@@ -1280,10 +1285,10 @@ def onnx_checker(path: Path) -> Outcome:
     who = "checker"
     data = path.read_bytes()
     try:
-        tensors, names, _ = checker_read_onnx(data, InputFile(data, str(path)).sibling)
+        tensors, names, _, _ = checker_read_onnx(data, InputFile(data, str(path)).sibling)
     except Reject as exc:
         return _refused(who, exc)
-    keys = [f"{role}={name}" for role, name in zip(ROLES, names, strict=True)]
+    keys = [f"{role}={name}" for role, name in zip(_roles(len(names)), names, strict=True)]
     return _read(who, {key: checker_bits(t) for key, t in zip(keys, tensors, strict=True)},
                  {key: (lambda t=t: _raises(Reject, t.exact)) for key, t in zip(keys, tensors, strict=True)},
                  frozenset({"f2"}))
@@ -1292,10 +1297,11 @@ def onnx_checker(path: Path) -> Outcome:
 def onnx_producer(path: Path, codes: dict) -> Outcome:
     who = "producer"
     try:
-        arrays, names, _ = producer_read_onnx(path)
+        chain = producer_read_onnx(path)
     except InputError as exc:
         return _refused(who, exc)
-    keys = [f"{role}={name}" for role, name in zip(ROLES, names, strict=True)]
+    arrays, names = [a for pair in chain.layers for a in pair], chain.names
+    keys = [f"{role}={name}" for role, name in zip(_roles(len(names)), names, strict=True)]
     return _read(who, {key: producer_bits(a, codes.get(key, "")) for key, a in zip(keys, arrays, strict=True)})
 
 
