@@ -579,8 +579,9 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
 def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
     """The options that choose the tensors of model files (docs/FORMATS.md, "the selection rule")."""
     p.add_argument("--keys", dest="sub_keys", metavar="W1,b1,W2,b2",
-                   help="tensor names in model files ('-' for an absent bias); default: the file holds exactly "
-                        "0.weight, 0.bias, 2.weight, 2.bias (module./_orig_mod. prefixes allowed) or A, b, M, c")
+                   help="tensor names in model files, a weight and a bias per layer (W1,b1,W2,b2,W3,b3,… for a deep "
+                        "network; '-' for an absent bias); default: the file holds exactly 0.weight, 0.bias, "
+                        "2.weight, 2.bias, … (module./_orig_mod. prefixes allowed) or A, b, M, c")
     if two:
         p.add_argument("--keys1", metavar="W1,b1,W2,b2", help="tensor names in the first file only")
         p.add_argument("--keys2", metavar="W1,b1,W2,b2", help="tensor names in the second file only")
@@ -592,7 +593,7 @@ def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser of every subcommand."""
-    parser = Parser(prog="certsym", description="Exact, certified symmetries of shallow ReLU networks.")
+    parser = Parser(prog="certsym", description="Exact, certified symmetries of ReLU networks.")
     parser.add_argument("--version", action="version", version=f"certsym {__version__}")
     parser.add_argument("--keys", metavar="W1,b1,W2,b2",
                         help="tensor names in model files (default 0.weight,0.bias,2.weight,2.bias, or A,b,M,c)")

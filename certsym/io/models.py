@@ -221,15 +221,16 @@ class Selection:
 
 
 def parse_keys(value: str | Sequence[str | None]) -> tuple[str | None, ...]:
-    """Four tensor names W1,b1,W2,b2 from "W1,b1,W2,b2" (spaces around names ignored) or a sequence; a bias
-    written "-" (or None) is absent and read as 0."""
+    """Tensor names W1,b1,W2,b2 (one hidden layer), or one weight and bias per affine layer W1,b1,…,W_{L+1},b_{L+1}
+    for a deep network, from "W1,b1,W2,b2,…" (spaces around names ignored) or a sequence; a bias written "-" (or
+    None) is absent and read as 0."""
     names = [x.strip() if isinstance(x, str) else x for x in (value.split(",") if isinstance(value, str) else value)]
-    if len(names) != 4 or not names[0] or not names[2] or any(x == "" for x in names):
-        raise InputError("--keys expects four tensor names W1,b1,W2,b2 (a bias may be '-' for none), e.g. "
-                         "0.weight,0.bias,2.weight,2.bias")
+    if len(names) < 4 or len(names) % 2 or any(x == "" for x in names):
+        raise InputError("--keys expects a weight and a bias per layer, W1,b1,W2,b2[,W3,b3,…] (a bias may be '-' "
+                         "for none), e.g. 0.weight,0.bias,2.weight,2.bias")
     out = tuple(None if x in ("-", None) else x for x in names)
-    if out[0] is None or out[2] is None:
-        raise InputError("--keys: the weights W1 and W2 must be named ('-' is for an absent bias)")
+    if any(w is None for w in out[::2]):
+        raise InputError("--keys: every weight must be named ('-' is for an absent bias)")
     return out
 
 
@@ -425,6 +426,9 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                                  "certsym reads four distinct initializers")
             record = _onnx_record(names, external)
         else:
+            if selection.keys is not None and len(selection.keys) != 4:
+                raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
+                                 "one-hidden-layer networks (certsym equiv decides deep ones)")
             tensors, root = _tensor_map(path, fmt, selection)
             if selection.keys is not None:
                 given = [k for k in selection.keys if k is not None]
@@ -490,7 +494,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
     """The affine layers [(W_1, b_1), …, (W_{L+1}, b_{L+1})] of a model file as numpy arrays (out × in), the
     "model" record, and whether a ReLU follows the last layer (only an ONNX graph can say so): a one-hidden-layer
     file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file by ``chain_choice`` (the default
-    rule only; ``--keys`` names one hidden layer), an ONNX file by its graph. Absent biases are zeros.
+    rule) or by ``--keys`` naming a weight and a bias per layer, an ONNX file by its graph. Absent biases are zeros.
     Cost: reading the file."""
     path, selection = Path(path), selection or Selection()
     fmt = detect_format(path) if path.exists() else None
@@ -520,7 +524,25 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
                 from None
         chain = chain_choice(list(tensors))
         if chain is not None:
-            return *_chain_arrays(path, fmt, tensors, chain, selection, root), False
+            return *_chain_arrays(path, fmt, tensors, chain, selection, root, "default"), False
+    if fmt in ("npz", "safetensors", "torch") and selection.keys is not None and len(selection.keys) > 4:
+        keys = selection.keys
+        given = [k for k in keys if k is not None]
+        if len(set(given)) != len(given):
+            raise InputError(f"{path}: --keys names one tensor twice ({', '.join(given)})")
+        try:
+            tensors, root = _tensor_map(path, fmt, selection)
+        except InputError:
+            raise
+        except Exception as exc:  # corrupt files raise many types; report them in one line
+            raise InputError(f"{path}: cannot read the model file ({type(exc).__name__}: {exc})".splitlines()[0]) \
+                from None
+        missing = [k for k in given if tensors.get(k) is None]
+        if missing:
+            found = ", ".join(sorted(tensors))[:300] or "nothing"
+            raise InputError(f"{path}: missing {', '.join(missing)} (found {found})")
+        chain = list(zip(keys[::2], keys[1::2], strict=True))
+        return *_chain_arrays(path, fmt, tensors, chain, selection, root, "keys"), False
     (W1, b1, W2, b2), record = read_arrays(path, selection)
     return [(W1, b1), (W2, b2)], record, False
 
@@ -533,7 +555,7 @@ def _onnx_record(names: list[str], external: list[tuple[str, str]]) -> dict:
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,
-                  root: dict | None) -> tuple[list, dict]:
+                  root: dict | None, rule: str) -> tuple[list, dict]:
     layers, width = [], None
     for ell, (wname, bname) in enumerate(chain, 1):
         W, b = tensors[wname], None if bname is None else tensors[bname]
@@ -554,7 +576,7 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
                              f"expected (out, {width if width is not None else 'in'}) and (out,)")
         layers.append((W, b))
         width = W.shape[0]
-    record = {"format": fmt, "rule": "default", "tensors": [x for pair in chain for x in pair],
+    record = {"format": fmt, "rule": rule, "tensors": [x for pair in chain for x in pair],
               "layout": selection.layout, "activation": ACTIVATION_ASSUMED}
     if root is not None:
         record["root"] = root

@@ -160,7 +160,8 @@ def _from_layers(name: str, pairs: Sequence[tuple[Any, Any]], layout: str, readi
 def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: str = "out-in",
          state_key: str | Sequence[str] | None = None) -> Model:
     """The network a source means (docs/FORMATS.md for files): a path, four arrays, a torch module or a Model.
-    ``keys`` names the four tensors (W1, b1, W2, b2), ``layout`` is "out-in" (torch) or "in-out" (Flax, Keras),
+    ``keys`` names the tensors (W1, b1, W2, b2, and W3, b3, … for a deep network), ``layout`` is "out-in"
+    (torch) or "in-out" (Flax, Keras),
     ``state_key`` the state dict's place in a torch checkpoint. Cost: reading the source."""
     if isinstance(source, Model):
         return source
@@ -174,6 +175,11 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     if isinstance(source, dict):  # a state dict: tensors by name, no activation
         names = list(parse_keys(keys)) if keys else default_choice(list(source))
         chain = chain_choice(list(source)) if names is None and not keys else None
+        if names is not None and len(names) > 4:
+            missing = [k for k in names if k and k not in source]
+            if missing:
+                raise InputError(f"the state dict has no tensor {missing[0]!r}")
+            chain = list(zip(names[::2], names[1::2], strict=True))
         if chain is not None:
             return _from_layers("<state dict>", [(source[w], source[b] if b else None) for w, b in chain], layout,
                                 READ_AS_RELU)

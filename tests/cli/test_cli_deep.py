@@ -157,6 +157,38 @@ def test_onnx_zero_functions_are_never_not_equivalent(tmp_path, capfd) -> None:
     assert not capfd.readouterr().out.startswith("NOT EQUIVALENT")
 
 
+@pytest.mark.parametrize("fmt", ["pt", "safetensors", "npz"])
+def test_keys_name_one_weight_and_bias_per_layer(tmp_path, capfd, fmt: str) -> None:
+    """A deep state dict under other names (and with a tensor that is not a layer) is read by --keys W1,b1,…."""
+    a, b, _ = _nets(3)
+    paths = []
+    for module, name in ((a, "a"), (b, "b")):
+        sd = {f"fc{i // 2 + 1}.{k.split('.')[1]}": v.detach().contiguous() for k, v in module.state_dict().items()
+              for i in [int(k.split(".")[0])]}
+        sd["step"] = torch.zeros(1)
+        path = tmp_path / f"{name}.{fmt}"
+        if fmt == "pt":
+            torch.save(sd, path)
+        elif fmt == "npz":
+            np.savez(path, **{k: v.numpy() for k, v in sd.items()})
+        else:
+            save_file(sd, str(path))
+        paths.append(str(path))
+    keys = ",".join(f"fc{i}.weight,fc{i}.bias" for i in range(1, 5))
+    assert main(["equiv", *paths]) == 2  # no default choice in these names
+    assert "--keys" in capfd.readouterr().err
+    cert = str(tmp_path / "ab.cert.json")
+    assert main(["equiv", *paths, "--keys", keys, "--cert", cert]) == 0
+    assert capfd.readouterr().out.startswith("EQUIVALENT")
+    assert main(["check", cert, "--inputs", *paths]) == 0
+    valid = capfd.readouterr().out
+    assert f"{'torch' if fmt == 'pt' else fmt} keys (deep)" in valid and "fc4.weight 2x3" in valid
+    assert main(["equiv", *paths, "--keys", "fc1.weight,fc1.bias,fc2.weight"]) == 2
+    assert "a weight and a bias per layer" in capfd.readouterr().err
+    assert main(["minimal", paths[0], "--keys", keys]) == 2
+    assert "certsym equiv decides deep ones" in capfd.readouterr().err
+
+
 def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None:
     a, _, _ = _nets(2)
     path = _save(a, tmp_path / "a.pt", "pt")

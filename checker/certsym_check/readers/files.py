@@ -493,10 +493,10 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
-    if fmt not in ("npz", "safetensors", "torch") or set(model) != _RECORD[fmt] or model["rule"] != "default":
-        raise Reject("a deep network's model record is {format, rule: default, tensors, layout, activation} (+ root "
-                     "for torch), for an npz, safetensors or torch file, or {format: onnx, rule: graph, tensors, "
-                     "external, activation}")
+    if fmt not in ("npz", "safetensors", "torch") or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
+        raise Reject("a deep network's model record is {format, rule: default or keys, tensors, layout, activation} "
+                     "(+ root for torch), for an npz, safetensors or torch file, or {format: onnx, rule: graph, "
+                     "tensors, external, activation}")
     if model["activation"] != _ACTIVATION["npz"]:
         raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
     names, layout = model["tensors"], model["layout"]
@@ -505,16 +505,23 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     if not isinstance(names, list) or len(names) != 2 * (len(widths) - 1) or not all(
             isinstance(t, str) or (t is None and i % 2) for i, t in enumerate(names)):
         raise Reject("model.tensors must name a weight and a bias (or null) for every layer")
+    rule = model["rule"]
+    given = [t for t in names if t is not None]
+    if len(set(given)) != len(given):
+        raise Reject("model.tensors names one tensor twice")
     where = ""
     if fmt == "torch":
-        named = _torch_root(read_torch(file.data), model["root"], "default", names)
+        named = _torch_root(read_torch(file.data), model["root"], rule, names)
         present = list(named)
         path = model["root"]["path"]
         where = f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
     else:
         present = read_tensors(file.data, fmt, set())[1]
-    if chain_names(present) != names:
+    if rule == "default" and chain_names(present) != names:
         raise Reject(f"the deep default rule picks {chain_names(present)} in this file, the certificate names {names}")
+    missing = [t for t in given if t not in present]
+    if missing:
+        raise Reject(f"tensor {missing[0]!r} is missing")
     if fmt != "torch":
         named = read_tensors(file.data, fmt, {t for t in names if t is not None})[0]
     out, shown = [], []
@@ -533,4 +540,4 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         out += W.exact() + b.exact()
         shown.append(f"{wname} {rows}x{cols}, " + (f"{bname} {rows}" if bname else "no bias (read as 0)"))
     layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
-    return out, f"{fmt} default (deep){where}{layout_note}: {'; '.join(shown)}; {_READING['npz']}"
+    return out, f"{fmt} {rule} (deep){where}{layout_note}: {'; '.join(shown)}; {_READING['npz']}"
