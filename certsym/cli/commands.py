@@ -27,8 +27,10 @@ from certsym.audit.pair import DeepEquivalence
 from certsym.certify import (
     InputRecord,
     affine_certificate,
+    deep_certificate,
     distance_certificate,
     identifiability_certificate,
+    layered_json,
     minimal_form_certificate,
     stabilizer_certificate,
 )
@@ -36,6 +38,7 @@ from certsym.cli import landscape
 from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, EXIT_UNDECIDED, Parser, UsageError, emit_json
 from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
+from certsym.decide import deep
 from certsym.decide.affine import decide_affine
 from certsym.decide.distance import distance, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
@@ -43,6 +46,7 @@ from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
 from certsym.errors import InputError
 from certsym.io import (
+    dump_layered,
     dump_network,
     load_inputs,
     load_networks,
@@ -121,8 +125,57 @@ def _step_text(F, step) -> str:
     return f"{what} {step.neuron} [{step.statement}]"
 
 
+def _load_any_depth(args: argparse.Namespace, path: str):
+    """One network of any depth (a DeepNetwork) and its input record."""
+    (item,), _ = load_inputs([path], max_digits=args.max_digits, keys=_selections(args, 1), deep=True)
+    record = InputRecord(item.name, item.sha256, item.atoms, item.model)
+    _note_absent_biases([record.model], [record.name])
+    return item.network, record
+
+
+_DEEP_NOTE = ("note: a deep network: the moves D1–D4 of MATH.md Part III are sound, not complete, so a smaller "
+              "network may still compute the same function")
+
+
+def _deep_step_text(F, step: dict) -> str:
+    if step["step"] == "D3":
+        return (f"D3 merge neuron {step['from']} of layer {step['layer']} into {step['into']} "
+                f"(λ = {F.pretty(step['lambda'])})")
+    what = {"D1": "zero output column", "D2": "constant neuron", "D4": "dead on the orthant"}[step["step"]]
+    return f"{step['step']} {what}: delete neuron {step['neuron']} of layer {step['layer']}"
+
+
+def _deep_minimal(args: argparse.Namespace, theta, record: InputRecord) -> int:
+    """``minimal`` on a deep network: the parameter after D1–D4, as a layered parameter file; its certificate is a
+    deep_equivalent certificate of θ against it."""
+    red = deep.reduce(theta)
+    reduced = deep.reduced_network(red)
+    text = dump_layered(reduced)
+    trace = [_deep_step_text(theta.field, st) for st in red.steps]
+    if args.cert:
+        verdict = deep.decide(theta, reduced)
+        if not verdict.equivalent:  # each move preserves ρ; the block lemma must see it
+            raise InputError(f"internal: the reduced network was not shown equivalent ({verdict.reason})")
+        name = args.output or "<standard output>"
+        out_record = InputRecord(name, hashlib.sha256(text.encode()).hexdigest(), record.atoms)
+        write_json_atomic(args.cert, deep_certificate(verdict, (record, out_record)))
+    print(_DEEP_NOTE, file=sys.stderr)
+    if args.output:
+        write_text_atomic(args.output, text)
+        if args.trace:
+            print("\n".join(trace) if trace else "already reduced: no move applies")
+    else:
+        if args.trace:
+            print("\n".join(trace) if trace else "already reduced: no move applies", file=sys.stderr)
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
 def cmd_minimal(args: argparse.Namespace) -> int:
-    (net,), (record,) = _load(args, [args.params])
+    theta, record = _load_any_depth(args, args.params)
+    if not theta.is_shallow():
+        return _deep_minimal(args, theta, record)
+    net = theta.to_shallow()
     red = reduce(net)
     if args.cert:
         write_json_atomic(args.cert, minimal_form_certificate(red, record))
@@ -138,8 +191,33 @@ def cmd_minimal(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _deep_canon(args: argparse.Namespace, theta) -> int:
+    """``canon`` on a deep network: the layerwise canonical form of its reduced parameter (MATH.md Part III), an
+    invariant of the H-orbit of the reduced parameter, not of the function."""
+    canon = deep.canonical_network(deep.reduce(theta))
+    doc = layered_json(canon)
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    if args.json:
+        emit_json({"hash": digest, "field": theta.field.name, "form": "layerwise", **doc})
+        return EXIT_OK
+    F = theta.field
+    print(f"hash      {digest}")
+    print(f"field     {F.name}")
+    print("form      layerwise canonical form after D1–D4 (MATH.md Part III): equal for H-related reduced "
+          "parameters; equal functions may still differ here")
+    print(f"widths    {' → '.join(str(w) for w in canon.widths)}" + (" → ReLU" if canon.output_relu else ""))
+    for ell, layer in enumerate(canon.layers, 1):
+        name = "output" if ell == len(canon.layers) else f"layer {ell}"
+        for row, bias in zip(layer.W, layer.b, strict=True):
+            print(f"{name:<9} [{', '.join(F.pretty(x) for x in row)}] + {F.pretty(bias)}")
+    return EXIT_OK
+
+
 def cmd_canon(args: argparse.Namespace) -> int:
-    (net,), _ = _load(args, [args.params])
+    theta, _ = _load_any_depth(args, args.params)
+    if not theta.is_shallow():
+        return _deep_canon(args, theta)
+    net = theta.to_shallow()
     canon = canonical_form(net)
     if args.json:
         emit_json({"hash": canon.hash, **canon.to_json()})
@@ -604,11 +682,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "eval", "evaluate ρ(θ)(x) exactly", cmd_eval)
     p.add_argument("--at", required=True, metavar="X", help='the point, e.g. "1/2,3" or "sqrt(2)"')
-    p = _command(sub, "minimal", "the minimal form θ_min (moves 1-3) as a parameter file", cmd_minimal,
-                 cert="write a minimal_form certificate", json_flag=False)
+    p = _command(sub, "minimal", "the minimal form θ_min (moves 1-3) as a parameter file; for a deep network the "
+                 "parameter after the moves D1–D4", cmd_minimal,
+                 cert="write a minimal_form certificate (deep: a deep_equivalent one of θ and the output)",
+                 json_flag=False)
     p.add_argument("-o", "--output", metavar="OUT", help="write θ_min here (default: standard output)")
     p.add_argument("--trace", action="store_true", help="print the moves applied")
-    _command(sub, "canon", "the canonical form of the realized function (kink invariants)", cmd_canon)
+    _command(sub, "canon", "the canonical form of the realized function (kink invariants); for a deep network the "
+             "layerwise canonical form after D1–D4", cmd_canon)
     p = _command(sub, "equiv", "decide ρ(θ1) = ρ(θ2) exactly (exit 0 equivalent, 1 not; for deep networks 3 "
                  "undecided)", cmd_equiv, params="params1", cert=verdict)
     p.add_argument("params2", help=_PARAMS)

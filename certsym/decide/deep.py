@@ -197,6 +197,33 @@ def canonical_form(red: DeepReduction, upto: int) -> Form:
     return form
 
 
+def reduced_network(red: DeepReduction) -> DeepNetwork:
+    """θ after the moves D1–D4 (MATH.md Part III): each hidden layer's alive neurons in increasing order of their
+    original indices. Every move preserves ρ, so ρ(reduced) = ρ(θ); at depth ≥ 2 it need not be the smallest
+    network computing ρ (the moves are sound, not complete). Cost: linear in the weights."""
+    w, F = red.work, red.original.field
+    layers, prev = [], list(range(w.m))
+    for ell in range(1, w.depth + 2):
+        outs = w.outputs(ell)
+        layers.append(([[w.W[ell - 1][j][q] for q in prev] for j in outs], [w.b[ell - 1][j] for j in outs]))
+        prev = outs
+    return DeepNetwork.build(layers, F, w.m, red.original.output_relu)
+
+
+def canonical_network(red: DeepReduction) -> DeepNetwork:
+    """The layerwise canonical form of the reduced parameter (MATH.md Part III) as a network: every hidden
+    neuron's row normalized (first nonzero entry ±1, the factor pushed into the next layer's column), the neurons
+    of each layer sorted by their normalized rows. Two reduced parameters are H-related iff their canonical
+    networks are equal; it computes ρ(θ). Cost: linear in the weights plus a sort per layer."""
+    w, F, L = red.work, red.original.field, red.work.depth
+    form = canonical_form(red, L)
+    layers = [([list(key)[:-1] for key in rows], [list(key)[-1] for key in rows]) for rows in form.rows]
+    order, scale = form.order[-1], form.scale[-1]
+    layers.append(([[w.W[L][r][j] * s for j, s in zip(order, scale, strict=True)] for r in range(len(w.b[L]))],
+                   list(w.b[L])))
+    return DeepNetwork.build(layers, F, w.m, red.original.output_relu)
+
+
 def top_block(red: DeepReduction, inputs: Sequence[tuple[int, Scalar]] | None) -> Network:
     """The top block N(u) = W_{L+1} σ(W_L u + b_L) + b_{L+1} of the reduced parameter (MATH.md Part III, block
     lemma). ``inputs`` lists, for each coordinate p of u, the neuron of layer L − 1 it stands for and the factor

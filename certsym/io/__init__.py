@@ -2,6 +2,7 @@
 
 from certsym.io.params import (
     LoadedInput,
+    dump_layered,
     dump_network,
     load_inputs,
     load_networks,
@@ -15,6 +16,7 @@ from certsym.io.params import (
 )
 
 __all__ = [
+    "dump_layered",
     "dump_network",
     "LoadedInput",
     "load_inputs",

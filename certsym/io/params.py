@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from certsym.certify.deep import layered_json
 from certsym.certify.envelope import network_to_json
 from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
@@ -373,6 +374,18 @@ def dump_network(net: Network) -> str:
 
     return (f'{{\n  "M": {rows("M")},\n  "A": {rows("A")},\n  "b": {json.dumps(data["b"])},\n'
             f'  "c": {json.dumps(data["c"])},\n  "shape": {json.dumps(data["shape"])}\n}}\n')
+
+
+def dump_layered(net: DeepNetwork) -> str:
+    """The layered parameter file text of ``net`` (docs/FORMATS.md): one matrix row per line."""
+    data = layered_json(net)
+    layers = []
+    for layer in data["layers"]:
+        body = ",\n        ".join(json.dumps(row) for row in layer["W"])
+        W = f"[\n        {body}\n      ]" if layer["W"] else "[]"
+        layers.append(f'    {{\n      "W": {W},\n      "b": {json.dumps(layer["b"])}\n    }}')
+    return ('{\n  "layers": [\n' + ",\n".join(layers) + f'\n  ],\n  "m": {data["m"]},\n'
+            f'  "output_relu": {json.dumps(data["output_relu"])}\n}}\n')
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

@@ -9,6 +9,7 @@ the layers and the ReLU reading printed, and refused when bound to the wrong fil
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -185,14 +186,66 @@ def test_keys_name_one_weight_and_bias_per_layer(tmp_path, capfd, fmt: str) -> N
     assert f"{'torch' if fmt == 'pt' else fmt} keys (deep)" in valid and "fc4.weight 2x3" in valid
     assert main(["equiv", *paths, "--keys", "fc1.weight,fc1.bias,fc2.weight"]) == 2
     assert "a weight and a bias per layer" in capfd.readouterr().err
-    assert main(["minimal", paths[0], "--keys", keys]) == 2
+    assert main(["stabilizer", paths[0], "--keys", keys]) == 2
     assert "certsym equiv decides deep ones" in capfd.readouterr().err
+    assert main(["minimal", paths[0], "--keys", keys]) == 0  # minimal reads any depth
+    assert len(json.loads(capfd.readouterr().out)["layers"]) == 4
+
+
+REDUCIBLE = {"layers": [{"W": [["1", "2"], ["2", "4"], ["0", "0"], ["-1", "1"]], "b": ["1", "2", "3", "0"]},
+                        {"W": [["1", "1", "5", "0"], ["0", "0", "1", "2"], ["-1", "0", "0", "-1"]],
+                         "b": ["0", "-1", "-2"]},
+                        {"W": [["1", "2", "3"]], "b": ["0"]}]}  # a constant neuron, a merge, a dead neuron
+
+
+def _exact_forward(doc: dict, x: list) -> list:
+    """ρ(x) of a layered parameter file, in Fractions (an oracle sharing no code with certsym)."""
+    h = list(x)
+    for ell, layer in enumerate(doc["layers"]):
+        h = [sum((Fraction(w) * t for w, t in zip(row, h, strict=True)), Fraction(bias))
+             for row, bias in zip(layer["W"], layer["b"], strict=True)]
+        if ell < len(doc["layers"]) - 1 or doc.get("output_relu"):
+            h = [max(t, Fraction(0)) for t in h]
+    return h
+
+
+def test_minimal_on_a_deep_network_writes_the_reduced_parameter_with_a_certificate(tmp_path, capfd) -> None:
+    src = tmp_path / "theta.json"
+    src.write_text(json.dumps(REDUCIBLE))
+    out, cert = tmp_path / "min.json", tmp_path / "min.cert.json"
+    assert main(["minimal", str(src), "-o", str(out), "--cert", str(cert), "--trace"]) == 0
+    captured = capfd.readouterr()
+    assert "D2 constant neuron" in captured.out and "D3 merge neuron 1 of layer 1 into 0" in captured.out
+    assert "D4 dead on the orthant" in captured.out and "not complete" in captured.err
+    reduced = json.loads(out.read_text())
+    assert [len(layer["b"]) for layer in reduced["layers"]] == [2, 2, 1]
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        x = [Fraction(int(v), 4) for v in rng.integers(-20, 20, 2)]
+        assert _exact_forward(reduced, x) == _exact_forward(REDUCIBLE, x)
+    assert main(["check", str(cert), "--inputs", str(src), str(out)]) == 0
+    assert "VALID deep_equivalent" in capfd.readouterr().out
+    assert main(["minimal", str(out), "--trace"]) == 0  # a fixed point, on standard output
+    captured = capfd.readouterr()
+    assert "already reduced" in captured.err and json.loads(captured.out) == reduced
+
+
+@pytest.mark.parametrize("fmt", ["pt", "onnx"])
+def test_canon_of_deep_networks_is_an_invariant_of_the_h_orbit(tmp_path, capfd, fmt: str) -> None:
+    a, b, c = _nets(3)
+    hashes = []
+    for module, name in ((a, "a"), (b, "b"), (c, "c")):
+        assert main(["canon", _save(module, tmp_path / f"{name}.{fmt}", fmt), "--json"]) == 0
+        doc = json.loads(capfd.readouterr().out)
+        assert doc["form"] == "layerwise" and len(doc["layers"]) == 4
+        hashes.append(doc["hash"])
+    assert hashes[0] == hashes[1] != hashes[2]
 
 
 def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None:
     a, _, _ = _nets(2)
     path = _save(a, tmp_path / "a.pt", "pt")
-    for command in (["stabilizer", path], ["identifiable", path], ["minimal", path]):
+    for command in (["stabilizer", path], ["identifiable", path], ["affine", path], ["fibre", path]):
         assert main(command) == 2
         err = capfd.readouterr().err
         assert err.count("\n") == 1 and "hidden" in err and "Traceback" not in err
