@@ -47,20 +47,24 @@ import numpy as np
 from flint import fmpq
 
 from certsym.audit.pair import equivalent
-from certsym.certify import InputRecord, equivalence_certificate
+from certsym.certify import InputRecord, deep_certificate, equivalence_certificate
 from certsym.core.canonical import canonical_form
+from certsym.core.deep import DeepNetwork
+from certsym.decide import deep
 from certsym.decide.dyadic import HASH_WEIGHTS, DyadicNetwork, reduce
 from certsym.decide.equivalence import decide
 from certsym.errors import InputError
-from certsym.io.models import Selection, is_model_file, read_arrays
-from certsym.io.params import load_inputs, load_networks, write_json_atomic
+from certsym.io.models import Selection, is_model_file, read_layers
+from certsym.io.params import load_inputs, write_json_atomic
 from certsym.io.sources import Model, load
 from certsym.numbers import DEFAULT_MAX_DIGITS
 from certsym.numbers import rational_from_float as exact_float
 
 PROPOSAL_VERSION = b"certsym-audit-proposal-1"
+DEEP_PROPOSAL_VERSION = b"certsym-audit-deep-proposal-1"
+MAX_DEEP_PAIRS = 200  # pairs of deep classes compared for a witness after the audit
 _MAGIC = re.compile(r"[*?[]")
-_PARAMETER_JSON = re.compile(r'^\ufeff?\s*\{\s*"(?:M|A|b|c|shape)"\s*:')
+_PARAMETER_JSON = re.compile(r'^\ufeff?\s*\{\s*"(?:M|A|b|c|shape|layers|m|output_relu)"\s*:')
 _MAX_CHUNK = 16  # files per job: small enough for progress and balance, large enough to hide the per-job cost
 
 
@@ -83,6 +87,7 @@ class Proposal:
     shape: tuple[int, int, int] = (0, 0, 0)
     fast: bool = False
     error: str = ""
+    widths: tuple[int, ...] | None = None  # a deep network (or an output ReLU): (m, n_1, …, n_L, k)
 
 
 @dataclass
@@ -95,13 +100,15 @@ class AuditClass:
     representative: str
     members: list[str]
     certificates: dict[str, str] = field(default_factory=dict)
+    widths: tuple[int, ...] | None = None  # deep classes: the representative's widths (m, n_1, …, n_L, k)
 
     def to_json(self) -> dict:
-        """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file}}.
-        Cost: linear in the members."""
+        """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file}}, and
+        "widths" for a deep class. Cost: linear in the members."""
         m, n, k = self.shape
         return {"hash": self.hash, "shape": {"m": m, "n": n, "k": k}, "members": list(self.members),
-                "representative": self.representative, "certificates": dict(self.certificates)}
+                "representative": self.representative, "certificates": dict(self.certificates),
+                **({"widths": list(self.widths)} if self.widths else {})}
 
 
 @dataclass
@@ -110,17 +117,20 @@ class AuditResult:
 
     classes: list[AuditClass]
     unreadable: dict[str, str]
+    deep_pairs: list[dict] = field(default_factory=list)  # (``compare_deep_classes``)
 
     def to_json(self) -> dict:
-        """{"classes": [...], "unreadable": {path: reason}}. Cost: linear in the files."""
-        return {"classes": [c.to_json() for c in self.classes], "unreadable": dict(self.unreadable)}
+        """{"classes": [...], "unreadable": {path: reason}, "deep_pairs": [...]}. Cost: linear in the files."""
+        return {"classes": [c.to_json() for c in self.classes], "unreadable": dict(self.unreadable),
+                "deep_pairs": [dict(p) for p in self.deep_pairs]}
 
 
 # -- collection ------------------------------------------------------------------------------------------------
 def is_candidate(path: str) -> bool:
     """True for a file that a search (directory or glob pattern) takes: a model file by its content or suffix
     (``certsym.io.models.is_model_file``), or a ``.json`` file whose first key is one of a parameter file's
-    (M, A, b, c, shape), so that configuration files and certificates beside the models are passed over.
+    (M, A, b, c, shape; layers, m, output_relu for the layered form), so that configuration files and
+    certificates beside the models are passed over.
     Cost: a few bytes (and a zip directory) of the file."""
     if path.lower().endswith(".json"):
         try:
@@ -315,21 +325,48 @@ def _reason(path: str, exc: BaseException) -> str:
     return text[len(path) + 2:] if text.startswith(f"{path}: ") else text
 
 
+def deep_proposal(theta: DeepNetwork) -> str:
+    """The proposal hash of a deep network (or one ending in a ReLU): the layerwise canonical form of hidden layers
+    1..L−1 after the moves D1–D4 and ``canonical_proposal`` of the top block on those canonical coordinates
+    (MATH.md Part III, the block lemma). Two networks the block lemma shows equivalent get the same hash; equal
+    functions may get different ones (the moves are not complete at depth ≥ 2). Cost: the reduction and the
+    forms (linear in the weights plus a sort per layer) and the top block's canonical form."""
+    red = deep.reduce(theta)
+    L, F = theta.depth, theta.field
+    form = deep.canonical_form(red, L - 1)
+    inputs = None if L == 1 else list(zip(form.order[-1], form.scale[-1], strict=True))
+    h = hashlib.sha256(DEEP_PROPOSAL_VERSION)
+    h.update(repr((theta.m, theta.k, theta.output_relu, [len(rows) for rows in form.rows])).encode())
+    for rows in form.rows:
+        for key in rows:
+            h.update(",".join(F.to_string(x) for x in key).encode() + b";")
+    h.update(canonical_proposal(deep.top_block(red, inputs)).encode())
+    return h.hexdigest()
+
+
 def propose(path: str, job: Job) -> Proposal:
     """Read one file (once) and compute its proposal hash: ``fast_proposal`` for float networks,
-    ``canonical_proposal`` for the others. A file that cannot be read gives its reason instead.
-    Cost: reading the file, plus the hash's cost."""
+    ``canonical_proposal`` for the others, ``deep_proposal`` for deep ones. A file that cannot be read gives its
+    reason instead. Cost: reading the file, plus the hash's cost."""
     try:
         if is_model_file(path):
-            arrays, _ = read_arrays(path, job.keys)
-            (n, m), k = arrays[0].shape, arrays[2].shape[0]
-            net = DyadicNetwork.from_arrays(*arrays)
-            if net is not None:
-                return Proposal(path, fast_proposal(net), (m, n, k), True)
-            theta = Model(path, InputRecord(path, ""), list(arrays)).network
+            layers, record, output_relu = read_layers(path, Selection.of(job.keys))
+            model = Model(path, InputRecord(path, ""), layers=layers, output_relu=output_relu)
+            if len(layers) == 2 and not output_relu:
+                arrays = [a for pair in layers for a in pair]
+                (n, m), k = arrays[0].shape, arrays[2].shape[0]
+                net = DyadicNetwork.from_arrays(*arrays)
+                if net is not None:
+                    return Proposal(path, fast_proposal(net), (m, n, k), True)
+            theta = model.deep_network()
         else:
-            (theta,), _ = load_networks([path], max_digits=job.max_digits, keys=job.keys)
-        return Proposal(path, canonical_proposal(theta), (theta.m, theta.n, theta.k))
+            (item,), _ = load_inputs([path], max_digits=job.max_digits, keys=job.keys, deep=True)
+            theta = item.network
+        if theta.is_shallow():
+            net = theta.to_shallow()
+            return Proposal(path, canonical_proposal(net), (net.m, net.n, net.k))
+        return Proposal(path, deep_proposal(theta), (theta.m, sum(theta.widths[1:-1]), theta.k),
+                        widths=theta.widths)
     except (InputError, OSError) as exc:
         return Proposal(path, error=_reason(path, exc))
 
@@ -369,12 +406,19 @@ def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, st
                 if same and cert:
                     write_json_atomic(cert, verdict.certificate(reference=True))
             else:
-                loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys)
-                verdict = decide(loaded[0].network, loaded[1].network)
-                same = verdict.equivalent
-                if same and cert:
-                    records = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
-                    write_json_atomic(cert, equivalence_certificate(verdict, records))
+                loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys, deep=True)
+                theta1, theta2 = (x.network for x in loaded)
+                records = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
+                if theta1.is_shallow() and theta2.is_shallow():
+                    verdict = decide(theta1.to_shallow(), theta2.to_shallow())
+                    same = verdict.equivalent
+                    if same and cert:
+                        write_json_atomic(cert, equivalence_certificate(verdict, records))
+                else:
+                    deep_verdict = deep.decide(theta1, theta2)
+                    same = deep_verdict.equivalent
+                    if same and cert:
+                        write_json_atomic(cert, deep_certificate(deep_verdict, records))
         except (InputError, OSError) as exc:
             if str(exc).startswith(f"{rep}: "):
                 return rep, _reason(rep, exc), out + [(x, "undecided", "") for x, _, _ in members[len(out):]]
@@ -526,7 +570,8 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                 if not waiting:
                     continue
                 rep = next((x for x in waiting if proposals[x].fast), waiting[0])
-                current[rep] = (digest, AuditClass(digest, proposals[rep].shape, rep, [rep]))
+                current[rep] = (digest, AuditClass(digest, proposals[rep].shape, rep, [rep],
+                                                   widths=proposals[rep].widths))
                 rest = [(x, proposals[x].fast, os.path.join(cert_dir, certificate_name(x)) if cert_dir else None)
                         for x in waiting if x != rep]
                 jobs.extend((rep, proposals[rep].fast, chunk, job) for chunk in _chunks(rest, runner.workers))
@@ -567,4 +612,34 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
         cls.certificates = {m: cls.certificates[m] for m in cls.members if m in cls.certificates}
     classes.sort(key=lambda c: order[c.members[0]])
     ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
-    return AuditResult(classes, ordered)
+    return AuditResult(classes, ordered, compare_deep_classes(classes, job))
+
+
+def compare_deep_classes(classes: Sequence[AuditClass], job: Job) -> list[dict]:
+    """For deep classes, which the block lemma alone groups (equal functions may fall into two of them), decide
+    each pair of representatives of one input and output width: {"classes": [i, j], "status": "not_equivalent",
+    "witness": [...]} with an exact witness, or "undecided" with the reason. (An EQUIVALENT verdict cannot occur:
+    it would have given both the same proposal hash.) At most MAX_DEEP_PAIRS pairs; the rest are reported as
+    "not compared". Cost: one deep decision per pair (MATH.md Part III)."""
+    deep_ids = [i for i, c in enumerate(classes) if c.widths]
+    pairs = [(i, j) for a, i in enumerate(deep_ids) for j in deep_ids[a + 1:]
+             if (classes[i].widths[0], classes[i].widths[-1]) == (classes[j].widths[0], classes[j].widths[-1])]
+    out: list[dict] = []
+    for count, (i, j) in enumerate(pairs):
+        if count >= MAX_DEEP_PAIRS:
+            out.append({"classes": [i, j], "status": "not compared", "reason": f"more than {MAX_DEEP_PAIRS} pairs"})
+            continue
+        try:
+            loaded, _ = load_inputs([classes[i].representative, classes[j].representative],
+                                    max_digits=job.max_digits, keys=job.keys, deep=True)
+            v = deep.decide(loaded[0].network, loaded[1].network)
+        except (InputError, OSError) as exc:
+            out.append({"classes": [i, j], "status": "undecided", "reason": str(exc)})
+            continue
+        if v.status == deep.NOT_EQUIVALENT:
+            F = loaded[0].network.field
+            out.append({"classes": [i, j], "status": "not_equivalent", "witness": [F.to_string(x) for x in v.witness]})
+        else:
+            out.append({"classes": [i, j], "status": "undecided" if not v.equivalent else "equivalent",
+                        "reason": v.reason})
+    return out

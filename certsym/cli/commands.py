@@ -567,15 +567,27 @@ def cmd_audit(args: argparse.Namespace) -> int:
         emit_json(result.to_json())
     else:
         count = sum(len(c.members) for c in result.classes)
-        print(f"{count} networks, {len(result.classes)} distinct functions"
+        undecided = [p for p in result.deep_pairs if p["status"] != "not_equivalent"]
+        what = "distinct functions" if not undecided else "classes"
+        print(f"{count} networks, {len(result.classes)} {what}"
               + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
         for number, cls in enumerate(result.classes):
             m, n, k = cls.shape
-            print(f"class {number}: {len(cls.members)} network(s), m={m} n={n} k={k}, hash {cls.hash[:16]}…")
+            shape = f"widths {'-'.join(map(str, cls.widths))}" if cls.widths else f"m={m} n={n} k={k}"
+            print(f"class {number}: {len(cls.members)} network(s), {shape}, hash {cls.hash[:16]}…")
             for member in cls.members:
                 note = ("  (representative)" if member == cls.representative else
                         f"  (certificate {cls.certificates[member]})" if member in cls.certificates else "")
                 print(f"  {member}{note}")
+        for pair in result.deep_pairs:
+            i, j = pair["classes"]
+            if pair["status"] == "not_equivalent":
+                print(f"classes {i} and {j}: different functions (witness x = ({', '.join(pair['witness'])}))")
+            else:
+                print(f"classes {i} and {j}: {pair['status']}: {pair['reason']}")
+        if undecided:
+            print(f"deep networks: members of one class are certified equal (block lemma, MATH.md Part III); "
+                  f"{len(undecided)} pair(s) of classes are not decided and may realize one function")
         for path, error in result.unreadable.items():
             print(f"unreadable: {path}: {error}")
     return EXIT_INPUT if result.unreadable else EXIT_OK

@@ -237,7 +237,7 @@ def test_classes_are_confirmed_and_certified(tmp_path: Path, capfd, workers: str
 def test_json_schema_and_text_output(tmp_path: Path, capfd) -> None:
     _zoo(tmp_path / "zoo")
     out = _run([str(tmp_path / "zoo"), "--workers", "1", "--cert-dir", str(tmp_path / "c")], capfd)
-    assert set(out) == {"classes", "unreadable"} and out["unreadable"] == {}
+    assert set(out) == {"classes", "unreadable", "deep_pairs"} and out["unreadable"] == {} and out["deep_pairs"] == []
     assert len(out["classes"]) == 3
     for cls in out["classes"]:
         assert set(cls) == {"hash", "shape", "members", "representative", "certificates"}
@@ -360,3 +360,36 @@ def test_dask_errors_are_one_line(tmp_path: Path, capfd, monkeypatch) -> None:
     assert capfd.readouterr().err == ("certsym: error: --dask needs dask.distributed "
                                        "(pip install 'dask[distributed]')\n")
     assert main(["audit", path, "--workers", "0"]) == 2
+
+
+# -- deep networks ---------------------------------------------------------------------------------------------
+def _layered(path: Path, layers: list, output_relu: bool = False) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"layers": [{"W": [[str(x) for x in row] for row in W], "b": [str(x) for x in b]}
+                                           for W, b in layers], "output_relu": output_relu}))
+    return str(path)
+
+
+def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decided(tmp_path: Path, capfd) -> None:
+    """θ2 and an H-disguise of it form one class, with a deep_equivalent certificate; θ1 (θ2 plus a neuron
+    σ(σ(x) − σ(x + 1)), 0 on the image of layer 1 but not on the orthant) computes the same function in a class of
+    its own, and the pair is reported undecided, never as different; θ3 (another output bias) is separated from
+    both by a witness."""
+    zoo = tmp_path / "deep"
+    l1 = ([[1], [1]], [0, 1])
+    _layered(zoo / "t1.json", [l1, ([[1, 0], [0, 1], [1, -1]], [0, 0, 0]), ([[1, 1, 1]], [0])])
+    _layered(zoo / "t2.json", [l1, ([[1, 0], [0, 1]], [0, 0]), ([[1, 1]], [0])])
+    _layered(zoo / "t2h.json", [([[2], [1]], [2, 0]), ([[0, 1], ["1/2", 0]], [0, 0]), ([[1, 1]], [0])])
+    _layered(zoo / "t3.json", [l1, ([[1, 0], [0, 1]], [0, 0]), ([[1, 1]], [1])])
+    out = _run([str(zoo), "--cert-dir", str(tmp_path / "c")], capfd)
+    assert _groups(out) == [["t1"], ["t2", "t2h"], ["t3"]]
+    by_stem = {Path(c["representative"]).stem: i for i, c in enumerate(out["classes"])}
+    assert out["classes"][by_stem["t2"]]["widths"] == [1, 2, 2, 1]
+    assert _replay_all(out) == 1
+    status = {tuple(sorted(Path(out["classes"][i]["representative"]).stem for i in p["classes"])): p["status"]
+              for p in out["deep_pairs"]}
+    assert status == {("t1", "t2"): "undecided", ("t1", "t3"): "not_equivalent", ("t2", "t3"): "not_equivalent"}
+    assert main(["audit", str(zoo)]) == 0
+    text = capfd.readouterr().out
+    assert text.startswith("4 networks, 3 classes\n") and "widths 1-2-2-1" in text
+    assert "1 pair(s) of classes are not decided and may realize one function" in text
