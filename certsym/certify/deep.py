@@ -1,6 +1,7 @@
 """Certificates of deep networks (MATH.md Part III): ``deep_equivalent`` (the moves D1–D4 on each network, the
 alignment of hidden layers 1..L−1 and Part I's proof for the top blocks: the block lemma) and
-``deep_not_equivalent`` (a witness and both exact outputs). Cost: linear in the certificate's size."""
+``deep_not_equivalent`` (a witness and both exact outputs) and ``deep_distance_bound`` (the box, the alignment,
+[L, U] and the witness). Cost: linear in the certificate's size."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from certsym.certify.envelope import InputRecord, document, number_json
 from certsym.certify.equivalence import equivalence_proof
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
+from certsym.decide.deep_distance import DeepDistance
 from certsym.errors import InputError
 from certsym.numbers import QQ, Field
 
@@ -33,17 +35,36 @@ def _steps(F: Field, steps: list[dict]) -> list[dict]:
     return [{**s, "lambda": number_json(F, s["lambda"])} if "lambda" in s else dict(s) for s in steps]
 
 
+def _equivalent_proof(F: Field, v: DeepVerdict) -> dict:
+    return {"reduction": [_steps(F, red.steps) for red in v.reductions],
+            "alignment": [[[i, j, number_json(F, d)] for i, j, d in layer] for layer in v.alignment],
+            "block": equivalence_proof(v.block, F), "statement": "block lemma"}
+
+
 def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -> dict:
     """``deep_equivalent`` or ``deep_not_equivalent`` from a DeepVerdict (an UNDECIDED verdict has none)."""
     F = v.theta1.field
     inputs = [_input(F, rec, net) for rec, net in zip(records, (v.theta1, v.theta2), strict=True)]
     if v.status == EQUIVALENT:
-        proof = {"reduction": [_steps(F, red.steps) for red in v.reductions],
-                 "alignment": [[[i, j, number_json(F, d)] for i, j, d in layer] for layer in v.alignment],
-                 "block": equivalence_proof(v.block, F), "statement": "block lemma"}
-        return document("deep_equivalent", F, inputs, proof)
+        return document("deep_equivalent", F, inputs, _equivalent_proof(F, v))
     if v.status == NOT_EQUIVALENT:
         proof = {"witness": [number_json(F, x) for x in v.witness],
                  "values": [[number_json(F, y) for y in vals] for vals in v.values], "statement": "exact evaluation"}
         return document("deep_not_equivalent", F, inputs, proof)
     raise InputError(f"UNDECIDED has no certificate ({v.reason})")
+
+
+def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, InputRecord],
+                              nets: tuple[DeepNetwork, DeepNetwork]) -> dict:
+    """``deep_distance_bound``: the box, the alignment (or null), U, and L with its witness, or for a pair the block
+    lemma shows equivalent its deep_equivalent proof and L = U = 0; both networks embedded (certificates/FORMAT.md)."""
+    inputs = [_input(QQ, rec, net) for rec, net in zip(records, nets, strict=True)]
+    box = [[str(lo), str(hi)] for lo, hi in d.box]
+    if d.equivalence is not None:
+        proof = {"box": box, "upper": "0", "lower": "0", "equivalence": _equivalent_proof(QQ, d.equivalence),
+                 "statement": "block lemma"}
+        return document("deep_distance_bound", QQ, inputs, proof)
+    alignment = None if d.alignment is None else [[[i, j, str(s)] for i, j, s in layer] for layer in d.alignment]
+    proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
+             "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
+    return document("deep_distance_bound", QQ, inputs, proof)

@@ -28,6 +28,7 @@ from certsym.certify import (
     InputRecord,
     affine_certificate,
     deep_certificate,
+    deep_distance_certificate,
     distance_certificate,
     identifiability_certificate,
     layered_json,
@@ -40,6 +41,7 @@ from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
+from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import distance, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
 from certsym.decide.nearmiss import near_miss
@@ -275,16 +277,57 @@ def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
     return EXIT_OK if verdict.equivalent else EXIT_UNDECIDED if verdict.undecided else EXIT_NEGATIVE
 
 
+def _box(spec: str | None, m: int):
+    if spec is not None and (spec.endswith(".vnnlib") or Path(spec).is_file()):
+        return parse_vnnlib(read_text(spec), m)
+    return parse_box(spec, m)
+
+
+def _deep_distance(args: argparse.Namespace, models: list) -> int:
+    """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
+    t1, t2 = (x.deep_network() for x in models)
+    records = tuple(x.record for x in models)
+    spec = args.box
+    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed)
+    if args.cert:
+        if args.reference:
+            print("note: deep networks are embedded in the certificate", file=sys.stderr)
+        write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2)))
+    where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
+    readings = [(x.name, x.reading) for x in models if x.reading]
+    if args.json:
+        emit_json({"lower": str(d.lower), "upper": str(d.upper), "lower_float": float(d.lower),
+                    "upper_float": float(d.upper), "ratio": d.ratio, "box": [[str(a), str(b)] for a, b in d.box],
+                    "default_box": spec is None, "deep": True, "equivalent": d.equivalence is not None,
+                    "aligned": d.alignment is not None,
+                    "upper_plain": str(d.plain), "upper_aligned": None if d.aligned is None else str(d.aligned),
+                    "witness": [str(x) for x in d.witness], "readings": dict(readings)})
+        return EXIT_OK
+    if d.equivalence is not None:
+        print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
+        for name, text in readings:
+            print(f"  {name}: {text}")
+        return EXIT_OK
+    print(f"DISTANCE on {where} (m = {t1.m}): sup ‖f1(x) − f2(x)‖∞ ∈ [L, U], exact rationals (deep networks)")
+    print(f"  L ≈ {float(d.lower):.6g}  (at a witness x* in the box, evaluated exactly; exact in --json)")
+    how = "interval differences over an alignment of every hidden layer" if d.alignment is not None else \
+        "intervals of each network (the widths or endings differ: no alignment)"
+    print(f"  U ≈ {float(d.upper):.6g}  (sound: {how})")
+    print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
+    for name, text in readings:
+        print(f"  {name}: {text}")
+    return EXIT_OK
+
+
 def cmd_distance(args: argparse.Namespace) -> int:
     selections = _selections(args, 2)
-    sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path
+    sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else api.load(path)
                for path, sel in zip((args.params1, args.params2), selections, strict=True)]
+    if any(x.is_deep for x in sources):
+        return _deep_distance(args, sources)
     t1, t2, records = api.read_pair(*sources)
     spec = args.box
-    if spec is not None and (spec.endswith(".vnnlib") or Path(spec).is_file()):
-        box = parse_vnnlib(read_text(spec), t1.m)
-    else:
-        box = parse_box(spec, t1.m)
+    box = _box(spec, t1.m)
     d = distance(t1, t2, box, seed=args.seed)
     if args.cert:
         # only model files can be referenced by SHA-256: the checker re-reads those, never parameter files

@@ -47,6 +47,8 @@ CLAIMS = {
                        "ReLU)",
     "deep_not_equivalent": "rho(theta1) != rho(theta2) for the deep networks given (sigma of each that ends in a "
                            "ReLU)",
+    "deep_distance_bound": "sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks "
+                           "given (f = rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)",
 }
 
 

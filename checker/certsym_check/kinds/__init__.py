@@ -11,6 +11,7 @@ from certsym_check.kinds import (
     added_neuron,
     affine,
     deep,
+    deep_distance,
     distance,
     equivalence,
     identifiable,
@@ -39,5 +40,6 @@ KINDS: dict[str, tuple[int, Replay]] = {
     "wide_critical_point": (0, wide.check_wide),
     "deep_equivalent": (2, deep.check_deep_equivalent),
     "deep_not_equivalent": (2, deep.check_deep_not_equivalent),
+    "deep_distance_bound": (2, deep_distance.check_deep_distance),
 }
-LAYERED = {"deep_equivalent", "deep_not_equivalent"}
+LAYERED = {"deep_equivalent", "deep_not_equivalent", "deep_distance_bound"}

@@ -1,0 +1,221 @@
+"""Certified distance between two deep ReLU networks on a box: an exact rational enclosure [L, U] of
+sup_{x ∈ B} ‖f1(x) − f2(x)‖∞, f = ρ(θ) (or σ∘ρ(θ) for a network that ends in a ReLU), over QQ.
+
+- Plain intervals: each network's pre-activations bounded over the box layer by layer, h_ℓ ∈ [max(lo, 0),
+  max(hi, 0)]; U_plain = max_j max(hi1_j − lo2_j, hi2_j − lo1_j) on the outputs.
+- Interval differences (as in ReluDiff), when both networks have the same widths and endings: each hidden layer
+  of θ2 is aligned to θ1's by a one-to-one pairing with positive scalings, proposed in floating point (the
+  nearest normalized rows, greedily) and exact from there on: any pairing gives a sound bound. With θ2' = g·θ2
+  (ρ(θ2') = ρ(θ2)), δ_ℓ = z1_ℓ − z2'_ℓ is bounded: δ_1 exactly over the box, and for ℓ ≥ 2
+  δ_ℓ = (W1_ℓ − W2'_ℓ) h1 + W2'_ℓ (h1 − h2') + (b1_ℓ − b2'_ℓ), h1 − h2' ∈ [min(0, δlo), max(0, δhi)] since σ is
+  monotone and 1-Lipschitz. U_aligned = max_j |δ_{L+1, j}|, and U = min(U_plain, U_aligned).
+- A pair that ``certsym.decide.deep`` shows equivalent (the block lemma) gets L = U = 0 with that proof.
+- L = ‖f1(x*) − f2(x*)‖∞ at a point x* of the box evaluated exactly; x* is the best of random points, the
+  center and corners under a floating-point forward pass, which only proposes.
+This is certificates/FORMAT.md's rule for ``deep_distance_bound``, which the checker recomputes. The bound is
+loose where many neurons are unstable on the box (U/L is the honest measure). Cost: a constant number of passes
+over the weights in exact arithmetic (each row's extremes over a box of inputs), plus O(weights × points)
+floating point for the search, after the deep decision (``certsym.decide.deep``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from flint import fmpq
+
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep import DeepVerdict
+from certsym.decide.deep import decide as decide_deep
+from certsym.decide.distance import Box
+from certsym.errors import InputError
+from certsym.numbers import QQ
+
+Interval = tuple[list[fmpq], list[fmpq]]
+Alignment = list[list[tuple[int, int, fmpq]]]
+SEARCH_POINTS = 512
+
+
+@dataclass
+class DeepDistance:
+    """[L, U] with the evidence: the box, the alignment (None: plain intervals only), the witness and both outputs
+    there; ``plain`` and ``aligned`` are the two upper bounds whose minimum is U."""
+
+    lower: fmpq
+    upper: fmpq
+    box: Box
+    alignment: Alignment | None
+    witness: list[fmpq]
+    values: tuple[list[fmpq], list[fmpq]]
+    plain: fmpq
+    aligned: fmpq | None
+    equivalence: DeepVerdict | None = None  # a pair the block lemma shows equivalent: L = U = 0
+
+    @property
+    def ratio(self) -> float | None:
+        return None if self.lower == 0 else float(self.upper / self.lower)
+
+
+_ZERO = fmpq(0)
+
+
+def _affine(W, b, lo: list[fmpq], hi: list[fmpq]) -> Interval:
+    """The extremes of W h + b over lo ≤ h ≤ hi, row by row, exactly. Cost O(entries of W)."""
+    out_lo, out_hi = [], []
+    for row, bias in zip(W, b, strict=True):
+        bottom, top = bias, bias
+        for w, a, c in zip(row, lo, hi, strict=True):
+            if w > 0:
+                bottom, top = bottom + w * a, top + w * c
+            elif w < 0:
+                bottom, top = bottom + w * c, top + w * a
+        out_lo.append(bottom)
+        out_hi.append(top)
+    return out_lo, out_hi
+
+
+def _relu(iv: Interval) -> Interval:
+    return [max(x, _ZERO) for x in iv[0]], [max(x, _ZERO) for x in iv[1]]
+
+
+def _gap(iv: Interval) -> Interval:
+    return [min(x, _ZERO) for x in iv[0]], [max(x, _ZERO) for x in iv[1]]
+
+
+def plain_intervals(theta: DeepNetwork, box: Box) -> tuple[list[Interval], Interval]:
+    """Every layer's pre-activation interval over the box, and the output interval (σ'd with an output ReLU)."""
+    h: Interval = ([lo for lo, _ in box], [hi for _, hi in box])
+    layers = []
+    for ell, layer in enumerate(theta.layers, 1):
+        z = _affine(layer.W, layer.b, *h)
+        layers.append(z)
+        h = _relu(z) if ell <= theta.depth or theta.output_relu else z
+    return layers, h
+
+
+def _moved(theta: DeepNetwork, alignment: Alignment) -> list[tuple[list, list]]:
+    """θ' = g·θ: W'_ℓ[i][p] = d_i W_ℓ[j_i][j_p] / d_p and b'_ℓ[i] = d_i b_ℓ[j_i]."""
+    out, prev = [], [(q, fmpq(1)) for q in range(theta.m)]
+    for ell, layer in enumerate(theta.layers, 1):
+        here = [(j, d) for _, j, d in alignment[ell - 1]] if ell <= theta.depth else \
+            [(r, fmpq(1)) for r in range(theta.k)]
+        inv = [1 / d for _, d in prev]
+        out.append(([[d * layer.W[j][q] * s for (q, _), s in zip(prev, inv, strict=True)] for j, d in here],
+                    [d * layer.b[j] for j, d in here]))
+        prev = here
+    return out
+
+
+def aligned_bound(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment, z1: list[Interval],
+                  box: Box) -> fmpq:
+    """U_aligned (module docstring). Cost: a few passes over the weights."""
+    moved = _moved(theta2, alignment)
+    delta: Interval = ([], [])
+    for ell, (layer, (W2, b2)) in enumerate(zip(theta1.layers, moved, strict=True), 1):
+        diff = [[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(layer.W, W2, strict=True)]
+        shift = [a - c for a, c in zip(layer.b, b2, strict=True)]
+        if ell == 1:
+            delta = _affine(diff, shift, [lo for lo, _ in box], [hi for _, hi in box])
+            continue
+        e1 = _affine(diff, shift, *_relu(z1[ell - 2]))
+        e2 = _affine(W2, [_ZERO] * len(shift), *_gap(delta))
+        delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
+    if theta1.output_relu:
+        delta = _gap(delta)
+    return max(max(-a, c) for a, c in zip(*delta, strict=True))
+
+
+def _floats(theta: DeepNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
+             np.array([float(x) for x in layer.b])) for layer in theta.layers]
+
+
+def _forward(layers: list, X: np.ndarray, output_relu: bool) -> np.ndarray:
+    h = X
+    for ell, (W, b) in enumerate(layers, 1):
+        h = h @ W.T + b if W.shape[1] else np.broadcast_to(b, (len(X), len(b))).copy()
+        if ell < len(layers) or output_relu:
+            h = np.maximum(h, 0)
+    return h
+
+
+def align_layers(theta1: DeepNetwork, theta2: DeepNetwork) -> Alignment | None:
+    """A one-to-one pairing of every hidden layer, θ2's neuron j scaled by d > 0 placed at θ1's i: greedily by the
+    cosine of the normalized rows in the coordinates of the layer below (already aligned); d is the exact ratio of
+    the two rows' entries at θ1's largest entry when their signs agree, else of their norms. None when the widths
+    or the endings differ. Cost O(Σ n_ℓ² n_{ℓ−1}) floating point."""
+    if theta1.widths != theta2.widths or theta1.output_relu != theta2.output_relu:
+        return None
+    out: Alignment = []
+    prev = [(q, fmpq(1)) for q in range(theta1.m)]
+    for ell in range(1, theta1.depth + 1):
+        L1, L2 = theta1.layers[ell - 1], theta2.layers[ell - 1]
+        rows1 = [[*row, bias] for row, bias in zip(L1.W, L1.b, strict=True)]
+        rows2 = [[*(row[q] / d for q, d in prev), bias] for row, bias in zip(L2.W, L2.b, strict=True)]
+        F1 = np.array([[float(x) for x in r] for r in rows1]).reshape(len(rows1), -1)
+        F2 = np.array([[float(x) for x in r] for r in rows2]).reshape(len(rows2), -1)
+        n1, n2 = np.linalg.norm(F1, axis=1), np.linalg.norm(F2, axis=1)
+        sim = (F1 / np.where(n1 > 0, n1, 1)[:, None]) @ (F2 / np.where(n2 > 0, n2, 1)[:, None]).T
+        pairs: list[tuple[int, int, fmpq]] = []
+        free1, free2 = set(range(len(rows1))), set(range(len(rows2)))
+        for flat in np.argsort(-sim, axis=None, kind="stable"):
+            i, j = divmod(int(flat), len(rows2))
+            if i in free1 and j in free2:
+                free1.discard(i)
+                free2.discard(j)
+                pairs.append((i, j, _scale(rows1[i], rows2[j], n1[i], n2[j])))
+        pairs.sort()
+        out.append(pairs)
+        prev = [(j, d) for _, j, d in pairs]
+    return out
+
+
+def _scale(r1: list, r2: list, n1: float, n2: float) -> fmpq:
+    q = max(range(len(r1)), key=lambda t: abs(r1[t]))
+    if r1[q] != 0 and r2[q] != 0 and (r1[q] > 0) == (r2[q] > 0):
+        return r1[q] / r2[q]
+    if n1 > 0 and n2 > 0:
+        ratio = fmpq(*float(n1 / n2).as_integer_ratio())
+        return ratio if ratio > 0 else fmpq(1)
+    return fmpq(1)
+
+
+def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int) -> list[fmpq]:
+    lo = np.array([float(a) for a, _ in box])
+    hi = np.array([float(c) for _, c in box])
+    rng = np.random.default_rng(seed)
+    X = lo + (hi - lo) * rng.random((SEARCH_POINTS, len(box)))
+    X = np.vstack([X, (lo + hi) / 2, lo, hi])
+    gap = np.abs(_forward(_floats(theta1), X, theta1.output_relu) - _forward(_floats(theta2), X,
+                                                                           theta2.output_relu)).max(axis=1)
+    best = X[int(np.argmax(gap))]
+    # the float point, as the nearest dyadic inside the box (exactly), clipped to the box's exact ends
+    out = []
+    for t, (a, c) in zip(best, box, strict=True):
+        y = fmpq(*float(t).as_integer_ratio())
+        out.append(min(max(y, a), c))
+    return out
+
+
+def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0) -> DeepDistance:
+    """[L, U] (module docstring) for two deep networks over QQ. Cost: see the module."""
+    if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
+        raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
+    if (theta1.m, theta1.k) != (theta2.m, theta2.k):
+        raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
+                         f"k = {theta2.k}")
+    verdict = decide_deep(theta1, theta2, seed)
+    if verdict.equivalent:
+        zero = fmpq(0)
+        return DeepDistance(zero, zero, box, None, [], ([], []), zero, None, verdict)
+    z1, out1 = plain_intervals(theta1, box)
+    _, out2 = plain_intervals(theta2, box)
+    plain = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
+    alignment = align_layers(theta1, theta2)
+    aligned = None if alignment is None else aligned_bound(theta1, theta2, alignment, z1, box)
+    x = _witness(theta1, theta2, box, seed)
+    values = (theta1(x), theta2(x))
+    lower = max(abs(a - c) for a, c in zip(*values, strict=True))
+    upper = plain if aligned is None else min(plain, aligned)
+    return DeepDistance(lower, upper, box, alignment, x, values, plain, aligned)

@@ -1,0 +1,207 @@
+"""Replay of ``deep_distance_bound``: sup_{x ∈ B} ‖f1(x) − f2(x)‖∞ ∈ [L, U] for two deep ReLU networks over QQ
+(f = ρ(θ), or σ∘ρ(θ) for a network that ends in a ReLU), by the rule of certificates/FORMAT.md:
+
+- plain intervals: each network's pre-activations z_ℓ bounded over the box layer by layer (a row's extremes over
+  a box of inputs are exact), h_ℓ ∈ [max(lo, 0), max(hi, 0)]; U_plain = max_j max(hi1_j − lo2_j, hi2_j − lo1_j)
+  on the outputs (σ applied to the output intervals of a network that ends in a ReLU);
+- with an alignment (for every hidden layer a one-to-one pairing [i, j, d], d > 0, of equal widths), θ2 is
+  rewritten as θ2' = g·θ2 (neuron j of layer ℓ scaled by d and moved to place i; ρ(θ2') = ρ(θ2)) and the
+  difference δ_ℓ = z1_ℓ − z2'_ℓ is bounded: δ_1 exactly over the box, and for ℓ ≥ 2
+  δ_ℓ = (W1_ℓ − W2'_ℓ) h1_{ℓ−1} + W2'_ℓ (h1_{ℓ−1} − h2'_{ℓ−1}) + (b1_ℓ − b2'_ℓ) with
+  h1 − h2' ∈ [min(0, δlo), max(0, δhi)] (σ is monotone and 1-Lipschitz); U_aligned = max_j |δ_{L+1, j}|, the
+  output ReLUs (both or neither) applied the same way;
+- U = min(U_plain, U_aligned), and L = ‖f1(x*) − f2(x*)‖∞ at the witness x* in the box, evaluated exactly;
+- or, for an equivalent pair, a ``deep_equivalent`` proof (``kinds.deep``) and L = U = 0.
+
+The stated U and L must be those numbers. No search. Cost: a constant number of passes over the weights, each
+row brought to integers once and every bound over its layer's common denominator; the sizes are bounded
+before the work (MAX_WEIGHTS, and the distinct denominators times the depth). Standard library only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+from certsym_check.budget import charge_products, lcm
+from certsym_check.core import Report, index, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import QQ, rational
+from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
+from certsym_check.kinds.distance import MAX_BOUND_BITS, MAX_NUMERATOR_BITS, _box_text, _extremes, _ints, _show
+
+STATEMENT = "interval differences and exact evaluation"
+MAX_WEIGHTS = 2 * 10**7  # entries of both networks: each pass is a few integer operations per entry
+MAX_GROWTH_BITS = 1 << 20  # (layers + 1) × the bits of the distinct denominators: bounds every common denominator
+
+Interval = tuple[list[Fraction], list[Fraction]]
+
+
+def _common(xs: list[Fraction]) -> tuple[list[int], int]:
+    D = lcm((x.denominator for x in xs), "a layer's bounds over one denominator")
+    return [x.numerator * (D // x.denominator) for x in xs], D
+
+
+def _affine(W: list, b: list, lo: list[Fraction], hi: list[Fraction]) -> Interval:
+    """The extremes of W h + b over the box lo ≤ h ≤ hi, row by row, exactly."""
+    LO, D1 = _common(lo)
+    HI, D2 = _common(hi)
+    D = lcm((D1, D2), "a layer's bounds over one denominator")
+    LO, HI = [y * (D // D1) for y in LO], [y * (D // D2) for y in HI]
+    out_lo, out_hi = [], []
+    for row, bias in zip(W, b, strict=True):
+        ints, den = _ints([*row, bias])
+        a, c = _extremes(ints, den, LO, HI, D)
+        out_lo.append(a)
+        out_hi.append(c)
+    return out_lo, out_hi
+
+
+def _relu(iv: Interval) -> Interval:
+    return [max(x, Fraction(0)) for x in iv[0]], [max(x, Fraction(0)) for x in iv[1]]
+
+
+def _plain(t: DeepNet, box: list) -> tuple[list[Interval], Interval]:
+    """The pre-activation intervals of every layer over the box, and the output interval (σ'd if t ends in a ReLU)."""
+    h: Interval = ([lo for lo, _ in box], [hi for _, hi in box])
+    layers = []
+    for ell in range(1, t.depth + 2):
+        z = _affine(t.W[ell - 1], t.b[ell - 1], *h)
+        layers.append(z)
+        h = _relu(z) if ell <= t.depth or t.output_relu else z
+    return layers, h
+
+
+def _alignment(t1: DeepNet, t2: DeepNet, value: object) -> list[list[tuple[int, int, Fraction]]]:
+    """The stated alignment: per hidden layer, a one-to-one pairing of all its neurons [i, j, d], d > 0."""
+    layers = seq(value, t1.depth, "proof.alignment")
+    out = []
+    for ell, pairs in enumerate(layers, 1):
+        n = len(t1.b[ell - 1])
+        if len(t2.b[ell - 1]) != n:
+            raise Reject(f"proof.alignment: hidden layer {ell} has {n} and {len(t2.b[ell - 1])} neurons")
+        items = seq(pairs, n, f"proof.alignment[{ell - 1}]")
+        layer, seen1, seen2 = [], set(), set()
+        for s, item in enumerate(items):
+            i, j, d = seq(item, 3, f"proof.alignment[{ell - 1}][{s}]")
+            i, j, d = index(i, n, "proof.alignment"), index(j, n, "proof.alignment"), rational(d)
+            if d <= 0 or i in seen1 or j in seen2:
+                raise Reject(f"proof.alignment[{ell - 1}][{s}]: scalings must be positive and the pairing one to one")
+            seen1.add(i)
+            seen2.add(j)
+            layer.append((i, j, d))
+        out.append(sorted(layer))
+    return out
+
+
+def _moved(t2: DeepNet, alignment: list) -> tuple[list, list]:
+    """θ2' = g·θ2: W2'_ℓ[i][p] = d_i · W2_ℓ[j_i][j_p] / d_p, b2'_ℓ[i] = d_i · b2_ℓ[j_i] (layer 0 and the output
+    unmoved)."""
+    W, b = [], []
+    prev = [(q, Fraction(1)) for q in range(t2.m)]
+    for ell in range(1, t2.depth + 2):
+        here = [(j, d) for _, j, d in alignment[ell - 1]] if ell <= t2.depth else [(r, Fraction(1))
+                                                                                    for r in range(t2.k)]
+        inv = [1 / d for _, d in prev]
+        rows = []
+        for j, d in here:
+            src = t2.W[ell - 1][j]
+            cols = [src[q] for q, _ in prev]
+            charge_products(cols, inv, "moving theta2 by the alignment", accumulate=False)
+            rows.append([d * w * s for w, s in zip(cols, inv, strict=True)])
+        W.append(rows)
+        b.append([d * t2.b[ell - 1][j] for j, d in here])
+        prev = here
+    return W, b
+
+
+def _aligned(t1: DeepNet, t2: DeepNet, alignment: list, z1: list[Interval], box: list) -> Fraction:
+    """U_aligned: the difference δ bounded layer by layer (module docstring)."""
+    W2, b2 = _moved(t2, alignment)
+    lo, hi = [a for a, _ in box], [c for _, c in box]
+    delta: Interval = ([], [])
+    for ell in range(1, t1.depth + 2):
+        W1, b1 = t1.W[ell - 1], t1.b[ell - 1]
+        diff = [[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(W1, W2[ell - 1], strict=True)]
+        shift = [a - c for a, c in zip(b1, b2[ell - 1], strict=True)]
+        if ell == 1:
+            delta = _affine(diff, shift, lo, hi)
+            continue
+        h1 = _relu(z1[ell - 2])
+        gap = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
+        e1 = _affine(diff, shift, *h1)
+        e2 = _affine(W2[ell - 1], [Fraction(0)] * len(shift), *gap)
+        delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
+    if t1.output_relu:
+        delta = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
+    return max(max(-a, c) for a, c in zip(*delta, strict=True))
+
+
+def _bounded(t1: DeepNet, t2: DeepNet, numbers: list[Fraction]) -> None:
+    weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
+    if weights > MAX_WEIGHTS:
+        raise Reject(f"beyond the checker's bounds: {weights} weights (at most {MAX_WEIGHTS})")
+    seen: set[int] = set()
+    total = 0
+    entries = itertools.chain(numbers, *(itertools.chain(*itertools.chain(*t.W), *t.b) for t in (t1, t2)))
+    for x in entries:
+        if x.denominator not in seen:
+            seen.add(x.denominator)
+            total += x.denominator.bit_length()
+    if total * (max(t1.depth, t2.depth) + 2) > MAX_GROWTH_BITS:
+        raise Reject(f"beyond the checker's bounds: the distinct denominators ({total} bits) times the depth exceed "
+                     f"{MAX_GROWTH_BITS} bits")
+    worst = max((x.numerator.bit_length() for x in numbers), default=0)
+    if worst > MAX_NUMERATOR_BITS:
+        raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in the box, the scalings or the "
+                     f"witness (at most {MAX_NUMERATOR_BITS})")
+
+
+def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
+    """A ``deep_distance_bound`` certificate (certificates/FORMAT.md)."""
+    if not isinstance(F, QQ):
+        raise Reject("deep_distance_bound certificates are over QQ")
+    t1, t2 = nets
+    if (t1.m, t1.k) != (t2.m, t2.k):
+        raise Reject("the two networks differ in input or output size")
+    equivalent = isinstance(proof, dict) and "equivalence" in proof
+    p = keys(proof, {"box", "upper", "lower", "equivalence", "statement"} if equivalent else
+             {"box", "alignment", "upper", "lower", "witness", "statement"}, "proof")
+    if p["statement"] != (LEMMA if equivalent else STATEMENT):
+        raise Reject(f"proof must cite {LEMMA if equivalent else STATEMENT!r}")
+    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], t1.m, "proof.box")]
+    if any(lo > hi for lo, hi in box):
+        raise Reject("proof.box: lo > hi")
+    upper, lower = rational(p["upper"]), rational(p["lower"])
+    if equivalent:
+        if upper != 0 or lower != 0:
+            raise Reject("an equivalence proof gives L = U = 0")
+        check_deep_equivalent(F, nets, p["equivalence"], rep)
+        rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {_box_text(box)}")
+        return
+    if max(upper.numerator.bit_length(), lower.numerator.bit_length()) > MAX_BOUND_BITS:
+        raise Reject(f"beyond the checker's bounds: a numerator of L or U beyond {MAX_BOUND_BITS} bits")
+    x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
+    alignment = None
+    if p["alignment"] is not None:
+        if t1.depth != t2.depth or t1.output_relu != t2.output_relu:
+            raise Reject("an alignment needs the same depth and the same output ReLU on both networks")
+        alignment = _alignment(t1, t2, p["alignment"])
+    scalings = [d for layer in alignment or [] for _, _, d in layer]
+    _bounded(t1, t2, [y for b in box for y in b] + scalings + x + [upper, lower])
+    z1, out1 = _plain(t1, box)
+    _, out2 = _plain(t2, box)
+    computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
+    if alignment is not None:
+        computed = min(computed, _aligned(t1, t2, alignment, z1, box))
+    if upper != computed:
+        raise Reject(f"the stated upper bound is not the one the rule gives ({_show(computed)})")
+    rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
+    if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
+        raise Reject("the witness lies outside the box")
+    value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
+    if value != lower:
+        raise Reject(f"the stated lower bound is not ‖f1(x*) − f2(x*)‖∞ at the witness ({_show(value)})")
+    rep.checks["deep distance: L = ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
+    rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
+                     f"{_box_text(box)}")
