@@ -2,7 +2,8 @@
 
 Runs ``certsym reproduce --quick`` into a temporary folder and copies a fixed, small selection of the
 certificates it wrote (every MATH.md example, and three seeded instances per statement; no grid sweeps) into
-certificates/<statement>/; and writes certificates/deep/ (MATH.md Part III) from the small networks below.
+certificates/<statement>/; and writes certificates/deep/ (MATH.md Part III: verdicts and distance bounds) from
+the small networks below.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ DEEP = {
 
 
 def deep_certificates() -> None:
-    """certificates/deep/<name>.json: ``certsym equiv`` on the pairs above, written as layered parameter files."""
+    """certificates/deep/<name>.json: ``certsym equiv`` on the pairs above, written as layered parameter files, and
+    <name>_distance.json: ``certsym distance`` on [−100, 100]^m."""
     target = HERE / "deep"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir()
@@ -43,10 +45,14 @@ def deep_certificates() -> None:
                                   for W, b in layers], "output_relu": relu}
                 paths.append(Path(tmp) / f"theta{i}.json")
                 paths[-1].write_text(json.dumps(doc))
-            done = subprocess.run([sys.executable, "-m", "certsym", "equiv", *map(str, paths), "--cert",
-                                   str(target / f"{name}.json")], stdout=subprocess.DEVNULL)
+            names = [p.name for p in paths]  # relative: the certificates name theta1.json and theta2.json only
+            done = subprocess.run([sys.executable, "-m", "certsym", "equiv", *names, "--cert",
+                                   str(target.resolve() / f"{name}.json")], stdout=subprocess.DEVNULL, cwd=tmp)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"{name}: certsym equiv exited {done.returncode}")
+            subprocess.run([sys.executable, "-m", "certsym", "distance", *names, "--box=-100,100", "--cert",
+                            str(target.resolve() / f"{name}_distance.json")], stdout=subprocess.DEVNULL, check=True,
+                           cwd=tmp)
 
 
 def main() -> None:

@@ -7,10 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flint import fmpq
+
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
 from certsym.certify.deep import deep_certificate
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
+from certsym.decide.deep_distance import DeepDistance, deep_distance
 from certsym.decide.dyadic import DyadicNetwork, decide, witness
 from certsym.decide.equivalence import decide as decide_general
 from certsym.errors import InputError
@@ -134,6 +137,7 @@ class DeepEquivalence(_Verdict):
     records: tuple = field(repr=False)
     readings: tuple = ()
     path: str = "deep"
+    distance: DeepDistance | None = field(default=None, repr=False)  # UNDECIDED over QQ: [L, U] on [0, 1]^m
 
     @property
     def status(self) -> str:
@@ -167,6 +171,9 @@ class DeepEquivalence(_Verdict):
             out.update(witness=[str(t) for t in v.witness], values=[[F.pretty(y) for y in vals] for vals in v.values])
         else:
             out.update(reason=v.reason, lines=v.lines)
+            if self.distance is not None:
+                out.update(distance={"box": "[0, 1]^m", "lower": str(self.distance.lower),
+                                     "upper": str(self.distance.upper)})
         return out
 
     def certificate(self, reference: bool | None = None) -> dict:
@@ -188,6 +195,10 @@ class DeepEquivalence(_Verdict):
                     f"({self._shape()})")
         else:
             head = f"UNDECIDED ({self._shape()}): {v.reason}"
+            if self.distance is not None:
+                d = self.distance
+                head += (f"\n  certified distance on [0, 1]^m: sup ‖f1 − f2‖∞ ∈ [{float(d.lower):.6g}, "
+                         f"{float(d.upper):.6g}] (certsym distance --cert writes its certificate)")
         return "\n".join([head, *self.reading_lines()])
 
 
@@ -208,4 +219,8 @@ def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> DeepEquivalence
     t1, t2 = A.deep_network(), B.deep_network()
     if t1.field != t2.field:
         raise InputError("the two networks are over different number fields; give both as parameter files")
-    return DeepEquivalence(decide_deep(t1, t2), (A.record, B.record), readings)
+    verdict = decide_deep(t1, t2)
+    distance = None
+    if verdict.status == UNDECIDED and t1.field == QQ:
+        distance = deep_distance(t1, t2, [(fmpq(0), fmpq(1))] * t1.m, verdict=verdict)
+    return DeepEquivalence(verdict, (A.record, B.record), readings, distance=distance)

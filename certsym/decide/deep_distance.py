@@ -198,14 +198,16 @@ def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int) -> l
     return out
 
 
-def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0) -> DeepDistance:
-    """[L, U] (module docstring) for two deep networks over QQ. Cost: see the module."""
+def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
+                  verdict: DeepVerdict | None = None) -> DeepDistance:
+    """[L, U] (module docstring) for two deep networks over QQ; ``verdict`` is their deep decision when it is
+    already known. Cost: see the module."""
     if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
         raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")
-    verdict = decide_deep(theta1, theta2, seed)
+    verdict = verdict or decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
         zero = fmpq(0)
         return DeepDistance(zero, zero, box, None, [], ([], []), zero, None, verdict)

@@ -242,6 +242,39 @@ def test_canon_of_deep_networks_is_an_invariant_of_the_h_orbit(tmp_path, capfd, 
     assert hashes[0] == hashes[1] != hashes[2]
 
 
+@pytest.mark.parametrize("fmt", ["pt", "onnx"])
+def test_distance_on_deep_files_with_a_certificate(tmp_path, capfd, fmt: str) -> None:
+    """A copy with one output bias moved by 1/4: L = U = 1/4 through the layer alignment; the disguised copy: 0."""
+    a, b, c = _nets(2)
+    pa, pb, pc = (_save(m, tmp_path / f"{n}.{fmt}", fmt) for m, n in ((a, "a"), (b, "b"), (c, "c")))
+    cert = str(tmp_path / "ac.cert.json")
+    assert main(["distance", pa, pc, "--cert", cert, "--json"]) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert out["deep"] and out["aligned"] and Fraction(out["upper"]) == Fraction(out["lower"]) == Fraction(1, 4)
+    assert main(["check", cert, "--inputs", pa, pc]) == 0
+    assert "VALID deep_distance_bound" in capfd.readouterr().out
+    assert main(["distance", pa, pb, "--cert", cert]) == 0
+    assert capfd.readouterr().out.startswith("DISTANCE 0")
+    assert main(["check", cert, "--inputs", pa, pb]) == 0
+    assert "block lemma" in capfd.readouterr().out
+
+
+def test_undecided_gives_the_certified_distance_on_the_unit_box(tmp_path, capfd) -> None:
+    """θ1 = θ2 plus a neuron σ(σ(x) − σ(x + 1)), zero on the image of layer 1 only: UNDECIDED, with [L, U]."""
+    one = {"W": [["1"], ["1"]], "b": ["0", "1"]}
+    (tmp_path / "u1.json").write_text(json.dumps({"layers": [one, {"W": [["1", "0"], ["0", "1"], ["1", "-1"]],
+                                                                   "b": ["0", "0", "0"]},
+                                                             {"W": [["1", "1", "1"]], "b": ["0"]}]}))
+    (tmp_path / "u2.json").write_text(json.dumps({"layers": [one, {"W": [["1", "0"], ["0", "1"]], "b": ["0", "0"]},
+                                                             {"W": [["1", "1"]], "b": ["0"]}]}))
+    assert main(["equiv", str(tmp_path / "u1.json"), str(tmp_path / "u2.json"), "--json"]) == 3
+    out = json.loads(capfd.readouterr().out)
+    assert out["status"] == "undecided" and Fraction(out["distance"]["lower"]) == 0
+    assert Fraction(out["distance"]["upper"]) >= 0
+    assert main(["equiv", str(tmp_path / "u1.json"), str(tmp_path / "u2.json")]) == 3
+    assert "certified distance on [0, 1]^m" in capfd.readouterr().out
+
+
 def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None:
     a, _, _ = _nets(2)
     path = _save(a, tmp_path / "a.pt", "pt")
