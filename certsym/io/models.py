@@ -399,7 +399,7 @@ def reading(record: dict | None) -> str | None:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
         return "read as a ReLU network (the file holds no activation)"
-    return "a ReLU network (the graph's Relu node)"
+    return "a ReLU network (the graph's Relu nodes)"
 
 
 def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None) -> tuple[list, dict]:

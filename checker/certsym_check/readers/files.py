@@ -293,7 +293,7 @@ _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
 # What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
 _ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node"}
 _READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
-            "node)"}
+            "nodes)"}
 _RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
           "onnx": ("graph",)}
 

@@ -1,0 +1,38 @@
+"""The Python API on deep networks: ``certsym.minimal`` (the parameter after D1–D4) and ``certsym.distance``."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from flint import fmpq
+
+import certsym
+from certsym.errors import InputError
+
+
+def _module(seed: int, output_relu: bool = False) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    mods = [torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)]
+    return torch.nn.Sequential(*mods, *([torch.nn.ReLU()] if output_relu else []))
+
+
+def test_minimal_of_a_deep_module_keeps_its_function() -> None:
+    net = _module(0)
+    with torch.no_grad():
+        net[2].weight[:, 1] = 0  # neuron 1 of layer 1 feeds nothing: D1 deletes it
+    reduced = certsym.minimal(net)
+    assert reduced.widths == (3, 3, 4, 2)
+    x = [fmpq(1, 3), fmpq(-2), fmpq(5, 4)]
+    full = certsym.load(net).deep_network()
+    assert reduced(x) == full(x)
+
+
+def test_distance_of_deep_modules() -> None:
+    a, b = _module(1), _module(1)
+    with torch.no_grad():
+        b[4].bias[0] += 0.5
+    d = certsym.distance(a, b, box=[("-1", "1")] * 3)
+    assert d.lower == d.upper == fmpq(1, 2)
+    assert certsym.distance(a, a).upper == 0
+    with pytest.raises(InputError, match="exact number"):
+        certsym.distance(a, b, box=[(0.5, 1)] * 3)
