@@ -18,6 +18,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from flint import fmpq, fmpq_mat
+
 from certsym.core.network import Network
 from certsym.core.reduction import hyperplane_key
 from certsym.numbers import Field, Scalar
@@ -63,6 +65,7 @@ def canonical_form(theta: Network) -> Canonical:
     kinks: dict[tuple, list[Scalar]] = {}
     linear = [[F.zero] * m for _ in range(k)]
     constant = list(theta.c)
+    flipped: list[tuple[list[Scalar], tuple]] = []  # (λ v, ℓ_H) of the neurons with s < 0
     for nu in theta.neurons():
         hk = hyperplane_key(nu.a, nu.b)
         if hk is None:
@@ -74,7 +77,18 @@ def canonical_form(theta: Network) -> Canonical:
         J = kinks.setdefault(key, [F.zero] * k)
         for j in range(k):
             J[j] = J[j] + lv[j]
-        if s < 0:  # σ(−ℓ) = σ(ℓ) − ℓ: the neuron adds −λ v ℓ_H to the affine part
+        if s < 0:
+            flipped.append((lv, key))
+    # σ(−ℓ) = σ(ℓ) − ℓ: each flipped neuron adds −λ v ℓ_H to the affine part, a k × (m + 1) outer product; over Q
+    # their sum is one product of matrices in python-flint rather than k·(m + 1) Python operations per neuron.
+    if flipped and all(type(x) is fmpq for lv, key in flipped[:1] for x in (*lv, *key)):
+        V = fmpq_mat(k, len(flipped), [lv[j] for j in range(k) for lv, _ in flipped])
+        H = fmpq_mat(len(flipped), m + 1, [x for _, key in flipped for x in key])
+        P = V * H
+        linear = [[linear[j][q] - P[j, q] for q in range(m)] for j in range(k)]
+        constant = [constant[j] - P[j, m] for j in range(k)]
+    else:
+        for lv, key in flipped:
             for j in range(k):
                 for q in range(m):
                     linear[j][q] = linear[j][q] - lv[j] * key[q]

@@ -51,12 +51,17 @@ class Key(tuple):
     """A normalized hyperplane (u_H, β_H): a tuple of field elements whose hash is computed once.
 
     Keys are hashed several times (minimal form, kink invariants, pairing), and hashing an
-    ``fmpq`` is slow, so the hash is cached and computed from numerators and denominators.
+    ``fmpq`` is slow, so the hash is cached and computed from numerators and denominators, of at most
+    HASHED entries spread evenly over the key (equality still compares every entry: a hash only has to agree
+    on equal keys, and keys of one length that agree on the sampled entries are rare).
     """
+
+    HASHED = 32
 
     def __new__(cls, entries):
         self = super().__new__(cls, entries)
-        self._hash = hash(tuple((x.p, x.q) if type(x) is fmpq else x for x in self))
+        step = max(1, len(self) // Key.HASHED)
+        self._hash = hash((len(self), *((x.p, x.q) if type(x) is fmpq else x for x in self[::step])))
         return self
 
     def __hash__(self) -> int:
