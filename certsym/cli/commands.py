@@ -69,7 +69,7 @@ _VALUE_OPTIONS = {"--at"}
 def cmd_eval(args: argparse.Namespace) -> int:
     point = parse_point(args.at, args.max_digits)
     (item,), x = load_inputs([args.params], extra_values=point, max_digits=args.max_digits,
-                             keys=_selections(args, 1))
+                             keys=_selections(args, 1), deep=True)
     _note_absent_biases([item.model], [item.name])
     net = item.network
     values = net.evaluate(x)

@@ -230,6 +230,16 @@ def test_minimal_on_a_deep_network_writes_the_reduced_parameter_with_a_certifica
     assert "already reduced" in captured.err and json.loads(captured.out) == reduced
 
 
+def test_eval_on_a_deep_network_is_exact(tmp_path, capfd) -> None:
+    src = tmp_path / "theta.json"
+    src.write_text(json.dumps(REDUCIBLE))
+    assert main(["eval", str(src), "--at", "1/2,-3"]) == 0
+    assert [Fraction(line) for line in capfd.readouterr().out.split()] == _exact_forward(REDUCIBLE, [Fraction(1, 2),
+                                                                                                   Fraction(-3)])
+    assert main(["eval", str(src), "--at", "1"]) == 2  # m = 2
+    assert "m = 2" in capfd.readouterr().err
+
+
 @pytest.mark.parametrize("fmt", ["pt", "onnx"])
 def test_canon_of_deep_networks_is_an_invariant_of_the_h_orbit(tmp_path, capfd, fmt: str) -> None:
     a, b, c = _nets(3)
