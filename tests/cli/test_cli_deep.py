@@ -76,7 +76,7 @@ def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) ->
     out = capfd.readouterr().out
     assert out.startswith("EQUIVALENT") and f"hidden layers 1..{depth - 1} aligned by H" in out
     if fmt == "onnx":
-        assert "a ReLU network (the graph's Relu node)" in out
+        assert "a ReLU network (the graph's Relu nodes)" in out
     elif fmt != "json":
         assert "read as a ReLU network (the file holds no activation)" in out
     assert main(["check", cert, "--inputs", pa, pb]) == 0
@@ -84,7 +84,7 @@ def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) ->
     assert "VALID deep_equivalent" in valid and "equal to the embedded parameters" in valid
     if fmt == "onnx":
         assert "onnx graph (deep): 0.weight" in valid and f"{2 * depth}.weight" in valid
-        assert "a ReLU network (the graph's Relu node)" in valid
+        assert "a ReLU network (the graph's Relu nodes)" in valid
     elif fmt != "json":
         assert f"{2 * depth}.weight" in valid and "read as a ReLU network" in valid
     assert main(["check", cert, "--inputs", pa, pc]) == 1  # bound to the wrong file
