@@ -339,12 +339,9 @@ def _parameter_doc(record: dict, file: InputFile, where: str) -> object:
         raise Reject(f"{where}: {exc}") from None
 
 
-def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Reader, where: str) -> str:
-    """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
-    entries equal ``expected`` (A row by row, then b, M row by row, c). Returns what was bound, in one line."""
-    if "model" in record:
-        return _bind_model(record, file, lambda: model_entries(file, record["model"], shape), expected, where)
-    doc = _parameter_doc(record, file, where)
+def _shallow_entries(doc: object, shape: tuple, where: str) -> list:
+    """The entries A (row by row), b, M (row by row), c of a shallow parameter file of shape (m, n, k): its keys,
+    its grids and its declared shape checked (docs/FORMATS.md; shape.m required when n = 0)."""
     if not isinstance(doc, dict) or not {"M", "A", "b", "c"} <= set(doc) <= {"M", "A", "b", "c", "shape"}:
         raise Reject(f"{where}: the given file is not a parameter file")
     m, n, k = shape
@@ -358,12 +355,26 @@ def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Re
         raise Reject(f"{where}: the file's shape differs")
     if n == 0 and (declared is None or "m" not in declared):
         raise Reject(f"{where}: a file without neurons must declare shape.m")
-    entries = [x for row in A for x in row] + b + [x for row in M for x in row] + c
+    return [x for row in A for x in row] + b + [x for row in M for x in row] + c
+
+
+def _same_entries(entries: list, expected: list, reader: Reader, where: str) -> None:
+    """Every entry of the file, read exactly, equals the embedded parameter at its place."""
     if len(entries) != len(expected):
         raise Reject(f"{where}: the given file has a different shape")
     for x, y in zip(entries, expected, strict=True):
         if reader.value(x) != y:
             raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
+
+
+def bind(record: dict, file: InputFile, shape: tuple, expected: list, reader: Reader, where: str) -> str:
+    """The given file's bytes hash to record["sha256"], its layout is ``shape`` = (m, n, k), and its
+    entries equal ``expected`` (A row by row, then b, M row by row, c). Returns what was bound, in one line."""
+    if "model" in record:
+        return _bind_model(record, file, lambda: model_entries(file, record["model"], shape), expected, where)
+    doc = _parameter_doc(record, file, where)
+    m, n, k = shape
+    _same_entries(_shallow_entries(doc, shape, where), expected, reader, where)
     return f"parameter file, every entry: m = {m}, n = {n}, k = {k}"
 
 
@@ -381,12 +392,14 @@ def bind_layered(record: dict, file: InputFile, widths: tuple, output_relu: bool
     if type(relu) is not bool or relu != output_relu:
         raise Reject(f"{where}: the file's output ReLU ({relu!r}) differs from the embedded network's")
     if isinstance(doc, dict) and "layers" not in doc and len(widths) == 3:
-        m, n, k = widths
-        A, b, M, c = (doc.get(key) for key in ("A", "b", "M", "c"))
-        if not (_grid(A, n, m) and _grid(M, k, n) and _grid([b], 1, n) and _grid([c], 1, k)):
-            raise Reject(f"{where}: the given file is not a parameter file of this shape")
-        entries = [x for row in A for x in row] + b + [x for row in M for x in row] + c
+        entries = _shallow_entries(doc, widths, where)
     elif isinstance(doc, dict) and "layers" in doc and set(doc) <= {"layers", "m", "output_relu"}:
+        declared = doc.get("m")
+        if declared is not None and (not isinstance(declared, _JsonInt) or int(declared) != widths[0]):
+            raise Reject(f"{where}: the file's input dimension m ({str(declared)[:20]!r}) differs from the embedded "
+                         f"network's ({widths[0]})")
+        if declared is None and widths[1] == 0:
+            raise Reject(f"{where}: a file whose first layer is empty must declare m")
         layers = doc["layers"]
         if not isinstance(layers, list) or len(layers) != len(widths) - 1:
             raise Reject(f"{where}: the given file has a different number of layers")
@@ -398,9 +411,5 @@ def bind_layered(record: dict, file: InputFile, widths: tuple, output_relu: bool
             entries += [x for row in layer["W"] for x in row] + layer["b"]
     else:
         raise Reject(f"{where}: the given file is not a parameter file")
-    if len(entries) != len(expected):
-        raise Reject(f"{where}: the given file has a different shape")
-    for x, y in zip(entries, expected, strict=True):
-        if reader.value(x) != y:
-            raise Reject(f"{where}: entry {str(x)[:40]!r} differs from the embedded parameter")
+    _same_entries(entries, expected, reader, where)
     return f"parameter file, every entry: widths {'-'.join(map(str, widths))}"

@@ -330,6 +330,62 @@ def test_binding_a_shallow_file_to_an_output_relu_network():
     assert not rep.valid, f"VALID for files computing -sigma(x) and 0: {rep.bound}"
 
 
+# ------------------------------------------------- the second pass (deep_distance_bound, ONNX chains, --keys)
+# Found on the ONNX-chain and deep-distance work: bind_layered compared neither a layered file's "m" with the
+# embedded input dimension nor a shallow {A, b, M, c} file's keys and declared shape (bind() does).
+
+CONST1 = net([([], []), ([[]], [2])], 1)  # the constant 2 on R^1: an empty first layer
+
+
+def _files(*docs: dict) -> list[bytes]:
+    return [json.dumps(d).encode() for d in docs]
+
+
+def _bind(d: dict, files: list[bytes]):
+    for record, data in zip(d["inputs"], files, strict=True):
+        record["sha256"] = hashlib.sha256(data).hexdigest()
+    return check_certificate(json.loads(json.dumps(d)), files)
+
+
+@pytest.mark.parametrize("m", [3, "banana", 5, None])
+def test_a_layered_files_m_must_be_the_embedded_input_dimension(m) -> None:
+    """The constant 2 on R^3 (or a file the producer refuses: m "banana"; m absent with an empty first layer) is
+    not the embedded constant on R^1."""
+    file = dict(CONST1, m=m) if m is not None else {k: v for k, v in CONST1.items() if k != "m"}
+    rep = _bind(deq(CONST1, CONST1, blk=block()), _files(file, CONST1))
+    assert not rep.valid and "m" in rep.reason, rep.reason
+    dist = doc("deep_distance_bound", CONST1, CONST1, {"box": [["0", "1"]], "alignment": None, "upper": "0",
+                                                       "lower": "0", "witness": ["0"],
+                                                       "statement": "interval differences and exact evaluation"})
+    rep = _bind(dist, _files(file, CONST1))
+    assert not rep.valid, rep.reason
+
+
+def test_a_layered_file_with_the_embedded_m_is_bound() -> None:
+    rep = _bind(deq(CONST1, CONST1, blk=block()), _files(CONST1, CONST1))
+    assert rep.valid, rep.reason
+
+
+def test_a_shallow_file_bound_to_a_deep_kind_has_its_keys_and_shape_checked() -> None:
+    """{A, b, M, c} files with an "output_relu": true the producer refuses (and would read as sigma(sigma(x) - 1),
+    0 on the box), or a declared shape.m = 4, are not the embedded one-hidden-layer networks on R^1."""
+    th = net([([[1]], [0]), ([[1]], [-1])], 1)
+    shallow = {"A": [["1"]], "b": ["0"], "M": [["1"]], "c": ["-1"]}
+    proof = {"box": [["0", "1"]], "alignment": None, "upper": "1", "lower": "1", "witness": ["0"],
+             "statement": "interval differences and exact evaluation"}
+    relu_file = dict(shallow, output_relu=True, comment="x")
+    rep = _bind(doc("deep_distance_bound", th, ZERO_C, proof), _files(relu_file, ZERO_C))
+    assert not rep.valid and "not a parameter file" in rep.reason, rep.reason
+    wide = dict(shallow, shape={"m": 4, "n": 1, "k": 1})
+    rep = _bind(deq(th, th, blk=block(matching=[match(0, 0)])), _files(wide, th))
+    assert not rep.valid and "shape differs" in rep.reason, rep.reason
+    rep = _bind(deq(th, th, blk=block(matching=[match(0, 0)])), _files(shallow, th))
+    assert rep.valid, rep.reason  # the same file without the extras is bound
+
+
+ZERO_C = net([([[0]], [0]), ([[0]], [0])], 1)  # 0 on R^1
+
+
 # ============================================================================ correctly refused today
 
 SIGMA = net([([[1]], [0]), ([[1]], [0])], 1)  # sigma(x)

@@ -80,7 +80,10 @@ def _extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int) -
     a, b = row[:-1], row[-1]
     width = max(abs(x).bit_length() for x in row)
     ends = max((abs(x).bit_length() for x in (*LO, *HI, Db)), default=1)
-    charge(2 * len(row) * int_cost(width, ends) + 2 * cost((width + ends, den.bit_length()), (ends, 1)),
+    # the sums, and the two Fractions they become: each reduced by a gcd of its numerator and denominator, which
+    # costs about four products of those sizes (Lehmer's algorithm)
+    gcds = 2 * 4 * int_cost(width + ends + len(row).bit_length(), den.bit_length() + ends)
+    charge(2 * len(row) * int_cost(width, ends) + 2 * cost((width + ends, den.bit_length()), (ends, 1)) + gcds,
            "a neuron's extremes on the box")
     top = sum(x * (H if x > 0 else L) for x, H, L in zip(a, HI, LO, strict=True))
     bottom = sum(x * (L if x > 0 else H) for x, H, L in zip(a, HI, LO, strict=True))
