@@ -67,3 +67,26 @@ def decimal_text(n: int) -> str:
         return str(n)
     finally:
         sys.set_int_max_str_digits(old)
+
+
+def torch_chain(widths: list[int], output_relu: bool, seed: int):
+    """torch's Sequential(Linear, ReLU, …, Linear[, ReLU]) of the given widths, seeded."""
+    import torch  # the callers' tests need torch (in the test extra)
+
+    torch.manual_seed(seed)
+    mods: list = []
+    for i in range(len(widths) - 1):
+        mods += [torch.nn.Linear(widths[i], widths[i + 1]), torch.nn.ReLU()]
+    return torch.nn.Sequential(*(mods if output_relu else mods[:-1]))
+
+
+def export_onnx(net, path: Path, m: int) -> Path:
+    """The TorchScript ONNX export (dynamo=False, which needs only onnx) with input x and output y."""
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (torch.zeros(1, m),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    return path

@@ -283,6 +283,11 @@ def _box(spec: str | None, m: int):
     return parse_box(spec, m)
 
 
+def _print_readings(readings: list[tuple[str, str]]) -> None:
+    for name, text in readings:
+        print(f"  {name}: {text}")
+
+
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
     t1, t2 = (x.deep_network() for x in models)
@@ -305,8 +310,7 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         return EXIT_OK
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
-        for name, text in readings:
-            print(f"  {name}: {text}")
+        _print_readings(readings)
         return EXIT_OK
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖f1(x) − f2(x)‖∞ ∈ [L, U], exact rationals (deep networks)")
     print(f"  L ≈ {float(d.lower):.6g}  (at a witness x* in the box, evaluated exactly; exact in --json)")
@@ -314,8 +318,7 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         "intervals of each network (the widths or endings differ: no alignment)"
     print(f"  U ≈ {float(d.upper):.6g}  (sound: {how})")
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
-    for name, text in readings:
-        print(f"  {name}: {text}")
+    _print_readings(readings)
     return EXIT_OK
 
 
@@ -349,8 +352,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
         return EXIT_OK
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
-        for name, text in readings:
-            print(f"  {name}: {text}")
+        _print_readings(readings)
         return EXIT_OK
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ∈ [L, U], exact rationals")
     print(f"  L ≈ {float(d.lower):.6g}  (‖D(x*)‖∞ at a witness x* in the box, evaluated exactly; exact in --json)")
@@ -358,8 +360,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
     print(f"  alignment: {len(d.pairs)} neuron pairs (an H_n element), {t1.n - len(d.pairs)} + "
           f"{t2.n - len(d.pairs)} unpaired; {d.stable} stable and {d.unstable} unstable terms on the box")
-    for name, text in readings:
-        print(f"  {name}: {text}")
+    _print_readings(readings)
     return EXIT_OK
 
 

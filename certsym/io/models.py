@@ -508,20 +508,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
         return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
     if fmt in ("npz", "safetensors", "torch") and selection.keys is None:
-        try:
-            if fmt == "npz":
-                def wanted(names: list[str]) -> set[str]:
-                    return {k for pair in chain_choice(names) or () for k in pair if k is not None}
-                tensors, names = _npz(path, wanted)
-                tensors = {name: tensors.get(name) for name in names}
-                root = None
-            else:
-                tensors, root = _tensor_map(path, fmt, selection)
-        except InputError:
-            raise
-        except Exception as exc:  # corrupt files raise many types; report them in one line
-            raise InputError(f"{path}: cannot read the model file ({type(exc).__name__}: {exc})".splitlines()[0]) \
-                from None
+        tensors, root = _chain_tensors(path, fmt, selection)
         chain = chain_choice(list(tensors))
         if chain is not None:
             return *_chain_arrays(path, fmt, tensors, chain, selection, root, "default"), False
@@ -530,13 +517,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
         given = [k for k in keys if k is not None]
         if len(set(given)) != len(given):
             raise InputError(f"{path}: --keys names one tensor twice ({', '.join(given)})")
-        try:
-            tensors, root = _tensor_map(path, fmt, selection)
-        except InputError:
-            raise
-        except Exception as exc:  # corrupt files raise many types; report them in one line
-            raise InputError(f"{path}: cannot read the model file ({type(exc).__name__}: {exc})".splitlines()[0]) \
-                from None
+        tensors, root = _chain_tensors(path, fmt, selection)
         missing = [k for k in given if tensors.get(k) is None]
         if missing:
             found = ", ".join(sorted(tensors))[:300] or "nothing"
@@ -545,6 +526,23 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
         return *_chain_arrays(path, fmt, tensors, chain, selection, root, "keys"), False
     (W1, b1, W2, b2), record = read_arrays(path, selection)
     return [(W1, b1), (W2, b2)], record, False
+
+
+def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict | None]:
+    """``_tensor_map`` for a chain of layers (an npz under the default rule: only the members the chain needs),
+    with every failure of a corrupt file in one line."""
+    try:
+        if fmt == "npz" and selection.keys is None:
+            def wanted(names: list[str]) -> set[str]:
+                return {k for pair in chain_choice(names) or () for k in pair if k is not None}
+            tensors, names = _npz(path, wanted)
+            return {name: tensors.get(name) for name in names}, None
+        return _tensor_map(path, fmt, selection)
+    except InputError:
+        raise
+    except Exception as exc:  # corrupt files raise many types; report them in one line
+        raise InputError(f"{path}: cannot read the model file ({type(exc).__name__}: {exc})".splitlines()[0]) \
+            from None
 
 
 def _onnx_record(names: list[str], external: list[tuple[str, str]]) -> dict:

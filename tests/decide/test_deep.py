@@ -27,22 +27,23 @@ RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "0" * 64))
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+def z3_outputs(t: DeepNetwork, xs: list) -> list:
+    """The network's outputs as z3 terms of the reals xs, ReLU written If(z > 0, z, 0)."""
+    h = xs
+    for ell, layer in enumerate(t.layers, 1):
+        z = [z3.Sum([z3.RealVal(str(w)) * v for w, v in zip(row, h, strict=True)] + [z3.RealVal(str(b))])
+             for row, b in zip(layer.W, layer.b, strict=True)]
+        relu = ell < len(t.layers) or t.output_relu
+        h = [z3.If(v > 0, v, 0) for v in z] if relu else z
+    return h
+
+
 def z3_verdict(t1: DeepNetwork, t2: DeepNetwork) -> str:
     """"equal" or "different": ∃x ρ(θ1)(x) ≠ ρ(θ2)(x) over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
-
-    def realize(t: DeepNetwork) -> list:
-        h = xs
-        for ell, layer in enumerate(t.layers, 1):
-            z = [z3.Sum([z3.RealVal(str(w)) * v for w, v in zip(row, h, strict=True)] + [z3.RealVal(str(b))])
-                 for row, b in zip(layer.W, layer.b, strict=True)]
-            relu = ell < len(t.layers) or t.output_relu
-            h = [z3.If(v > 0, v, 0) for v in z] if relu else z
-        return h
-
     solver = z3.Solver()
     solver.set("timeout", 60_000)
-    solver.add(z3.Or([a != b for a, b in zip(realize(t1), realize(t2), strict=True)]))
+    solver.add(z3.Or([a != b for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs), strict=True)]))
     result = solver.check()
     assert result != z3.unknown, "z3 timed out"
     return "equal" if result == z3.unsat else "different"

@@ -21,7 +21,7 @@ from certsym.core.deep import DeepNetwork
 from certsym.decide.deep_distance import deep_distance
 from certsym.numbers import QQ
 from certsym_check import check
-from tests.decide.test_deep import deep_nets, disguised
+from tests.decide.test_deep import deep_nets, disguised, z3_outputs
 
 z3 = pytest.importorskip("z3")
 RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "0" * 64))
@@ -32,21 +32,13 @@ BOXES = st.sampled_from([(fmpq(0), fmpq(1)), (fmpq(-1), fmpq(1)), (fmpq(-2), fmp
 def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: fmpq) -> bool:
     """∃x in the box with |f1(x)_j − f2(x)_j| > bound for some j, over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
-
-    def realize(t: DeepNetwork) -> list:
-        h = xs
-        for ell, layer in enumerate(t.layers, 1):
-            z = [z3.Sum([z3.RealVal(str(w)) * v for w, v in zip(row, h, strict=True)] + [z3.RealVal(str(b))])
-                 for row, b in zip(layer.W, layer.b, strict=True)]
-            h = [z3.If(v > 0, v, 0) for v in z] if ell < len(t.layers) or t.output_relu else z
-        return h
-
     solver = z3.Solver()
     solver.set("timeout", 60_000)
     for x, (lo, hi) in zip(xs, box, strict=True):
         solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
     U = z3.RealVal(str(bound))
-    solver.add(z3.Or([z3.Or(a - b > U, b - a > U) for a, b in zip(realize(t1), realize(t2), strict=True)]))
+    solver.add(z3.Or([z3.Or(a - b > U, b - a > U) for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs),
+                                                                   strict=True)]))
     result = solver.check()
     assert result != z3.unknown, "z3 timed out"
     return result == z3.sat

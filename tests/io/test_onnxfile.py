@@ -291,14 +291,11 @@ def chain_forward(layers: list, x: np.ndarray, output_relu: bool) -> np.ndarray:
 def test_torch_export_of_a_deep_chain(tmp_path: Path, hidden: tuple[int, ...], output_relu: bool) -> None:
     import torch  # the TorchScript exporter (dynamo=False) of torch < 2.14 needs only onnx, which the test extra holds
 
-    torch.manual_seed(len(hidden))
+    from tests.helpers import export_onnx, torch_chain
+
     widths = [3, *hidden, 2]
-    mods: list = []
-    for i in range(len(widths) - 1):
-        mods += [torch.nn.Linear(widths[i], widths[i + 1]), torch.nn.ReLU()]
-    net = torch.nn.Sequential(*(mods if output_relu else mods[:-1]))
-    path = tmp_path / "deep.onnx"
-    torch.onnx.export(net, (torch.zeros(1, 3),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    net = torch_chain(widths, output_relu, len(hidden))
+    path = export_onnx(net, tmp_path / "deep.onnx", 3)
     chain = read_onnx_chain(path)
     assert chain.output_relu is output_relu and chain.external == []
     assert [W.shape for W, _ in chain.layers] == [(widths[i + 1], widths[i]) for i in range(len(widths) - 1)]

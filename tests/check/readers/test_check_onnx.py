@@ -580,20 +580,11 @@ def test_external_data_refused(tmp_path: Path) -> None:
 def test_deep_chains_agree_with_the_producer_and_onnxruntime(tmp_path: Path, hidden: tuple, output_relu: bool) -> None:
     """A torch export of Linear → ReLU → … → Linear (→ ReLU): the checker reads the same layers and final Relu as
     the producer, and their exact forward pass is onnxruntime's output up to float32 rounding."""
-    import torch  # the TorchScript exporter (dynamo=False) needs only onnx, which the test extra holds
-
     from certsym.io.onnxfile import read_onnx_chain
+    from tests.helpers import export_onnx, torch_chain
 
-    torch.manual_seed(7)
     widths = [3, *hidden, 2]
-    mods: list = []
-    for i in range(len(widths) - 1):
-        mods += [torch.nn.Linear(widths[i], widths[i + 1]), torch.nn.ReLU()]
-    net = torch.nn.Sequential(*(mods if output_relu else mods[:-1]))
-    path = tmp_path / "deep.onnx"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(net, (torch.zeros(1, 3),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
+    path = export_onnx(torch_chain(widths, output_relu, 7), tmp_path / "deep.onnx", 3)
     chain = read_onnx(path.read_bytes())
     ours = read_onnx_chain(path)
     assert chain.output_relu is ours.output_relu is output_relu and chain.names == ours.names
