@@ -91,7 +91,7 @@ def test_layout_errors(tmp_path: Path, capfd) -> None:
     W1, b1, W2, b2 = _mlp()
     np.savez(tmp_path / "deep.npz", **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)), **{"4.weight": W2})
     assert "3 linear layers" in _error(capfd, ["stabilizer", str(tmp_path / "deep.npz")])
-    assert "layer 3 (4.weight) has shape (2, 5)" in _error(capfd, ["eval", str(tmp_path / "deep.npz"), "--at", "1,2,3"])
+    assert "layer 3 (4.weight) has shape" in _error(capfd, ["eval", str(tmp_path / "deep.npz"), "--at", "1,2,3"])
     np.savez(tmp_path / "nobias.npz", **{"0.weight": W1, "2.bias": b2})
     assert "missing 2.weight" in _error(capfd, ["eval", str(tmp_path / "nobias.npz"), "--at", "1,2,3"])
     _save(tmp_path / "shape.npz", (W1, b1, W2[:, :4], b2))
