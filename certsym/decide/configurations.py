@@ -130,11 +130,38 @@ def _subsets(planes: list[Plane]):
             yield T, (len(D) - size) // 2, D
 
 
+def _spanning(theta: Network, planes: list[Plane], budget: int):
+    """A configuration that holds whatever the choices: a T whose normals span R^m reduces every X' to 0 modulo
+    span{u_H : H ∈ T}, and rank 0 ≤ g. Found by one rank per T of at least m hyperplanes (tried before any
+    enumeration of the 2^(p − |T|) choices); (T, mask, X' = 0) with a mask that is not θ's own, or None. Cost: at
+    most ``budget`` ranks of |T| × m matrices."""
+    F, m, k = theta.field, theta.m, theta.k
+    tried = 0
+    for T, _, D in _subsets(planes):
+        if len(T) < m:
+            continue
+        tried += 1
+        if tried > budget:
+            return None
+        if len(independent_rows(F, [list(planes[h].key[:m]) for h in T])) < m:
+            continue
+        S = [h for h in range(len(planes)) if h not in T]
+        own = _own_mask(planes, S) if T == D else None
+        mask = next((x for x in range(min(2, 1 << len(S))) if x != own), None)
+        if mask is not None:
+            return T, mask, [[F.zero] * m for _ in range(k)]
+    return None
+
+
 def search(theta: Network, planes: list[Plane], budget: int):
     """Condition (b): the first configuration (T, mask, X') that holds, or None with the refuting minors.
-    Returns (found, minors, exhausted); ``exhausted`` is False when the budget ran out first. Cost: see the
-    module docstring, at most ``budget`` configurations."""
+    Returns (found, minors, exhausted); ``exhausted`` is False when the budget ran out first. A T whose normals
+    span R^m is tried first (``_spanning``: with m = 1 any single hyperplane, so one antiparallel pair is settled
+    at once). Cost: see the module docstring, at most ``budget`` configurations."""
     F, m, k = theta.field, theta.m, theta.k
+    found = _spanning(theta, planes, budget)
+    if found is not None:
+        return found, [], True
     minors: list[list[tuple[list[int], list[int]]]] = []
     visited = 0
     for T, g, D in _subsets(planes):

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 from fractions import Fraction
 
 import sympy
@@ -19,6 +20,8 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from certsym.certify import InputRecord, identifiability_certificate
+from certsym.core.linalg import independent_rows
 from certsym.core.network import Network, Neuron
 from certsym.decide.configurations import (
     configuration_count,
@@ -29,7 +32,9 @@ from certsym.decide.configurations import (
     resplit,
     search,
 )
+from certsym.decide.identifiability import decide_identifiable
 from certsym.numbers import QQ
+from certsym_check import check_certificate
 
 EPS = fmpq(1, 1000)
 
@@ -178,15 +183,19 @@ def test_complete_search_refutes_every_configuration() -> None:
 @settings(max_examples=50, deadline=None)
 @given(settings_networks(max_planes=4, max_doubled=2))
 def test_search_agrees_with_holding_and_counts(theta: Network) -> None:
-    """search's first configuration is holding's first, or (none holds) it refuted configuration_count(p, d)
-    configurations; a small budget stops it without claiming completeness."""
+    """search's configuration is one that holding enumerates (its first, unless a T whose normals span R^m settles
+    it before any enumeration), or (none holds) it refuted configuration_count(p, d) configurations; a small budget
+    stops it without claiming completeness."""
     planes = hyperplanes(theta)
     d = sum(pl.doubled for pl in planes)
     found, minors, exhausted = search(theta, planes, 10**6)
-    first = next(holding(theta, planes), None)
+    held = [(T, mask) for T, mask, _ in holding(theta, planes)]
     assert exhausted
-    assert (found is None) == (first is None)
-    assert found is None or (found[0], found[1]) == (first[0], first[1])
+    assert (found is None) == (not held)
+    assert found is None or (found[0], found[1]) in held
+    spans = found is not None and len(independent_rows(theta.field, [list(planes[h].key[:theta.m])
+                                                                    for h in found[0]])) == theta.m
+    assert found is None or spans or (found[0], found[1]) == held[0]
     assert found is not None or sum(len(layer) for layer in minors) == configuration_count(len(planes), d)
     total = configuration_count(len(planes), d)
     partial = search(theta, planes, 1)
@@ -256,3 +265,27 @@ def test_resplit_on_two_doubled_points_of_the_line() -> None:
     other = resplit(theta, planes, dependency)
     assert _same_function(theta, other)
     assert other != theta
+
+
+def test_one_antiparallel_pair_with_m_1_is_settled_before_any_enumeration() -> None:
+    """m = 1, 26 neurons on 25 hyperplanes, one of them doubled, output weights 3^i (so no choice of the 2^24
+    on the other hyperplanes cancels): any single hyperplane spans R^1, so a configuration holds at once; the
+    counterexample θ' is in the fibre (exact evaluation on a grid through every kink) and outside the orbit."""
+    n = 26
+    A = [[fmpq(x)] for x in [1, -2, 3, 5, -7, 2, 1, -3, 5, 7, -1, 2, 3, -5, 7, 1, -2, 3, 5, -7, 2, 1, -3, 5, 7]]
+    b = [fmpq(3 * i + 1) for i in range(n - 1)]
+    A.append([-A[0][0]])
+    b.append(-b[0])
+    theta = Network.build([[fmpq(3**i) for i in range(n)]], A, b, [fmpq(0)], QQ, 1)
+    planes = hyperplanes(theta)
+    assert sum(pl.doubled for pl in planes) == 1 and len(planes) == n - 1
+    found, minors, exhausted = search(theta, planes, 1)  # one rank, no enumeration of the 2^24 choices
+    assert found is not None and exhausted and minors == []
+    verdict = decide_identifiable(theta)
+    assert not verdict.identifiable
+    other = verdict.counterexample
+    kinks = sorted({-x / a[0] for a, x in zip(A, b, strict=True)})
+    grid = [k + fmpq(s, 2) for k in kinks for s in (-1, 0, 1)]
+    assert all(theta.evaluate([t]) == other.evaluate([t]) for t in grid)
+    report = check_certificate(json.loads(json.dumps(identifiability_certificate(verdict, InputRecord("t", "0" * 64)))))
+    assert report.valid, report.reason  # the checker also confirms θ' lies outside the orbit
