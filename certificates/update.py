@@ -1,6 +1,6 @@
 """Refresh the committed certificates: ``python certificates/update.py``.
 
-Runs ``certsym reproduce --quick`` into a temporary folder and copies a fixed, small selection of the
+Runs ``certsym reproduce`` (the representative run) into a temporary folder and copies a fixed, small selection of the
 certificates it wrote (every MATH.md example, and three seeded instances per statement; no grid sweeps) into
 certificates/<statement>/; and writes certificates/deep/ (MATH.md Part III: verdicts and distance bounds) from
 the small networks below.
@@ -57,7 +57,7 @@ def deep_certificates() -> None:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "certsym", "reproduce", "--quick", "--out", tmp], check=True,
+        subprocess.run([sys.executable, "-m", "certsym", "reproduce", "--out", tmp], check=True,
                        stdout=subprocess.DEVNULL)
         for folder in sorted((Path(tmp) / "certificates").iterdir()):
             target = HERE / folder.name

@@ -134,6 +134,9 @@ class Context:
         row.failures.append(f"{instance}: refused ({reason})")
 
 
+REPLAY_SECONDS = (20, 80)  # replaying every certificate written and writing the report: representative, --full
+
+
 def statement_modules() -> list:
     """The statement modules, in the order ``certsym reproduce`` runs them."""
     from certsym.reproduce import (  # the statement modules import this package: not at the top

@@ -25,6 +25,8 @@ from certsym.reproduce.worked_examples import load_pair
 
 STATEMENT = "Corollary 9 (non-identifiability; converse fails)"
 SLUG = "cor9_non_identifiability"
+SECONDS = (1, 1)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def _compare(ctx: Context, name: str, verdict) -> None:

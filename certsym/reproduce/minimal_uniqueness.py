@@ -24,6 +24,8 @@ from certsym.reproduce.oracle import orbit_key, same_function
 
 STATEMENT = "Minimal form unique up to H_n (moves 1-3 confluent)"
 SLUG = "minimal_form_uniqueness"
+SECONDS = (1, 2)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def _positive_ratio(r: tuple, s: tuple):

@@ -25,6 +25,8 @@ from certsym.reproduce.worked_examples import load_pair
 
 STATEMENT = "Proposition 14 (affine networks)"
 SLUG = "prop14_affine"
+SECONDS = (1, 2)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def _affine_network(rng: random.Random, F, root) -> Network:

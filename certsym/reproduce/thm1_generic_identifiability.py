@@ -39,6 +39,8 @@ from certsym.reproduce.worked_examples import load_pair
 
 STATEMENT = "Theorem 1 (identifiability)"
 SLUG = "thm1_generic_identifiability"
+SECONDS = (1, 15)  # about this long on a 2-core machine: the representative run, --full
+
 EXAMPLES = ("E1", "E2", "E3a", "E3b", "E4", "E5", "E6")
 BRUTE_FORCE = "MATH.md decision by brute force (sympy)"
 GRIDS = ((1, 2, 1), (1, 2, 2), (2, 2, 1), (1, 3, 1))

@@ -24,6 +24,8 @@ from certsym.reproduce.worked_examples import load_pair
 
 STATEMENT = "Theorem 2 (stabilizers)"
 SLUG = "thm2_stabilizer"
+SECONDS = (1, 10)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def _brute_force_order(theta: Network, rows_only: bool = False) -> int:

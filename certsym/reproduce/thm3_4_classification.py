@@ -27,6 +27,8 @@ from certsym.reproduce.worked_examples import load_pair
 
 STATEMENT = "Theorems 3/4 (classification)"
 SLUG = "thm3_4_classification"
+SECONDS = (1, 6)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def _z3():

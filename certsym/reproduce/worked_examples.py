@@ -31,6 +31,8 @@ from certsym.reproduce.oracle import same_function, same_function_m1
 
 STATEMENT = "MATH.md worked examples"
 SLUG = "worked_examples"
+SECONDS = (1, 1)  # about this long on a 2-core machine: the representative run, --full
+
 
 
 def load_pair(name: str) -> tuple[Network, Network]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 from collections import defaultdict
 from itertools import product
+from pathlib import Path
 
 import pytest
 from flint import fmpq
@@ -43,13 +46,20 @@ def all_networks(n: int, values: tuple[int, ...] = (-1, 0, 1)) -> list[Network]:
 # --------------------------------------------------------------------------------------------
 
 
-def test_reproduce_quick_writes_report_and_certificates(
-    tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("COLUMNS", "300")  # rich wraps table cells to the terminal width
-    out = tmp_path / "report"
-    assert main(["reproduce", "--quick", "--out", str(out)]) == 0
-    text = capsys.readouterr().out
+@pytest.fixture(scope="module")
+def representative(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict, str]:
+    """One run of ``certsym reproduce --json`` (the default, representative run) shared by the tests below: the
+    output folder, the JSON document on stdout and the progress lines and table on stderr."""
+    out = tmp_path_factory.mktemp("reproduce") / "report"
+    stdout, stderr = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+        code = main(["reproduce", "--json", "--out", str(out)])
+    assert code == 0, stderr.getvalue()[-2000:]
+    return out, json.loads(stdout.getvalue()), stderr.getvalue()
+
+
+def test_reproduce_writes_report_and_certificates(representative) -> None:
+    out, _, text = representative
     assert "FAILED" not in text and "reproduced" in text
     for module in statement_modules():
         assert module.STATEMENT in text
@@ -63,10 +73,21 @@ def test_reproduce_quick_writes_report_and_certificates(
     assert all(check_certificate(json.loads(p.read_text())).valid for p in certs[::7])
 
 
-def test_reproduce_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["reproduce", "--quick", "--json", "--out", str(tmp_path)]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data["reproduced"] is True
+def test_reproduce_prints_progress_with_estimates_and_a_whole_table(representative) -> None:
+    _, _, text = representative
+    lines = text.splitlines()
+    count = len(statement_modules())
+    assert lines[0].startswith(f"reproduce: {count} statements, the representative run (about ")
+    for number, module in enumerate(statement_modules(), 1):
+        assert f"reproduce: [{number}/{count}] {module.STATEMENT} (about " in text
+    assert any(line.startswith("reproduce: done in ") for line in lines)
+    table = [line for line in lines if "reproduced" in line and "│" in line]
+    assert len(table) == count and max(map(len, table)) > 80  # not cut at 80 columns in a log
+
+
+def test_reproduce_json(representative) -> None:
+    _, data, _ = representative
+    assert data["reproduced"] is True and data["mode"] == "representative"
     assert {row["statement"] for row in data["rows"]} == {m.STATEMENT for m in statement_modules()}
     assert all(row["agreeing"] == row["instances"] > 0 and row["checked"] == row["certificates"]
                for row in data["rows"])
@@ -80,6 +101,11 @@ def test_reproduce_json(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
             assert independent[module.STATEMENT] > 0, module.STATEMENT
         else:  # the landscape statements are checked by self-consistency and certificates, with no outside oracle
             assert independent[module.STATEMENT] == 0, module.STATEMENT
+
+
+def test_full_and_quick_are_exclusive(capfd) -> None:
+    assert main(["reproduce", "--full", "--quick"]) == 2
+    assert "not allowed with" in capfd.readouterr().err
 
 
 def test_disagreements_and_refusals_are_counted() -> None:
