@@ -59,8 +59,6 @@ from certsym.io import (
 )
 from certsym.io.models import Selection, is_model_file, parse_keys, reading
 from certsym.numbers import DEFAULT_MAX_DIGITS
-from certsym.reproduce import REPLAY_SECONDS, Context, run_module, statement_modules
-from certsym.reproduce.report import write_report
 from certsym_check import check_certificate
 
 _VALUE_OPTIONS = {"--at"}
@@ -641,6 +639,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """Every statement on concrete instances (certsym.reproduce): the representative run by default, everything
     with --full. A progress line per statement on stderr, with an estimate, then the summary table (on stderr with
     --json, whose stdout is the JSON document)."""
+    # start-up time: the statements, their oracles and the report (sympy, matplotlib) only for this command
+    from certsym.reproduce import REPLAY_SECONDS, Context, run_module, statement_modules
+    from certsym.reproduce.report import write_report
+
     out = Path(args.out)
     certs = out / "certificates"
 

@@ -10,13 +10,12 @@ Public surface:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
-import sympy
 from flint import fmpq
 
 from certsym.numbers.algebraic import NFElement, NumberField
-from certsym.numbers.expr import common_field, parse_expression, parse_number, parse_number_atoms
 from certsym.numbers.field import Field, Scalar
 from certsym.numbers.rational import (
     DEFAULT_MAX_DIGITS,
@@ -26,6 +25,9 @@ from certsym.numbers.rational import (
     rational_from_arb,
     rational_from_float,
 )
+
+if TYPE_CHECKING:
+    import sympy
 
 __all__ = [
     "DEFAULT_MAX_DIGITS",
@@ -46,7 +48,41 @@ __all__ = [
 ]
 
 
-def to_field(values: Sequence[fmpq | sympy.Expr]) -> tuple[Field, list[Scalar]]:
+# The readers of expressions (radicals, roots) build sympy expressions; a rational numeral needs none of that, so
+# sympy (a third of a second to import) is imported the first time an irrational number is read.
+
+
+def parse_number_atoms(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> tuple[Any, dict]:
+    """A number (an ``fmpq``, or a sympy expression for a real algebraic irrational) and the radicals and roots
+    written in it (``certsym.numbers.expr``). Cost: linear in the text for a rational numeral."""
+    q = parse_rational(text, max_digits)
+    if q is not None:
+        return q, {}
+    from certsym.numbers import expr  # start-up time: sympy only for numbers that are not rational numerals
+
+    return expr.parse_number_atoms(text, max_digits)
+
+
+def parse_number(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Any:
+    """``parse_number_atoms`` without the atoms."""
+    return parse_number_atoms(text, max_digits)[0]
+
+
+def parse_expression(text: str, max_digits: int = DEFAULT_MAX_DIGITS) -> sympy.Expr:
+    """The sympy expression of a whitelisted arithmetic text (``certsym.numbers.expr``)."""
+    from certsym.numbers import expr  # start-up time: sympy only when an expression is read
+
+    return expr.parse_expression(text, max_digits)
+
+
+def common_field(exprs: Iterable[sympy.Expr]) -> tuple[NumberField, dict]:
+    """One real number field holding every expression (``certsym.numbers.expr.common_field``)."""
+    from certsym.numbers import expr  # start-up time: sympy only for irrational numbers
+
+    return expr.common_field(exprs)
+
+
+def to_field(values: Sequence[Any]) -> tuple[Field, list[Scalar]]:
     """Q if every value is rational; else the common number field of all irrational values.
 
     Cost: O(len(values)) for rational input; otherwise one primitive-element computation.

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from functools import total_ordering
 
-import sympy
 from flint import arb, ctx, fmpq, fmpq_poly, fmpz
 
 from certsym.errors import InputError
@@ -48,6 +47,8 @@ class NumberField(Field):
         lo, hi = fmpq(lo), fmpq(hi)
         if lo > hi:
             raise InputError("isolating interval has lo > hi")
+        import sympy  # start-up time: sympy is imported only where a number field is built or printed
+
         x = sympy.Symbol("x")
         poly = sympy.Poly([sympy.Rational(int(c.p), int(c.q)) for c in reversed(minpoly.coeffs())], x)
         count = poly.count_roots(sympy.Rational(int(lo.p), int(lo.q)), sympy.Rational(int(hi.p), int(hi.q)))
@@ -120,6 +121,8 @@ class NumberField(Field):
         x = self(x)
         if x.poly.degree() <= 0:
             return str(self.to_rational(x))
+        import sympy  # start-up time: sympy is imported only where a number field is built or printed
+
         from certsym.numbers.expr import parse_expression  # the safe reader, no eval; expr imports this module
 
         alpha = parse_expression(self.expr)
