@@ -14,7 +14,7 @@ from certsym.certify.deep import deep_certificate
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import DeepDistance, deep_distance
-from certsym.decide.dyadic import DyadicNetwork, decide, witness
+from certsym.decide.dyadic import decide, witness
 from certsym.decide.equivalence import decide as decide_general
 from certsym.errors import InputError
 from certsym.io.sources import Model, load, read_pair
@@ -113,7 +113,7 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
     if A.is_deep or B.is_deep:
         return deep_equivalent(A, B, readings)
     if path == "auto" and A.arrays is not None and B.arrays is not None:
-        nets = (DyadicNetwork.from_arrays(*A.arrays), DyadicNetwork.from_arrays(*B.arrays))
+        nets = (A.dyadic(), B.dyadic())
         if None not in nets and (nets[0].m, nets[0].k) == (nets[1].m, nets[1].k):
             verdict = decide(*nets)
             small = not reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT

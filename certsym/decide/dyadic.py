@@ -180,8 +180,17 @@ class FastReduction:
 
 
 def reduce(net: DyadicNetwork) -> FastReduction:
-    """Moves 1–3 of MATH.md exactly as ``reduction.reduce`` records them (same steps, same order).
-    Cost O(n(m + k)) vectorized plus O(#merges · k) rational operations."""
+    """Moves 1–3 of MATH.md exactly as ``reduction.reduce`` records them (same steps, same order), computed once
+    per network (an audit decides every member of a class against one representative; nothing mutates a
+    FastReduction once built). Cost O(n(m + k)) vectorized plus O(#merges · k) rational operations."""
+    cached = net.__dict__.get("_reduction")
+    if cached is None:
+        cached = _reduce(net)
+        object.__setattr__(net, "_reduction", cached)  # a cache beside the frozen fields
+    return cached
+
+
+def _reduce(net: DyadicNetwork) -> FastReduction:
     zero_v = ~(net.M != 0).any(axis=0)
     zero_a = ~(net.A != 0).any(axis=1)
     steps: list[Step] = []

@@ -17,6 +17,7 @@ import numpy as np
 from certsym.certify.envelope import InputRecord
 from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
+from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
 from certsym.io.models import Selection, chain_choice, default_choice, exact, is_model_file, parse_keys, read_layers
 from certsym.io.models import reading as reading_of
@@ -38,6 +39,14 @@ class Model:
     layers: list | None = None  # a deep source: the arrays [(W_1, b_1), …] (``arrays`` is None then)
     output_relu: bool = False
     _deep: DeepNetwork | None = field(default=None, repr=False)
+    _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
+
+    def dyadic(self) -> DyadicNetwork | None:
+        """The fast path's network of the four arrays (None when an entry is not float16/bfloat16/float32-exact,
+        or the source has no arrays), built once. Cost O(n(m + k)) the first time."""
+        if self._dyadic is False:
+            self._dyadic = DyadicNetwork.from_arrays(*self.arrays) if self.arrays is not None else None
+        return self._dyadic
 
     @property
     def is_deep(self) -> bool:
