@@ -46,9 +46,9 @@ def _files(folder: Path) -> dict[str, list[str]]:
 def _run(tree: Path, argv: list[str], timeout: float) -> float:
     env = dict(os.environ, PYTHONPATH=str(tree))
     start = time.perf_counter()
-    try:
+    try:  # run outside both trees: the working directory comes first on sys.path and would shadow PYTHONPATH
         subprocess.run([sys.executable, "-m", "certsym", *argv], env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=timeout)
+                       stderr=subprocess.DEVNULL, timeout=timeout, cwd=tempfile.gettempdir())
     except subprocess.TimeoutExpired:
         return float("inf")
     return time.perf_counter() - start
@@ -57,7 +57,7 @@ def _run(tree: Path, argv: list[str], timeout: float) -> float:
 def _imports_sympy(tree: Path, argv: list[str]) -> bool:
     env = dict(os.environ, PYTHONPATH=str(tree))
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "certsym", *argv], env=env,
-                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
     return any(line.rstrip().endswith(" sympy") for line in done.stderr.splitlines())
 
 
