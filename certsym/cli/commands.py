@@ -281,6 +281,15 @@ def _box(spec: str | None, m: int):
     return parse_box(spec, m)
 
 
+def _bounds_json(d, box, spec: str | None, readings: list[tuple[str, str]]) -> dict:
+    """The fields of ``distance --json`` that every distance has: [L, U] exactly and as floats, the box, the
+    witness and the readings."""
+    return {"lower": str(d.lower), "upper": str(d.upper), "lower_float": float(d.lower),
+            "upper_float": float(d.upper), "ratio": d.ratio, "box": [[str(a), str(b)] for a, b in box],
+            "default_box": spec is None, "equivalent": d.equivalence is not None,
+            "witness": [str(x) for x in d.witness], "readings": dict(readings)}
+
+
 def _print_readings(readings: list[tuple[str, str]]) -> None:
     for name, text in readings:
         print(f"  {name}: {text}")
@@ -299,12 +308,9 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
     if args.json:
-        emit_json({"lower": str(d.lower), "upper": str(d.upper), "lower_float": float(d.lower),
-                    "upper_float": float(d.upper), "ratio": d.ratio, "box": [[str(a), str(b)] for a, b in d.box],
-                    "default_box": spec is None, "deep": True, "equivalent": d.equivalence is not None,
-                    "aligned": d.alignment is not None,
-                    "upper_plain": str(d.plain), "upper_aligned": None if d.aligned is None else str(d.aligned),
-                    "witness": [str(x) for x in d.witness], "readings": dict(readings)})
+        emit_json(_bounds_json(d, d.box, spec, readings) | {
+            "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
+            "upper_aligned": None if d.aligned is None else str(d.aligned)})
         return EXIT_OK
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
@@ -342,11 +348,8 @@ def cmd_distance(args: argparse.Namespace) -> int:
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
     if args.json:
-        emit_json({"lower": str(d.lower), "upper": str(d.upper), "lower_float": float(d.lower),
-                    "upper_float": float(d.upper), "ratio": d.ratio, "box": [[str(a), str(b)] for a, b in box],
-                    "default_box": spec is None, "equivalent": d.equivalence is not None, "pairs": len(d.pairs),
-                    "stable_terms": d.stable, "unstable_terms": d.unstable, "witness": [str(x) for x in d.witness],
-                    "readings": dict(readings)})
+        emit_json(_bounds_json(d, box, spec, readings) | {
+            "pairs": len(d.pairs), "stable_terms": d.stable, "unstable_terms": d.unstable})
         return EXIT_OK
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
