@@ -21,6 +21,7 @@ operations.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -446,15 +447,32 @@ def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[li
     return [base] + [[y + (sign * eps if q == p else 0) for q, y in enumerate(base)] for sign in (1, -1)]
 
 
+_SCALE = 149  # every float32 is an integer times 2^-149 (the smallest subnormal)
+
+
+def _scaled(values: np.ndarray) -> list[int]:
+    """The float32 entries v as the exact integers v · 2^149: frexp gives v = F · 2^(e − 24) with |F| < 2^24 (for a
+    subnormal e − 24 + 149 < 0, and F is then divisible by the power of two that shift removes)."""
+    mantissa, exponent = np.frexp(values.astype(np.float64))
+    F = (mantissa * float(1 << 24)).astype(np.int64).tolist()
+    return [f << s if s >= 0 else f >> -s
+            for f, s in zip(F, (exponent.astype(np.int64) - 24 + _SCALE).tolist(), strict=True)]
+
+
 def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
-    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x. Cost O(n (s + k)) exact operations."""
-    z = [exact_float(b) for b in t.b.tolist()]
-    for q, y in enumerate(x):
-        if y != 0:
-            z = [zi + exact_float(a) * y for zi, a in zip(z, t.A[:, q].tolist(), strict=True)]
-    active = [i for i, zi in enumerate(z) if zi > 0]
+    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x, in integers: with x = P / D (D > 0) and every
+    weight w = W / 2^149, z_i · D · 2^149 = B_i D + Σ_q A_iq P_q and ρ_j · D · 2^298 = C_j D 2^149 +
+    Σ_{z_i > 0} M_ji Z_i. Cost O(n (s + k)) integer operations for s nonzero coordinates."""
+    D = math.lcm(1, *(int(y.q) for y in x if y != 0))
+    nonzero = [(q, int(y.p) * (D // int(y.q))) for q, y in enumerate(x) if y != 0]
+    Z = [b * D for b in _scaled(t.b)]
+    for q, P in nonzero:
+        Z = [z + a * P for z, a in zip(Z, _scaled(t.A[:, q]), strict=True)]
+    active = [i for i, z in enumerate(Z) if z > 0]
+    Za = [Z[i] for i in active]
     out = []
-    for j, c in enumerate(t.c.tolist()):
-        row = t.M[j, active].tolist()
-        out.append(exact_float(c) + sum((exact_float(v) * z[i] for v, i in zip(row, active, strict=True)), fmpq(0)))
+    den = D << (2 * _SCALE)
+    for j, c in enumerate(_scaled(t.c)):
+        total = c * (D << _SCALE) + sum(m * z for m, z in zip(_scaled(t.M[j, active]), Za, strict=True))
+        out.append(fmpq(total, den))
     return out

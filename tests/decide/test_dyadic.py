@@ -196,3 +196,28 @@ def test_referenced_not_equivalent_certificate(tmp_path, capsys) -> None:
     doc["proof"]["values"][0][0] = doc["proof"]["values"][1][0]
     assert not check_certificate(doc, [a.read_bytes(), c.read_bytes()]).valid
     capsys.readouterr()
+
+
+FLOAT32_BITS = st.integers(0, 2**32 - 1).filter(lambda u: (u >> 23) & 0xFF != 0xFF)  # finite float32 patterns
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_integer_evaluation_is_the_exact_one(data) -> None:
+    """``_evaluate`` (integers over 2^149 and the point's common denominator) equals the general path's exact
+    evaluation, over every finite float32 (subnormals, zeros, the largest) and rational points with few nonzero
+    coordinates."""
+    from flint import fmpq
+
+    from certsym.decide.dyadic import _evaluate
+
+    m, n, k = data.draw(st.integers(1, 4)), data.draw(st.integers(0, 5)), data.draw(st.integers(1, 3))
+
+    def arr(*shape: int) -> np.ndarray:
+        bits = data.draw(st.lists(FLOAT32_BITS, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+        return np.array(bits, dtype=np.uint32).view(np.float32).reshape(shape)
+
+    t = DyadicNetwork(arr(n, m), arr(n), arr(k, n), arr(k))
+    x = [fmpq(data.draw(st.integers(-10**6, 10**6)), data.draw(st.integers(1, 10**6)))
+         if data.draw(st.booleans()) else fmpq(0) for _ in range(m)]
+    assert _evaluate(t, x) == t.to_network().evaluate(x)
