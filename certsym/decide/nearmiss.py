@@ -50,6 +50,14 @@ def _normalized(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray) -> tuple[np.ndar
     return rows / lead[:, None].astype(rows.dtype), W2[:, live].T.astype(np.float64) * lead[:, None], live
 
 
+def _keys(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """One opaque key per neuron, the bytes of its normalized row and of its scaled output weights, as one void
+    scalar each: sorting them (``np.isin``) matches exact partners without a Python object per row."""
+    both = np.concatenate([np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), rows.shape[1] * rows.itemsize),
+                           np.ascontiguousarray(v).view(np.uint8).reshape(len(v), v.shape[1] * v.itemsize)], axis=1)
+    return np.ascontiguousarray(both).view(np.dtype((np.void, both.shape[1]))).ravel()
+
+
 def near_miss(arrays1: list, arrays2: list) -> NearMiss:
     """The summary for two networks of float arrays (W1, b1, W2, b2). Never decides anything."""
     W1, b1, W2, _ = (np.asarray(a) for a in arrays1)
@@ -57,10 +65,7 @@ def near_miss(arrays1: list, arrays2: list) -> NearMiss:
     dtype = np.result_type(W1.dtype, V1.dtype)
     r1, v1, live1 = _normalized(W1.astype(dtype), b1.astype(dtype), W2)
     r2, v2, live2 = _normalized(V1.astype(dtype), c1.astype(dtype), V2)
-    keys = {}
-    for j in range(len(live2)):
-        keys.setdefault(r2[j].tobytes() + v2[j].tobytes(), j)
-    lonely = [i for i in range(len(live1)) if r1[i].tobytes() + v1[i].tobytes() not in keys]
+    lonely = np.flatnonzero(~np.isin(_keys(r1, v1), _keys(r2, v2))).tolist()
     worst = []
     if lonely and len(live2):
         a, b = r1[lonely].astype(np.float64), r2.astype(np.float64)
