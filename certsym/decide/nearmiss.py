@@ -40,22 +40,57 @@ class NearMiss:
                             self.worst]}
 
 
+_CHUNK = 4096  # rows per block: the temporaries stay a few tens of MB (fresh pages cost more than the arithmetic)
+
+
 def _normalized(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Live neurons' rows divided by |first nonzero input weight| (in the file's type), their output weights
-    multiplied by it (binary64, exact), and their indices."""
-    rows = np.hstack([W1, b1[:, None]])
+    multiplied by it (binary64, exact), and their indices. One output array, filled in blocks."""
     live = np.flatnonzero(W1.any(axis=1) & W2.any(axis=0))
-    rows = rows[live]
-    lead = np.abs(rows[np.arange(len(live)), np.argmax(rows[:, :-1] != 0, axis=1)])
-    return rows / lead[:, None].astype(rows.dtype), W2[:, live].T.astype(np.float64) * lead[:, None], live
+    rows = np.empty((len(live), W1.shape[1] + 1), dtype=W1.dtype)
+    lead = np.empty(len(live), dtype=W1.dtype)
+    for s in range(0, len(live), _CHUNK):
+        idx = live[s:s + _CHUNK]
+        block = W1[idx]
+        lead[s:s + _CHUNK] = np.abs(block[np.arange(len(idx)), np.argmax(block != 0, axis=1)])
+        rows[s:s + _CHUNK, :-1] = block / lead[s:s + _CHUNK, None]
+        rows[s:s + _CHUNK, -1] = b1[idx] / lead[s:s + _CHUNK]
+    return rows, W2[:, live].T.astype(np.float64) * lead[:, None], live
 
 
-def _keys(rows: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """One opaque key per neuron, the bytes of its normalized row and of its scaled output weights, as one void
-    scalar each: sorting them (``np.isin``) matches exact partners without a Python object per row."""
-    both = np.concatenate([np.ascontiguousarray(rows).view(np.uint8).reshape(len(rows), rows.shape[1] * rows.itemsize),
-                           np.ascontiguousarray(v).view(np.uint8).reshape(len(v), v.shape[1] * v.itemsize)], axis=1)
-    return np.ascontiguousarray(both).view(np.dtype((np.void, both.shape[1]))).ravel()
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The entries' bit patterns (unsigned integers of their size), a view."""
+    return np.ascontiguousarray(a).view(f"u{a.itemsize}").reshape(a.shape)
+
+
+def _hashes(R: np.ndarray, V: np.ndarray, wr: np.ndarray, wv: np.ndarray) -> np.ndarray:
+    out = np.empty(len(R), dtype=np.uint64)
+    for s in range(0, len(R), _CHUNK):  # integer products and sums wrap modulo 2^64
+        out[s:s + _CHUNK] = R[s:s + _CHUNK].astype(np.uint64) @ wr + V[s:s + _CHUNK].astype(np.uint64) @ wv
+    return out
+
+
+def _partnered(r1: np.ndarray, v1: np.ndarray, r2: np.ndarray, v2: np.ndarray) -> np.ndarray:
+    """For each neuron of θ1, whether θ2 has a neuron with the same normalized row and scaled output weights,
+    bit for bit: rows hashed to 64 bits (odd random weights, sums modulo 2^64), looked up by sorting, and every
+    hit compared entry for entry; a neuron whose hash collides only with a different row's is reported without a
+    partner (a summary, never a verdict). Cost O((n1 + n2)(m + k)) in blocks, plus sorting the hashes."""
+    if not len(r2):
+        return np.zeros(len(r1), dtype=bool)
+    rng = np.random.default_rng(20261202)
+    wr = rng.integers(1, 2**63, size=r1.shape[1], dtype=np.uint64) | np.uint64(1)
+    wv = rng.integers(1, 2**63, size=v1.shape[1], dtype=np.uint64) | np.uint64(1)
+    R1, V1, R2, V2 = _bits(r1), _bits(v1), _bits(r2), _bits(v2)
+    h1, h2 = _hashes(R1, V1, wr, wv), _hashes(R2, V2, wr, wv)
+    order = np.argsort(h2, kind="stable")
+    j = order[np.minimum(np.searchsorted(h2[order], h1), len(order) - 1)]
+    same = h2[j] == h1
+    for s in range(0, len(r1), _CHUNK):
+        block, js = slice(s, s + _CHUNK), j[s:s + _CHUNK]
+        same[block] &= (R1[block] == R2[js]).all(axis=1) & (V1[block] == V2[js]).all(axis=1)
+    return same
 
 
 def near_miss(arrays1: list, arrays2: list) -> NearMiss:
@@ -63,16 +98,24 @@ def near_miss(arrays1: list, arrays2: list) -> NearMiss:
     W1, b1, W2, _ = (np.asarray(a) for a in arrays1)
     V1, c1, V2, _ = (np.asarray(a) for a in arrays2)
     dtype = np.result_type(W1.dtype, V1.dtype)
-    r1, v1, live1 = _normalized(W1.astype(dtype), b1.astype(dtype), W2)
-    r2, v2, live2 = _normalized(V1.astype(dtype), c1.astype(dtype), V2)
-    lonely = np.flatnonzero(~np.isin(_keys(r1, v1), _keys(r2, v2))).tolist()
+    r1, v1, live1 = _normalized(W1.astype(dtype, copy=False), b1.astype(dtype, copy=False), W2)
+    r2, v2, live2 = _normalized(V1.astype(dtype, copy=False), c1.astype(dtype, copy=False), V2)
+    lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2)).tolist()
     worst = []
     if lonely and len(live2):
-        a, b = r1[lonely].astype(np.float64), r2.astype(np.float64)
-        dist = (a * a).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * a @ b.T
-        nearest = dist.argmin(axis=1)
+        a = r1[lonely].astype(np.float64)
+        best, nearest = np.full(len(lonely), np.inf), np.zeros(len(lonely), dtype=np.int64)
+        for t in range(0, len(lonely), _CHUNK):  # squared distances, one block of each side at a time
+            ab = a[t:t + _CHUNK]
+            for s in range(0, len(r2), _CHUNK):
+                b = r2[s:s + _CHUNK].astype(np.float64)
+                dist = (ab * ab).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * ab @ b.T
+                here, at = dist.min(axis=1), dist.argmin(axis=1) + s
+                better = here < best[t:t + _CHUNK]
+                best[t:t + _CHUNK][better], nearest[t:t + _CHUNK][better] = here[better], at[better]
+        b = r2[nearest].astype(np.float64)
         spacing = np.spacing(np.abs(r1[lonely]).astype(dtype)).astype(np.float64)
-        diff = np.abs(a - b[nearest])
+        diff = np.abs(a - b)
         rel = (diff / np.maximum(np.abs(a), np.finfo(np.float64).tiny)).max(axis=1)
         ulps = (diff / spacing).max(axis=1)
         order = np.argsort(-ulps)[:3]

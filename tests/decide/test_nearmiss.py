@@ -149,3 +149,21 @@ def test_one_ulp_in_an_output_weight_is_measured() -> None:
     summary = near_miss(a, b)
     assert summary.partnered == 2 and len(summary.worst) == 1
     assert summary.worst[0][3] > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_blocks_do_not_change_the_summary(monkeypatch, seed: int) -> None:
+    """Blocks of 2 rows (every loop over several blocks, partners and nearest neurons across block borders) give
+    the summary of one block holding everything."""
+    from certsym.decide import nearmiss
+
+    rng = np.random.default_rng(seed)
+    W1 = rng.standard_normal((9, 4)).astype(np.float32)
+    b1, W2, b2 = (rng.standard_normal(s).astype(np.float32) for s in (9, (3, 9), 3))
+    perm = rng.permutation(9)
+    V1, c1, V2 = W1[perm] * np.float32(2), b1[perm] * np.float32(2), W2[:, perm] / np.float32(2)
+    V1[rng.integers(0, 9, 3), rng.integers(0, 4, 3)] += np.float32(0.5)  # up to three rows without a partner
+    whole = nearmiss.near_miss([W1, b1, W2, b2], [V1, c1, V2, b2])
+    monkeypatch.setattr(nearmiss, "_CHUNK", 2)
+    assert nearmiss.near_miss([W1, b1, W2, b2], [V1, c1, V2, b2]) == whole
+    assert whole.partnered < 9 and whole.worst
