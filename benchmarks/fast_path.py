@@ -5,7 +5,9 @@ that only loads both files with numpy and makes one pass over the weights; then 
 
 Prints one table row per size: baseline seconds, certsym seconds, their ratio, checker seconds, peak RSS.
 The second network is the first with its hidden units permuted, rescaled by powers of two (exact in
-float32) and one dead unit added, so the verdict is EQUIVALENT with n matches.
+float32) and one dead unit added, so the verdict is EQUIVALENT with n matches. A third network is the second
+with one first-layer weight moved by one ulp: its NOT EQUIVALENT verdict (witness, near-miss summary and
+certificate) is timed against the equivalent pair's, in the same run, and replayed.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ RSS = ("import resource, runpy, sys\n"
        "sys.exit(code)\n")
 
 
-def make_pair(directory: Path, n: int, m: int, k: int, seed: int = 0) -> tuple[Path, Path]:
-    """Two float32 .npz networks computing the same function (see module docstring)."""
+def make_pair(directory: Path, n: int, m: int, k: int, seed: int = 0) -> tuple[Path, Path, Path]:
+    """Two float32 .npz networks computing the same function, and the second one moved by one ulp (see the
+    module docstring)."""
     rng = np.random.default_rng(seed)
     W1 = rng.standard_normal((n, m), dtype=np.float32)
     b1 = rng.standard_normal(n, dtype=np.float32)
@@ -50,8 +53,10 @@ def make_pair(directory: Path, n: int, m: int, k: int, seed: int = 0) -> tuple[P
     W1b = np.vstack([W1[perm] * scale[:, None], rng.standard_normal((1, m), dtype=np.float32)])
     b1b = np.append(b1[perm] * scale, np.float32(0.5))
     W2b = np.hstack([W2[:, perm] / scale, np.zeros((k, 1), dtype=np.float32)])
-    paths = directory / "theta1.npz", directory / "theta2.npz"
-    for path, tensors in zip(paths, ((W1, b1, W2, b2), (W1b, b1b, W2b, b2)), strict=True):
+    W1c = W1b.copy()
+    W1c[n // 2, m // 2] = np.nextafter(W1c[n // 2, m // 2], np.float32(np.inf))  # one ulp
+    paths = directory / "theta1.npz", directory / "theta2.npz", directory / "theta3.npz"
+    for path, tensors in zip(paths, ((W1, b1, W2, b2), (W1b, b1b, W2b, b2), (W1c, b1b, W2b, b2)), strict=True):
         np.savez(path, **dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"), tensors, strict=True)))
     return paths
 
@@ -68,7 +73,8 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
 
 
 HEADER = ["| n | m | k | numpy load + pass (s) | certsym equiv + certificate (s) | ratio | checker (s) | "
-          "certsym peak RSS (MiB) |", "|---|---|---|---|---|---|---|---|"]
+          "certsym peak RSS (MiB) | one-ulp pair: equiv + certificate (s) | its ratio to the equivalent pair | "
+          "its checker (s) |", "|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def table(ns: list[int], m: int, k: int, directory: Path | None = None):
@@ -78,16 +84,21 @@ def table(ns: list[int], m: int, k: int, directory: Path | None = None):
         directory = directory or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
         for n in ns:
-            a, b = make_pair(directory, n, m, k)
-            cert = directory / "cert.json"
+            a, b, c = make_pair(directory, n, m, k)
+            cert, near = directory / "cert.json", directory / "near.json"
             base = min(timed([sys.executable, "-c", BASELINE, str(a), str(b)])[0] for _ in range(2))
             ours, rss, out = timed([sys.executable, "-c", RSS, "certsym", "equiv", str(a), str(b), "--cert", str(cert),
                                     "--reference"])
             assert out.startswith("EQUIVALENT"), out
             check, _, out = timed([sys.executable, "-m", "certsym_check", str(cert), "--inputs", str(a), str(b)])
             assert "VALID" in out and "INVALID" not in out, out
+            last, _, out = timed([sys.executable, "-m", "certsym", "equiv", str(a), str(c), "--cert", str(near),
+                                  "--reference"])
+            assert out.startswith("NOT EQUIVALENT"), out
+            last_check, _, out = timed([sys.executable, "-m", "certsym_check", str(near), "--inputs", str(a), str(c)])
+            assert "VALID" in out and "INVALID" not in out, out
             yield (f"| {n:,} | {m} | {k} | {base:.2f} | {ours:.2f} | {ours / base:.1f} | {check:.1f} | "
-                   f"{rss / 1024:.0f} |")
+                   f"{rss / 1024:.0f} | {last:.2f} | {last / ours:.2f} | {last_check:.1f} |")
 
 
 def main() -> None:

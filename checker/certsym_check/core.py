@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym_check.budget import charge_axpy, charge_products
+from certsym_check.budget import charge, charge_axpy, charge_products, int_cost, lcm
 from certsym_check.errors import Reject
 
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
@@ -85,7 +85,7 @@ class Net:
         """ρ(θ)(x) exactly; only the nonzero coordinates of x are read (witnesses are often sparse)."""
         support = [q for q, t in enumerate(x) if t != 0]
         sparse = getattr(self.rows, "sparse", None)
-        out = list(self.c)
+        active = []  # (z_i, v_i) of the neurons with z_i > 0
         for i, v in enumerate(self.v):
             if sparse is not None:
                 coeffs, b = sparse(i, support)
@@ -95,9 +95,34 @@ class Net:
             charge_products(coeffs + [b], [x[q] for q in support] + [1], "evaluating a witness")
             z = b + sum((a * x[q] for a, q in zip(coeffs, support, strict=True)), self.F.zero)
             if self.F.sign(z) > 0:
-                charge_axpy(out, v, z, "evaluating a witness")
-                out = [o + vj * z for o, vj in zip(out, v, strict=True)]
+                active.append((z, v))
+        rational = all(type(t) is Fraction for t in self.c) and all(
+            type(z) is Fraction and all(type(w) is Fraction for w in v) for z, v in active)
+        if rational:
+            return _rational_sum(self.c, active)
+        out = list(self.c)
+        for z, v in active:
+            charge_axpy(out, v, z, "evaluating a witness")
+            out = [o + vj * z for o, vj in zip(out, v, strict=True)]
         return out
+
+
+def _rational_sum(c: list[Fraction], active: list) -> list[Fraction]:
+    """c + Σ_i v_i z_i over Q in integers: every term brought to one common denominator L (for float weights,
+    a power of two times the witness's denominator, so L stays small), summed, and one Fraction per output at
+    the end, instead of a Fraction addition (and its gcd) per term. Charged per term by the sizes it multiplies."""
+    what = "evaluating a witness"
+    L = lcm((w.denominator * z.denominator for z, v in active for w in v if w), what)
+    L = lcm((L, *(t.denominator for t in c)), what)
+    totals = [t.numerator * (L // t.denominator) for t in c]
+    width = L.bit_length()
+    for z, v in active:
+        zn, zd = z.numerator, z.denominator
+        charge(len(v) * (1 + 2 * int_cost(abs(zn).bit_length() + 64, width)), what)
+        for j, w in enumerate(v):
+            if w:
+                totals[j] += w.numerator * zn * (L // (w.denominator * zd))
+    return [Fraction(t, L) for t in totals]
 
 
 class FloatRows:
