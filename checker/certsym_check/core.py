@@ -118,10 +118,15 @@ def _rational_sum(c: list[Fraction], active: list) -> list[Fraction]:
     width = L.bit_length()
     for z, v in active:
         zn, zd = z.numerator, z.denominator
-        charge(len(v) * (1 + 2 * int_cost(abs(zn).bit_length() + 64, width)), what)
+        units = 0
         for j, w in enumerate(v):
             if w:
-                totals[j] += w.numerator * zn * (L // (w.denominator * zd))
+                d = w.denominator * zd
+                # the division L // d, the product of the numerators and the product with the quotient
+                units += 1 + 2 * int_cost(width, d.bit_length()) + int_cost(
+                    abs(w.numerator).bit_length() + abs(zn).bit_length(), width)
+                totals[j] += w.numerator * zn * (L // d)
+        charge(units, what)
     return [Fraction(t, L) for t in totals]
 
 
