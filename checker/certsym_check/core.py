@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import cmp_to_key
 
-from certsym_check.budget import charge, charge_axpy, charge_products, int_cost, lcm
+from certsym_check.budget import charge, charge_axpy, charge_products, cost, int_cost, lcm
 from certsym_check.errors import Reject
 
 ZERO, SHIFT, MERGE, HN = "zeroing lemma", "bias shifting", "merge lemma", "H_n invariance"
@@ -108,26 +108,28 @@ class Net:
 
 
 def _rational_sum(c: list[Fraction], active: list) -> list[Fraction]:
-    """c + Σ_i v_i z_i over Q in integers: every term brought to one common denominator L (for float weights,
-    a power of two times the witness's denominator, so L stays small), summed, and one Fraction per output at
-    the end, instead of a Fraction addition (and its gcd) per term. Charged per term by the sizes it multiplies."""
+    """c + Σ_i v_i z_i over Q in integers: the terms v_ij z_i over one common denominator L (for float weights a
+    power of two times the witness's, so L stays small), summed, and one Fraction per output at the end, instead
+    of a Fraction addition (and its gcd) per term. Each term is charged as the Fraction product it replaces, by
+    the sizes of v_ij and z_i (which also bounds the memory its integers take), plus its division of L; each
+    output's final reduction by its sizes. The constant is added last, outside L."""
     what = "evaluating a witness"
     L = lcm((w.denominator * z.denominator for z, v in active for w in v if w), what)
-    L = lcm((L, *(t.denominator for t in c)), what)
-    totals = [t.numerator * (L // t.denominator) for t in c]
     width = L.bit_length()
+    totals = [0] * len(c)
     for z, v in active:
         zn, zd = z.numerator, z.denominator
-        units = 0
+        zs = (abs(zn).bit_length(), zd.bit_length())
+        # charged from the sizes before any product is formed, so that a refusal comes before the memory is taken
+        # and the size of each term over L, which its addition to the running total costs and keeps
+        charge(sum(cost((abs(w.numerator).bit_length(), w.denominator.bit_length()), zs)
+                   + 2 * int_cost(width, w.denominator.bit_length() + zs[1])
+                   + (abs(w.numerator).bit_length() + zs[0] + width) // 512 for w in v if w), what)
         for j, w in enumerate(v):
             if w:
-                d = w.denominator * zd
-                # the division L // d, the product of the numerators and the product with the quotient
-                units += 1 + 2 * int_cost(width, d.bit_length()) + int_cost(
-                    abs(w.numerator).bit_length() + abs(zn).bit_length(), width)
-                totals[j] += w.numerator * zn * (L // d)
-        charge(units, what)
-    return [Fraction(t, L) for t in totals]
+                totals[j] += w.numerator * zn * (L // (w.denominator * zd))
+    charge(sum(1 + 4 * int_cost(abs(t).bit_length(), width) for t in totals), what)
+    return [cj + Fraction(t, L) for cj, t in zip(c, totals, strict=True)]
 
 
 class FloatRows:

@@ -526,3 +526,55 @@ def test_true_claim_is_accepted(case):
     assert z3_equal(p1, p2)
     rep = replay(deq(p1, p2, red1, red2, alignment, blk))
     assert rep.valid, rep.reason
+
+
+# ------------------------------------------------- the integer sum of a witness's outputs (core._rational_sum)
+# Found on its first version: the constants' denominators entered the common denominator (k outputs 1/p_j, distinct
+# primes: k integers of ~20k bits each, 2.8 GB for a 972 KB certificate, 23.5 s inside the budget), and a term was
+# charged below its size (one 99,999-digit witness coordinate times k output weights 1: 3 GB, 12.8 s).
+
+
+def _shallow(A, b, M, c, m):
+    return {"M": M, "A": A, "b": b, "c": c, "shape": {"m": m, "n": len(b), "k": len(c)}}
+
+
+def _not_equivalent(p1: dict, p2: dict, witness: list, values: list) -> dict:
+    return {"format": "certsym-certificate", "version": 1, "kind": "not_equivalent", "claim": CLAIMS["not_equivalent"],
+            "field": QQF, "inputs": [{"name": f"theta{i}", "sha256": "0" * 64, "atoms": [], "parameters": p}
+                                     for i, p in enumerate((p1, p2), 1)],
+            "proof": {"witness": witness, "values": values, "statement": "exact evaluation"}}
+
+
+def _replay_limited(tmp_path, doc: dict) -> str:
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(doc, separators=(",", ":")))
+    require(path.stat().st_size < 1 << 20, "a certificate under 1 MB")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "checker"))
+    proc = subprocess.run([sys.executable, "-m", "certsym_check", str(path)], capture_output=True, env=env,
+                          preexec_fn=_limit_memory, timeout=120)
+    out = proc.stdout.decode(errors="replace")
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr.decode(errors="replace"), out
+    assert "memory" not in out, out
+    return out
+
+
+def test_constants_with_distinct_prime_denominators_stay_small(tmp_path):
+    sieve = bytearray([1]) * 400_000
+    for i in range(2, 633):
+        if sieve[i]:
+            sieve[i * i::i] = bytearray(len(sieve[i * i::i]))
+    primes = [p for p in range(399_999, 1, -1) if sieve[p]][:27_000]
+    k = len(primes)
+    empty = [[] for _ in range(k)]
+    doc = _not_equivalent(_shallow([], [], empty, [f"1/{p}" for p in primes], 1), _shallow([], [], empty, ["0"] * k, 1),
+                          ["0"], [["0"] * k, ["0"] * k])
+    assert "is not the exact value" in _replay_limited(tmp_path, doc)
+
+
+def test_a_huge_witness_times_many_outputs_is_charged_before_it_is_formed(tmp_path):
+    rnd = random.Random(2)
+    q = digits(rnd, 99_999)
+    k = 35_000
+    doc = _not_equivalent(_shallow([["1"]], ["0"], [["1"]] * k, ["0"] * k, 1),
+                          _shallow([], [], [[] for _ in range(k)], ["0"] * k, 1), [q], [["0"] * k, ["0"] * k])
+    assert "budget" in _replay_limited(tmp_path, doc)
