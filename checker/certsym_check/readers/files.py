@@ -372,6 +372,16 @@ def _torch_root(tree: object, root: object, rule: str, names: list) -> dict[str,
     return node
 
 
+def _tensor_names(file, fmt: str, model: dict, rule: str, names: list) -> tuple[dict | None, list[str], str]:
+    """The names present in a tensor-map file, with (torch) the state dict the record's root names and the words
+    saying where it lies; ``named`` is None for npz and safetensors, whose chosen tensors are read afterwards."""
+    if fmt != "torch":
+        return None, read_tensors(file.data, fmt, set())[1], ""
+    named = _torch_root(read_torch(file.data), model["root"], rule, names)
+    path = model["root"]["path"]
+    return named, list(named), f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
+
+
 def _transposed(t: Tensor) -> Tensor:
     """The transpose of a 2-D tensor: the same values, read in the other order."""
     if len(t.shape) != 2:
@@ -399,7 +409,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     layout = model.get("layout", "out-in")
     if layout not in ("out-in", "in-out"):
         raise Reject("model.layout must be out-in or in-out")
-    where = extra = ""
+    where = extra = ""  # the words after the format: a torch root, ONNX external files
     if fmt == "onnx":
         chain, extra = _onnx_chain(file, model)
         if len(chain.tensors) != 4 or chain.output_relu:
@@ -408,13 +418,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
                          "one hidden layer and none")
         named = dict(zip(names, chain.tensors, strict=True))
     else:
-        if fmt == "torch":
-            named = _torch_root(read_torch(file.data), model["root"], rule, names)
-            present = list(named)
-            path = model["root"]["path"]
-            where = f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
-        else:
-            present = read_tensors(file.data, fmt, set())[1]
+        named, present, where = _tensor_names(file, fmt, model, rule, names)
         if rule == "default" and default_names(present) != names:
             raise Reject(f"the rule 'default' picks {default_names(present)} in this file, the certificate names "
                          f"{names}" if default_names(present) is not None else
@@ -509,14 +513,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     given = [t for t in names if t is not None]
     if len(set(given)) != len(given):
         raise Reject("model.tensors names one tensor twice")
-    where = ""
-    if fmt == "torch":
-        named = _torch_root(read_torch(file.data), model["root"], rule, names)
-        present = list(named)
-        path = model["root"]["path"]
-        where = f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
-    else:
-        present = read_tensors(file.data, fmt, set())[1]
+    named, present, where = _tensor_names(file, fmt, model, rule, names)
     if rule == "default" and chain_names(present) != names:
         raise Reject(f"the deep default rule picks {chain_names(present)} in this file, the certificate names {names}")
     missing = [t for t in given if t not in present]
