@@ -118,8 +118,11 @@ def input_json(F: Field, rec: InputRecord, net: Network | None, shape: tuple[int
     return {**entry, "parameters": parameters_json(net)}
 
 
-def envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict) -> dict:
-    return document(kind, F, [input_json(F, rec, net, None) for rec, net in inputs], proof)
+def envelope(kind: str, F: Field, inputs: list[tuple[InputRecord, Network]], proof: dict, embed: bool = True) -> dict:
+    """A certificate about ``inputs``: their parameters embedded, or (``embed`` False) the model files referenced
+    by SHA-256 and shape (the checker then reads the files itself)."""
+    return document(kind, F, [input_json(F, rec, net if embed else None, (net.m, net.n, net.k))
+                              for rec, net in inputs], proof)
 
 
 def document(kind: str, F: Field, inputs: list[dict], proof: dict) -> dict:

@@ -30,10 +30,11 @@ def _within_checker_bounds(theta: Network, ev) -> None:
                          "certificate written")
 
 
-def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict:
+def identifiability_certificate(v: Identifiability, record: InputRecord, embed: bool = True) -> dict:
     """Theorem 1 (identifiable: each condition's evidence: a rank minor and a kernel enumeration, a
     meet-in-the-middle split, or the refuted configurations of MATH.md's antiparallel decision) or Corollary 9
-    (an explicit θ' in the fibre, with the equivalence proof and the orbit separation the checker recomputes)."""
+    (an explicit θ' in the fibre, with the equivalence proof and the orbit separation the checker recomputes).
+    θ is embedded, or with ``embed`` False its model file referenced by SHA-256."""
     theta = v.theta
     F = theta.field
 
@@ -43,7 +44,7 @@ def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict
     if not v.identifiable:
         proof = {"counterexample": parameters_json(v.counterexample),
                  "equivalence": equivalence_proof(v.equivalence), "statement": "Corollary 9"}
-        return envelope("not_identifiable", F, [(record, theta)], proof)
+        return envelope("not_identifiable", F, [(record, theta)], proof, embed)
     proof = {"nonzero_v": [next(j for j, x in enumerate(nu.v) if x != 0) for nu in theta.neurons()],
              "nonzero_a": [next(q for q, x in enumerate(nu.a) if x != 0) for nu in theta.neurons()]}
     ev = v.evidence
@@ -57,4 +58,4 @@ def identifiability_certificate(v: Identifiability, record: InputRecord) -> dict
     else:
         proof |= {"zero_factor": {"rows": ev.rows, "pivots": ev.pivots, "free": ev.free,
                                   "R": [[enc(x) for x in row] for row in ev.R]}, "statement": "Theorem 1"}
-    return envelope("identifiable", F, [(record, theta)], proof)
+    return envelope("identifiable", F, [(record, theta)], proof, embed)

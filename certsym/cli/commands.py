@@ -337,13 +337,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     box = _box(spec, t1.m)
     d = distance(t1, t2, box, seed=args.seed)
     if args.cert:
-        # only model files can be referenced by SHA-256: the checker re-reads those, never parameter files
-        embed = any(rec.model is None for rec in records) or \
-            (not args.reference and (t1.n + t2.n) * (t1.m + t1.k) <= api.EMBED_LIMIT)
-        if args.reference and embed:
-            print("note: parameter files are embedded in the certificate (only model files are referenced)",
-                  file=sys.stderr)
-        write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), embed))
+        write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), _embed(args, records, (t1, t2))))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
@@ -456,13 +450,25 @@ def cmd_affine(args: argparse.Namespace) -> int:
     return EXIT_NEGATIVE
 
 
+def _embed(args: argparse.Namespace, records, nets) -> bool:
+    """Whether a certificate embeds its inputs: parameter files always (the checker re-reads model files only),
+    model files up to api.EMBED_LIMIT weights in all unless --reference asks for references."""
+    embed = any(rec.model is None for rec in records) or \
+        (not args.reference and sum(t.n * (t.m + t.k) for t in nets) <= api.EMBED_LIMIT)
+    if args.reference and embed:
+        print("note: parameter files are embedded in the certificate (only model files are referenced)",
+              file=sys.stderr)
+    return embed
+
+
 def _identifiability(args: argparse.Namespace) -> tuple:
     """(the Theorem 1 verdict, whether --cert was asked for and refused)."""
     (net,), (record,) = _load(args, [args.params])
     verdict = decide_identifiable(net, args.max_search)
     if args.cert:
         try:
-            write_json_atomic(args.cert, identifiability_certificate(verdict, record))
+            write_json_atomic(args.cert, identifiability_certificate(verdict, record,
+                                                                     _embed(args, [record], [net])))
         except InputError as exc:  # the verdict is still printed; the exit code says no certificate was written
             print(f"certsym: error: {exc}", file=sys.stderr)
             return verdict, True
@@ -697,6 +703,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 _PARAMS = "parameter or model file (JSON, .npz, .safetensors, .pt, .onnx)"
+_REFERENCE = ("reference model files by SHA-256 in the certificate instead of embedding them (automatic beyond "
+              "200,000 weights; then check with --inputs)")
 _MAX_SEARCH = 1 << 22
 
 
@@ -772,16 +780,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
                    "file (its input bounds); default [0, 1]^m; write --box=-1,1 when lo is negative")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
-    p.add_argument("--reference", action="store_true",
-                   help="reference the input files by SHA-256 in the certificate instead of embedding them")
+    p.add_argument("--reference", action="store_true", help=_REFERENCE)
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")
     _command(sub, "affine", "Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)", cmd_affine, cert=verdict)
-    _command(sub, "identifiable", "Theorem 1: is the fibre exactly the H_n-orbit? (exit 0 yes, 1 no)",
-             cmd_identifiable, cert=verdict, max_search=True)
+    p = _command(sub, "identifiable", "Theorem 1: is the fibre exactly the H_n-orbit? (exit 0 yes, 1 no)",
+                 cmd_identifiable, cert=verdict, max_search=True)
+    p.add_argument("--reference", action="store_true", help=_REFERENCE)
     p = _command(sub, "counterexample", "Corollary 9: a θ' with ρ(θ') = ρ(θ) outside H_n·θ (exit 0 found)",
                  cmd_counterexample, params="params?", cert=verdict, json_flag=False, max_search=True)
     p.add_argument("-o", "--output", metavar="OUT", help="write θ' here (default: standard output)")
+    p.add_argument("--reference", action="store_true", help=_REFERENCE)
     p.add_argument("--search", metavar="M,N,K", help="enumerate an integer grid for the converse-failure family")
     p.add_argument("--range", type=int, default=1, metavar="R", help="grid entries in -R..R (default 1)")
     p.add_argument("--out", default="counterexamples", metavar="DIR", help="where --search writes")

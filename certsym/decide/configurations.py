@@ -66,8 +66,10 @@ def hyperplanes(theta: Network) -> list[Plane]:
     F, k = theta.field, theta.k
     planes: dict[tuple, Plane] = {}
     for i, nu in enumerate(theta.neurons()):
-        key, s, lam = hyperplane_key(nu.a, nu.b)
-        plane = planes.setdefault(tuple(key), Plane(tuple(key), [], [F.zero] * k, [F.zero] * k))
+        key, s, lam = hyperplane_key(nu.a, nu.b)  # a Key: its hash is computed once, from a sample of entries
+        plane = planes.get(key)
+        if plane is None:
+            plane = planes[key] = Plane(key, [], [F.zero] * k, [F.zero] * k)
         plane.neurons.append(i)
         plane.J = [x + lam * y for x, y in zip(plane.J, nu.v, strict=True)]
         if s < 0:

@@ -1,7 +1,9 @@
 """The zero-factor problem of Theorem 1: is there a nonempty F ⊆ {1..n} with Σ_{i∈F} v_i a_i^T = 0?
 
 A subset-sum problem over the vectors w_i = vec(v_i a_i^T) ∈ F^{km} (MATH.md, "Fibres"). Decided in order:
-1. rank: if the w_i are linearly independent there is none (evidence: a nonsingular minor);
+1. rank: if the w_i are linearly independent there is none (evidence: a nonsingular minor). Over Q the minor
+   is first sought modulo P among rows drawn at random, without forming W: O(n²) entries and O(n³) word
+   operations in flint, where the exact rank of W costs O(n² km) operations on rationals;
 2. small factors: pairs and triples, by hashing residues (O(n) and O(n²)), so that an obvious zero factor
    is found whatever n is;
 3. the cheaper of two exhaustive searches, each replayed by the checker:
@@ -21,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field
+
+from flint import nmod_mat
 
 from certsym.core.linalg import independent_rows, rref
 from certsym.core.network import Network
@@ -110,6 +114,45 @@ class Residues:
             self.values.append(total % P)
 
 
+def independent_minor(theta: Network, draws: int = 3) -> list[int] | None:
+    """Rows r_1..r_n of W (km × n, columns w_i = vec(v_i a_i^T)) whose minor is nonsingular modulo P, or None.
+
+    Residues form a ring map from the rationals with denominators prime to P onto F_P, so a minor nonsingular
+    modulo P has a nonzero determinant over Q: the w_i are linearly independent and no zero factor exists
+    (the checker replays the minor the same way). Generic weights make any n rows work; the first draw takes n
+    rows at random (seeded, so the answer is reproducible), later ones 2n, then every row, keeping a maximal
+    independent set. None over a number field, when n > km, when a denominator is divisible by P, or when the
+    rank modulo P is below n (then the exact rank decides). Cost O(n (k + m)) residues, O(n · rows) entries and
+    O(n² · rows) word operations in flint per draw."""
+    n, k, m = theta.n, theta.k, theta.m
+    if theta.field is not QQ or n == 0 or n > k * m:
+        return None
+    inverses: dict[int, int] = {}  # denominators repeat (powers of two for float weights)
+
+    def residue(x) -> int:
+        q = int(x.q)
+        if q not in inverses:
+            if q % P == 0:
+                raise ZeroDivisionError
+            inverses[q] = pow(q, -1, P)
+        return int(x.p) * inverses[q] % P
+
+    try:
+        V = [[residue(x) for x in row] for row in theta.M]  # k × n
+        A = [[residue(x) for x in row] for row in theta.A]  # n × m
+    except ZeroDivisionError:
+        return None
+    rng = random.Random(0)
+    for size in [n] * (draws - 2) + [min(2 * n, k * m), k * m]:
+        rows = sorted(rng.sample(range(k * m), size)) if size < k * m else list(range(k * m))
+        entries = [V[r // m][i] * A[i][r % m] % P for i in range(n) for r in rows]  # the minor's transpose
+        R, rank = nmod_mat(n, size, entries, P).rref()
+        if rank == n:
+            flat = R.entries()
+            return [rows[next(c for c in range(size) if int(flat[t * size + c]))] for t in range(n)]
+    return None
+
+
 def small_zero_factor(theta: Network, residues: Residues) -> list[int] | None:
     """A zero factor of two or three neurons, if one exists (one never has one neuron: w_i ≠ 0 for live
     neurons). Residues find the candidates, exact sums confirm them. Cost O(n²) lookups, O(n) for pairs."""
@@ -185,16 +228,25 @@ def kernel_zero_factors(theta: Network, ker: tuple):
             yield [i for i in range(n) if x[i] == 1]
 
 
+def _independent(rows: list[int], n: int) -> ZeroFactorEvidence:
+    """The kernel form's evidence when the n vectors are independent: a nonsingular minor, no free column."""
+    return ZeroFactorEvidence(rows, list(range(n)), [], [[] for _ in range(n)], n=n)
+
+
 def enumerate_all(theta: Network, budget: int, ker: tuple | None = None):
     """(the zero factors, in some order, as a generator; evidence that none exists, or None). The cheaper
     exhaustive method is chosen (module docstring); raises SearchTooLarge when it exceeds ``budget`` steps,
     the message stating its cost. Small zero factors come first when there are any."""
     n = theta.n
-    ker = ker or kernel(theta)
+    if ker is None:
+        rows = independent_minor(theta)
+        if rows is not None:
+            return iter(()), _independent(rows, n)
+        ker = kernel(theta)
     W, pivots, free, Rf = ker
     if not free:
         rows = independent_rows(theta.field, [[W[r][p] for p in pivots] for r in range(len(W))])
-        return iter(()), ZeroFactorEvidence(rows, pivots, [], [[] for _ in pivots], n=n)
+        return iter(()), _independent(rows, n)
     residues = Residues(theta)
     kernel_cost = (1 << len(free)) - 1
     split = min((n + 1) // 2, MAX_LEFT)
@@ -218,6 +270,9 @@ def search(theta: Network, budget: int) -> tuple[list[int] | None, ZeroFactorEvi
     """Theorem 1's zero-factor condition: (a zero factor, None) or (None, evidence that none exists). Pairs
     and triples are tried first, so an obvious zero factor is found even beyond the budget. Raises
     SearchTooLarge as ``enumerate_all``. Cost: see the module docstring."""
+    rows = independent_minor(theta)
+    if rows is not None:
+        return None, _independent(rows, theta.n)
     ker = kernel(theta)
     if ker[2]:  # dependent vectors: a zero factor is possible
         small = small_zero_factor(theta, Residues(theta))

@@ -56,6 +56,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
+# the kinds whose inputs may be referenced by SHA-256 instead of embedded
+REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable")
 
 
 def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
@@ -149,9 +151,9 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
                           f"{count} input{'s' if count != 1 else ''} (give them with --inputs, in its order)")
     referenced = ["parameters" not in r for r in records]
     if any(referenced):
-        if rep.kind not in ("equivalent", "not_equivalent", "distance_bound") or not isinstance(F, QQ):
-            raise Reject("inputs referenced by SHA-256 only are accepted in 'equivalent', 'not_equivalent' and "
-                         "'distance_bound' certificates over QQ")
+        if rep.kind not in REFERENCING or not isinstance(F, QQ):
+            raise Reject(f"inputs referenced by SHA-256 only are accepted in {', '.join(map(repr, REFERENCING))} "
+                         "certificates over QQ")
         if files is None:
             raise CannotCheck("the certificate references its input files by SHA-256 without embedding them: give "
                               "them with --inputs")

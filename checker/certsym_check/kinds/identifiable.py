@@ -26,6 +26,45 @@ from certsym_check.fields import QQ
 
 _PRIME = (1 << 61) - 1
 MAX_EXACT_PIVOTS = 120  # exact elimination over the field costs p^3 operations on growing numbers
+_SLOT = 144  # bits per packed residue; why this suffices: ``nonsingular_mod_prime``
+_LOW = (1 << 61) - 1
+_SLOT_MASK = (1 << _SLOT) - 1
+
+
+def _packed(values: list[int]) -> int:
+    """Residues in [0, 2^61), one slot of 144 bits each, the first in the lowest bits."""
+    width = _SLOT // 8
+    return int.from_bytes(b"".join(x.to_bytes(width, "little") for x in values), "little")
+
+
+def nonsingular_mod_prime(M: list[list[int]]) -> bool:
+    """Is the square integer matrix M nonsingular modulo P = 2^61 − 1? (Then det M ≠ 0 over Z.)
+
+    Gaussian elimination with every row packed into one integer, one 144-bit slot per entry, so that a row
+    operation r + f·top (f ∈ [0, P)) is a few big-integer operations instead of p Python ones. Each slot is kept
+    below B_t after t steps: folding x = hi·2^61 + lo to lo + hi (≡ x modulo P, since 2^61 ≡ 1) gives
+    B_(t+1) ≤ 2^61 + (1 + 2^-61) B_t + 1, so B_t < (t + 2)·2^61 < 2^73 for p ≤ MAX_PIVOTS < 2^11, and
+    x < (2^61 + 1)·B_t < 2^135 never carries into the next slot. Cost: p²/2 row operations on integers of at
+    most 144·p bits, O(p³) bit operations in all; memory 18·p² bytes."""
+    p = len(M)
+    rows = [_packed([x % _PRIME for x in row]) for row in M]
+    low = _packed([_LOW] * p)
+    high = _packed([(1 << (_SLOT - 61)) - 1] * p)
+    for _ in range(p):
+        piv = next((i for i, r in enumerate(rows) if (r & _SLOT_MASK) % _PRIME), None)
+        if piv is None:
+            return False
+        top = rows.pop(piv)
+        inv = pow((top & _SLOT_MASK) % _PRIME, -1, _PRIME)
+        reduced = []
+        for r in rows:
+            f = (r & _SLOT_MASK) * inv % _PRIME
+            if f:
+                r += (_PRIME - f) * top
+                r = (r & low) + ((r >> 61) & high)
+            reduced.append(r >> _SLOT)  # the eliminated slot is ≡ 0: drop it
+        rows = reduced
+    return True
 
 
 def _det_nonzero(F, M: list) -> bool:
@@ -36,19 +75,8 @@ def _det_nonzero(F, M: list) -> bool:
         rows = []
         for row in M:
             den = lcm((x.denominator for x in row), "a minor brought to integers")
-            rows.append([x.numerator * (den // x.denominator) % _PRIME for x in row])
-        for col in range(len(rows)):
-            piv = next((i for i in range(col, len(rows)) if rows[i][col]), None)
-            if piv is None:
-                break
-            rows[col], rows[piv] = rows[piv], rows[col]
-            inv = pow(rows[col][col], -1, _PRIME)
-            top = rows[col]
-            for i in range(col + 1, len(rows)):
-                f = rows[i][col] * inv % _PRIME
-                if f:
-                    rows[i] = [(x - f * y) % _PRIME for x, y in zip(rows[i], top, strict=True)]
-        else:
+            rows.append([x.numerator * (den // x.denominator) for x in row])
+        if nonsingular_mod_prime(rows):
             return True
     if len(M) > MAX_EXACT_PIVOTS:
         raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact "
@@ -71,7 +99,7 @@ def _det_nonzero(F, M: list) -> bool:
 MAX_FREE = 24
 MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
 MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
-MAX_PIVOTS = 400        # the minor's elimination costs p^3
+MAX_PIVOTS = 1536       # the minor's elimination costs p^3 (packed: p²/2 big-integer row operations)
 MAX_CHECK_WORK = 2 * 10**7  # k·m·|free|·|pivots| integer products of the kernel description
 MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product is a polynomial product
 
@@ -388,8 +416,9 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     for i in range(t.n):
         (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
         cols.append((v, a, dv * da))
-    minor = [[Fraction(cols[c][0][r // m] * cols[c][1][r % m], cols[c][2]) for c in piv] for r in rows]
-    if not _det_nonzero(QQ(), minor):
+    # column c of the minor times d_c (≠ 0) is an integer column: the same rank, and no Fractions to form
+    minor = [[cols[c][0][r // m] * cols[c][1][r % m] for c in piv] for r in rows]
+    if not nonsingular_mod_prime(minor) and not _det_nonzero(QQ(), [[Fraction(x) for x in row] for row in minor]):
         raise Reject("the stated minor is singular")
     pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D

@@ -1,0 +1,154 @@
+"""Theorem 1 at width: the checker's packed elimination modulo P = 2^61 − 1 (``nonsingular_mod_prime``) against an
+exact integer determinant (Bareiss, written here), and the producer's rank minor (``independent_minor``) against
+flint's exact rank, with certificates above the old limit of 400 pivots replayed and broken ones refused.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+
+import numpy as np
+import pytest
+from flint import fmpq_mat, fmpz_mat
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certsym.certify import InputRecord, identifiability_certificate
+from certsym.cli import main
+from certsym.core.network import Network
+from certsym.decide.identifiability import decide_identifiable
+from certsym.decide.zerofactor import independent_minor, vectors
+from certsym_check import check_certificate
+from certsym_check.kinds.identifiable import MAX_PIVOTS, nonsingular_mod_prime
+
+P = (1 << 61) - 1
+RECORD = InputRecord("p", "0" * 64)
+
+
+def _bareiss(M: list[list[int]]) -> int:
+    """The exact determinant of an integer matrix (fraction-free elimination)."""
+    A = [list(r) for r in M]
+    n, sign, prev = len(A), 1, 1
+    for c in range(n):
+        piv = next((i for i in range(c, n) if A[i][c]), None)
+        if piv is None:
+            return 0
+        if piv != c:
+            A[c], A[piv], sign = A[piv], A[c], -sign
+        for i in range(c + 1, n):
+            for j in range(c + 1, n):
+                A[i][j] = (A[i][j] * A[c][c] - A[i][c] * A[c][j]) // prev
+        prev = A[c][c]
+    return sign * A[-1][-1] if n else 1
+
+
+entries = st.one_of(st.integers(-3, 3), st.integers(-(1 << 200), 1 << 200), st.sampled_from([P, -P, 2 * P, P + 1]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 7).flatmap(lambda n: st.lists(st.lists(entries, min_size=n, max_size=n), min_size=n,
+                                                    max_size=n)),
+       st.integers(0, 2))
+def test_packed_elimination_agrees_with_the_determinant_modulo_p(M, dependent) -> None:
+    if dependent and len(M) > 1:  # make the matrix singular over Z: one row a combination of two others
+        M[-1] = [dependent * x - y for x, y in zip(M[0], M[1 % (len(M) - 1)], strict=True)]
+    assert nonsingular_mod_prime(M) == (_bareiss(M) % P != 0)
+
+
+def test_singular_modulo_p_only_is_not_nonsingular() -> None:
+    # det = P: nonzero over Z, zero modulo P; the packed form answers for the residues, as it must
+    assert _bareiss([[1, 0], [0, P]]) == P and not nonsingular_mod_prime([[1, 0], [0, P]])
+    assert nonsingular_mod_prime([[1, 0], [0, P + 1]])
+
+
+def test_slots_stay_bounded_through_hundreds_of_steps() -> None:
+    """Entries at P − 1 everywhere but the diagonal drive every slot towards its bound; the verdict must still
+    match the determinant (a slot that overflowed into its neighbour would corrupt it)."""
+    rng = random.Random(7)
+    n = 200
+    M = [[P - 1 - (rng.randrange(4) if i == j else 0) for j in range(n)] for i in range(n)]
+    expected = int(fmpz_mat(n, n, [x for r in M for x in r]).det()) % P != 0  # exact determinant, then mod P
+    assert nonsingular_mod_prime(M) == expected
+    M[5] = list(M[3])
+    assert not nonsingular_mod_prime(M)
+
+
+def _network(rng: np.random.Generator, m: int, n: int, k: int) -> Network:
+    return Network.build(rng.integers(-9, 10, (k, n)).tolist(), rng.integers(-9, 10, (n, m)).tolist(),
+                         rng.integers(-9, 10, n).tolist(), [0] * k)
+
+
+@pytest.mark.parametrize("m,n,k", [(3, 5, 2), (6, 20, 4), (40, 90, 3)])
+def test_the_rank_minor_is_nonsingular_over_q(m: int, n: int, k: int) -> None:
+    theta = _network(np.random.default_rng(m * n), m, n, k)
+    rows = independent_minor(theta)
+    assert rows is not None and len(set(rows)) == n
+    w = vectors(theta)
+    assert fmpq_mat(n, n, [w[i][r] for r in rows for i in range(n)]).det() != 0
+
+
+def test_no_rank_minor_when_the_vectors_are_dependent() -> None:
+    # v = (1, 1) for all three, a_2 = a_0 + a_1, so w_0 + w_1 − w_2 = 0 (and km = 4 ≥ n = 3)
+    theta = Network.build([[1, 1, -1], [1, 1, -1]], [[1, 0], [0, 1], [-1, -1]], [0, 0, 0], [0, 0])
+    w = vectors(theta)
+    assert fmpq_mat(3, 4, [x for row in w for x in row]).rank() == 2
+    assert independent_minor(theta) is None
+    assert independent_minor(_network(np.random.default_rng(0), 2, 7, 3)) is None  # n > km
+
+
+def test_a_certificate_beyond_four_hundred_pivots_replays_and_its_broken_forms_fail() -> None:
+    rng = np.random.default_rng(3)
+    theta = _network(rng, 50, 420, 9)
+    verdict = decide_identifiable(theta)
+    assert verdict.identifiable and len(verdict.evidence.rows) == 420 > 400 and MAX_PIVOTS >= 420
+    doc = identifiability_certificate(verdict, RECORD)
+    assert check_certificate(doc).valid
+    z = doc["proof"]["zero_factor"]
+    for mutate in (lambda z: z["rows"].__setitem__(1, z["rows"][0]),  # rows not distinct
+                   lambda z: z["rows"].pop(),  # one row short
+                   lambda z: z["pivots"].pop()):  # a neuron neither pivot nor free
+        broken = copy.deepcopy(doc)
+        mutate(broken["proof"]["zero_factor"])
+        assert broken["proof"]["zero_factor"] != z and not check_certificate(broken).valid
+
+
+def test_a_singular_minor_is_refused() -> None:
+    """Output 1 is twice output 0, so rows (0, q) and (1, q) of W are proportional: a minor holding both is
+    singular over Q (and modulo P), though the vectors w_i are independent."""
+    rng = np.random.default_rng(5)
+    V0 = rng.integers(1, 9, 6).tolist()
+    theta = Network.build([V0, [2 * x for x in V0]], rng.integers(-9, 10, (6, 4)).tolist(),
+                          rng.integers(-9, 10, 6).tolist(), [0, 0])
+    doc = identifiability_certificate(decide_identifiable(theta), RECORD)
+    assert check_certificate(doc).valid
+    m = 4
+    rows = doc["proof"]["zero_factor"]["rows"]
+    q = rows[0] % m
+    partner = (1 - rows[0] // m) * m + q
+    broken = copy.deepcopy(doc)
+    broken["proof"]["zero_factor"]["rows"] = [rows[0], partner] + [r for r in rows[1:] if r != partner][:len(rows) - 2]
+    assert len(set(broken["proof"]["zero_factor"]["rows"])) == len(rows)
+    result = check_certificate(broken)
+    assert not result.valid and "singular" in result.reason
+
+
+def test_a_referenced_model_file_is_bound_by_its_hash(tmp_path, capfd) -> None:
+    rng = np.random.default_rng(11)
+    tensors = {"0.weight": rng.standard_normal((30, 12)), "0.bias": rng.standard_normal(30),
+               "2.weight": rng.standard_normal((4, 30)), "2.bias": rng.standard_normal(4)}
+    path, other = tmp_path / "w.npz", tmp_path / "v.npz"
+    np.savez(path, **{key: x.astype(np.float32) for key, x in tensors.items()})
+    np.savez(other, **{key: (2 * x).astype(np.float32) for key, x in tensors.items()})
+    cert = tmp_path / "i.json"
+    assert main(["identifiable", str(path), "--cert", str(cert), "--reference"]) == 0
+    doc = json.loads(cert.read_text())
+    assert "parameters" not in doc["inputs"][0] and doc["inputs"][0]["shape"] == {"m": 12, "n": 30, "k": 4}
+    capfd.readouterr()
+    assert main(["check", str(cert), "--inputs", str(path)]) == 0
+    assert "VALID identifiable" in capfd.readouterr().out
+    assert main(["check", str(cert), "--inputs", str(other)]) != 0
+    assert "SHA-256" in capfd.readouterr().out
+    assert main(["check", str(cert)]) == 2
+    assert "CANNOT CHECK" in capfd.readouterr().out
