@@ -3,6 +3,7 @@ the kinds replay it (``Net``, and the rows of a referenced model file read lazil
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -146,6 +147,16 @@ class FloatRows:
     def raw(self, i: int) -> list | None:
         return None if i in self.killed or not self.narrow else self.W1.row(i) + [self.b1[i]]
 
+    def bits(self, i: int) -> tuple[memoryview, float] | None:
+        """The float32 storage of a_i (native byte order) and b_i, while row i is unchanged, both tensors are
+        float16/float32 (so b_i · 2^e is exact in binary64 for |e| ≤ 253) and a_i is stored contiguously as
+        float32; else None."""
+        W = self.W1
+        if i in self.killed or not self.narrow or W.fortran or getattr(W.values, "typecode", None) != "f":
+            return None
+        cols = W.shape[1]
+        return memoryview(W.values)[i * cols:(i + 1) * cols], self.b1[i]
+
     def __getitem__(self, i: int) -> list:
         if i in self.killed:
             return self.killed[i]
@@ -165,6 +176,78 @@ class FloatRows:
         return (self[i] for i in range(len(self)))
 
 
+class FloatColumns:
+    """The output columns v_i of a model file referenced by a certificate (W2 is k × n), read as Fractions only
+    when used and then kept; while a column is unchanged and its tensor is float16/float32, ``raw`` gives its
+    floats. Assigning a column replaces it."""
+
+    def __init__(self, W2, narrow: bool):
+        self.W2, self.narrow, self.k, self.n = W2, narrow, W2.shape[0], W2.shape[1]
+        self.exact: dict[int, list] = {}
+        self.replaced: dict[int, list] = {}
+
+    def __len__(self) -> int:
+        return self.n
+
+    def raw(self, i: int) -> list | None:
+        if i in self.replaced or not self.narrow:
+            return None
+        return [self.W2.at(j, i) for j in range(self.k)]
+
+    def __getitem__(self, i: int) -> list:
+        if i in self.replaced:
+            return self.replaced[i]
+        if not 0 <= i < self.n:
+            raise IndexError(i)
+        column = self.exact.get(i)
+        if column is None:
+            column = self.exact[i] = [Fraction(self.W2.at(j, i)) for j in range(self.k)]
+        return column
+
+    def __setitem__(self, i: int, column: list) -> None:
+        self.replaced[i] = column
+
+    def __iter__(self):
+        return (self[i] for i in range(self.n))
+
+
+class ColumnChain:
+    """The output columns of D = θ1 ⊖ θ2: θ1's, then θ2's negated (each negated when read, its raw floats
+    too; negation is exact)."""
+
+    def __init__(self, first, second):
+        self.first, self.second, self.n1, self.replaced = first, second, len(first), {}
+
+    def __len__(self) -> int:
+        return self.n1 + len(self.second)
+
+    def raw(self, i: int) -> list | None:
+        if i in self.replaced:
+            return None
+        if i < self.n1:
+            return raw_row(self.first, i)
+        r = raw_row(self.second, i - self.n1)
+        return None if r is None else [-x for x in r]
+
+    def __getitem__(self, i: int) -> list:
+        if i in self.replaced:
+            return self.replaced[i]
+        return self.first[i] if i < self.n1 else [-x for x in self.second[i - self.n1]]
+
+    def __setitem__(self, i: int, column: list) -> None:
+        self.replaced[i] = column
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def negated_after(first, second):
+    """The columns of θ1 followed by those of θ2 negated (lists, or model columns read on demand)."""
+    if isinstance(first, list) and isinstance(second, list):
+        return first + [[-x for x in v] for v in second]
+    return ColumnChain(first, second)
+
+
 class RowChain:
     """Two row sequences one after the other (the neurons of D = θ1 ⊖ θ2)."""
 
@@ -181,6 +264,10 @@ class RowChain:
     def raw(self, i: int) -> list | None:
         part, j = self._at(i)
         return part.raw(j) if hasattr(part, "raw") else None
+
+    def bits(self, i: int) -> tuple[memoryview, float] | None:
+        part, j = self._at(i)
+        return part.bits(j) if hasattr(part, "bits") else None
 
     def __getitem__(self, i: int) -> list:
         part, j = self._at(i)
@@ -199,6 +286,40 @@ def concat(first, second):
 def raw_row(rows, i: int) -> list | None:
     """The raw floats of row i when it comes unmodified from a float16/float32 tensor, else None."""
     return rows.raw(i) if hasattr(rows, "raw") else None
+
+
+def row_bits(rows, i: int) -> tuple[memoryview, float] | None:
+    """Row i's float32 storage and bias (``FloatRows.bits``), else None."""
+    return rows.bits(i) if hasattr(rows, "bits") else None
+
+
+_WORDS: dict[int, int] = {}  # count -> Σ_t 2^(32 t), one 1 per 32-bit word
+
+
+def scaled_float32(x: memoryview, y: memoryview, e: int) -> bool:
+    """True only if the float32 vector y equals 2^e · x exactly, decided on whole vectors as integers.
+
+    With X and Y the vectors' bytes read as integers (word t = the bits of entry t) and Z the indicator of
+    the nonzero words, Y = X + e·2^23·Z holds word by word when every nonzero x_t has its exponent field E_t
+    in [1, 254] with E_t + e in [1, 254] too: then each word stays in [0, 2^32), nothing carries between
+    words, and adding e to a normal float32's exponent field multiplies it by 2^e exactly (zeros, of either
+    sign, are unchanged). Those bounds are checked on all words at once (E + 255 − hi has bit 8 set iff
+    E > hi; E + 256 − lo iff E ≥ lo). False means only that this test does not prove it (subnormal entries,
+    exponents out of range, −0 against +0, or y ≠ 2^e·x): the caller then compares the floats. Cost: a few
+    big-integer operations on 32·len(x) bits."""
+    count = len(x)
+    if len(y) != count or not -253 <= e <= 253:
+        return False
+    ones = _WORDS.get(count)
+    if ones is None:
+        ones = _WORDS[count] = int.from_bytes(b"\x01\x00\x00\x00" * count, "little")
+    X, Y = int.from_bytes(x, sys.byteorder), int.from_bytes(y, sys.byteorder)
+    nonzero = (((X & (ones * 0x7FFFFFFF)) + ones * 0x7FFFFFFF) >> 31) & ones
+    E = (X >> 23) & (ones * 0xFF)
+    lo, hi = max(1, 1 - e), min(254, 254 - e)
+    if (((E + ones * (255 - hi)) >> 8) & ones) or ((E + ones * (256 - lo)) >> 8) & ones != nonzero:
+        return False
+    return X + e * (nonzero << 23) == Y
 
 
 def row_is_zero(rows, i: int) -> bool:

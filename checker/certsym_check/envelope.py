@@ -11,6 +11,7 @@ import re
 from certsym_check.binding import Reader, bind, bind_layered
 from certsym_check.budget import metered
 from certsym_check.core import (
+    FloatColumns,
     FloatRows,
     Net,
     Report,
@@ -60,6 +61,15 @@ MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one p
 REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable")
 
 
+def _finite(t) -> bool:
+    """No NaN or infinity in the tensor. For float16/float32 one float64 sum decides it: finite entries of at
+    most 2^128 cannot overflow a float64 sum of fewer than 2^895 terms, and a NaN or infinity makes it
+    non-finite (inf − inf is NaN)."""
+    if t.code in NARROW:
+        return math.isfinite(sum(t.values))
+    return all(map(math.isfinite, t.values))
+
+
 def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
     if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
@@ -77,15 +87,14 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     except Reject as exc:
         raise type(exc)(f"{where}: {exc}") from None
     rep.bound.append(f"{where} {record['name']} (sha256 {record['sha256'][:16]}…, read from the file): {bound}")
-    M, c = W2.exact(), b2.exact()  # exact() rejects NaN and infinities
-    b1.exact()
-    if not all(map(math.isfinite, W1.values)):
+    c = b2.exact()  # exact() rejects NaN and infinities
+    if not all(_finite(t) for t in (W1, b1, W2)):
         raise Reject(f"{where}: the model file holds a NaN or infinite weight")
     net = Net.__new__(Net)
     net.F, net.m, net.n, net.k = F, m, n, k
     narrow = W1.code in NARROW and b1.code in NARROW
     net.rows = FloatRows(W1, list(b1.flat()), narrow)
-    net.v = [[M[j * n + i] for j in range(k)] for i in range(n)]
+    net.v = FloatColumns(W2, W2.code in NARROW)
     net.c = c
     return net
 

@@ -5,6 +5,8 @@ the witness evaluated exactly in both networks. Cost: linear in the certificate.
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import repeat
+from operator import mul
 
 from certsym_check.budget import charge_axpy, charge_products
 from certsym_check.core import (
@@ -21,29 +23,60 @@ from certsym_check.core import (
     index,
     is_zero,
     keys,
+    negated_after,
     raw_row,
+    row_bits,
     row_is_zero,
+    scaled_float32,
     seq,
 )
 from certsym_check.errors import Reject
 
 
 def kill(net: Net, i: int) -> None:
-    """Neuron i becomes the zero neuron."""
-    net.rows[i] = [net.F.zero] * (net.m + 1)
-    net.v[i] = [net.F.zero] * net.k
+    """Neuron i becomes the zero neuron. Every killed neuron shares one zero row and one zero output column
+    (rows and columns are replaced, never changed in place): 10^5 killed rows of 785 entries would otherwise
+    take gigabytes, and ``is_killed`` can tell them by identity."""
+    zero = getattr(net, "zero", None)
+    if zero is None:
+        zero = net.zero = ([net.F.zero] * (net.m + 1), [net.F.zero] * net.k)
+    net.rows[i], net.v[i] = zero
+
+
+def is_killed(net: Net, i: int) -> bool:
+    """Was neuron i killed (its output column the shared zero column)?"""
+    zero = getattr(net, "zero", None)
+    return zero is not None and net.v[i] is zero[1]
+
+
+def _power_of_two(lam) -> float | None:
+    """λ as a float when λ = ±2^e with |e| ≤ 600: then x·λ is exact in binary64 for every float32 x (the
+    product stays a normal binary64 number), so float rows can be compared with one product per entry."""
+    num, den = abs(lam.numerator), lam.denominator
+    if num & (num - 1) or den & (den - 1) or max(num, den).bit_length() > 601:
+        return None
+    return float(lam)
 
 
 def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
     """Check r_j = sign·λ r_i with λ > 0 (sign = -1: antisymmetric pair).
 
-    Rows straight from float16/float32 tensors are compared as floats: with p the first index where
-    r_i,p ≠ 0, r_j = (r_j,p / r_i,p) r_i iff r_j,q · r_i,p = r_i,q · r_j,p for all q, and these products of
-    two ≤ 24-bit numbers are exact in binary64."""
+    Rows straight from float16/float32 tensors are compared as floats: for λ = 2^e, r_j = ±λ r_i entry by
+    entry (exact products, ``_power_of_two``); otherwise, with p the first index where r_i,p ≠ 0,
+    r_j = (r_j,p / r_i,p) r_i iff r_j,q · r_i,p = r_i,q · r_j,p for all q, and these products of two ≤ 24-bit
+    numbers are exact in binary64. Cost O(m)."""
     if i == j or net.F.sign(lam) <= 0:
         raise Reject(f"{where}: needs two distinct neurons and λ > 0")
+    scale = _power_of_two(lam) if isinstance(lam, Fraction) else None
+    if scale is not None and sign > 0:
+        bi, bj = row_bits(net.rows, i), row_bits(net.rows, j)
+        if bi is not None and bj is not None and bj[1] == scale * bi[1] and \
+                scaled_float32(bi[0], bj[0], lam.numerator.bit_length() - lam.denominator.bit_length()):
+            return
     ri, rj = raw_row(net.rows, i), raw_row(net.rows, j)
-    if ri is not None and rj is not None:
+    if scale is not None and ri is not None and rj is not None:
+        same = list(map(mul, ri, repeat(sign * scale))) == rj
+    elif ri is not None and rj is not None:
         p = next((q for q, x in enumerate(ri) if x), None)
         same = not any(rj) if p is None else sign * lam == Fraction(rj[p]) / Fraction(ri[p]) and \
             [x * ri[p] for x in rj] == [y * rj[p] for y in ri]
@@ -52,6 +85,15 @@ def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
         same = all(rj == sign * lam * ri for ri, rj in zip(net.rows[i], net.rows[j], strict=True))
     if not same:
         raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
+
+
+def _scaled(cols, j: int, lam, other, i: int) -> bool:
+    """cols[j]·λ = other[i], on the raw floats when both are unchanged float16/float32 columns and λ = 2^e."""
+    scale = _power_of_two(lam) if isinstance(lam, Fraction) else None
+    vj, vi = (raw_row(cols, j), raw_row(other, i)) if scale is not None else (None, None)
+    if vj is not None and vi is not None:
+        return list(map(mul, vj, repeat(scale))) == vi
+    return all(x * lam == y for x, y in zip(cols[j], other[i], strict=True))
 
 
 def _remove_once(removed: set, i: int, where: str) -> None:
@@ -113,7 +155,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
     D = Net.__new__(Net)
     D.F, D.m, D.k, D.n = F, t1.m, t1.k, n1 + n2
     D.rows = concat(t1.rows, t2.rows)
-    D.v = t1.v + [[-x for x in v] for v in t2.v]
+    D.v = negated_after(t1.v, t2.v)
     D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
     used1, used2 = set(), set()
     for s, mt in enumerate(seq(p["matching"], None, "proof.matching")):
@@ -125,7 +167,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         used1.add(i)
         used2.add(j)
         proportional(D, i, n1 + j, lam, 1, w)
-        if any(x * lam != y for x, y in zip(t2.v[j], t1.v[i], strict=True)):
+        if not _scaled(t2.v, j, lam, t1.v, i):
             raise Reject(f"{w}: v2_j * scale != v1_i")
         kill(D, i)
         kill(D, n1 + j)
@@ -181,7 +223,7 @@ def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
         kill(D, j)
         rep.checks[PAIR] += 1
     for i in range(D.n):
-        if not is_zero(D.v[i]):
+        if not is_killed(D, i) and not is_zero(D.v[i]):
             raise Reject(f"neuron {i} is not accounted for by the pairs")
     return lin, const
 

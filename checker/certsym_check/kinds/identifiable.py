@@ -67,20 +67,51 @@ def nonsingular_mod_prime(M: list[list[int]]) -> bool:
     return True
 
 
+def integer_nonsingular(M: list[list[int]]) -> bool:
+    """Is the square integer matrix M nonsingular? Modulo 2^61 − 1 first; when singular there, by fraction-free
+    (Bareiss) elimination, for at most MAX_EXACT_PIVOTS rows: after step c every entry is a minor of order
+    c + 1, so of at most s_c = (c + 1)(B + log2(c + 1)) bits for entries of B bits (Hadamard), and the whole
+    elimination is charged from these sizes before it starts. Cost O(p³) products of at most p·(B + log2 p)
+    bits."""
+    if nonsingular_mod_prime(M):
+        return True
+    p = len(M)
+    if p > MAX_EXACT_PIVOTS:
+        raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({p} > {MAX_EXACT_PIVOTS}) for exact "
+                     "elimination")
+    B = max((abs(x).bit_length() for row in M for x in row), default=0)
+    work = 0
+    for c in range(p):
+        size = (c + 1) * (B + (c + 1).bit_length())
+        work += (p - c - 1) ** 2 * (2 * int_cost(size, size) + int_cost(2 * size, size) + 3)
+    charge(work, "exact elimination of a minor")
+    A = [list(row) for row in M]
+    prev = 1
+    for c in range(p):
+        piv = next((i for i in range(c, p) if A[i][c]), None)
+        if piv is None:
+            return False
+        A[c], A[piv] = A[piv], A[c]
+        top, lead = A[c], A[c][c]
+        for i in range(c + 1, p):
+            row, f = A[i], A[i][c]
+            A[i] = [0] * (c + 1) + [(row[j] * lead - f * top[j]) // prev for j in range(c + 1, p)]
+        prev = lead
+    return True
+
+
 def _det_nonzero(F, M: list) -> bool:
-    """Is the square matrix M nonsingular? Over QQ first modulo the prime 2^61 − 1 (a nonzero determinant there
-    proves a nonzero determinant; rows are scaled to integers first), else by exact Gaussian elimination with
-    certified nonzero pivots, for at most MAX_EXACT_PIVOTS rows. Cost O(p^3)."""
+    """Is the square matrix M nonsingular? Over QQ with its rows scaled to integers (``integer_nonsingular``),
+    else by exact Gaussian elimination with certified nonzero pivots, for at most MAX_EXACT_PIVOTS rows.
+    Cost O(p^3)."""
     if isinstance(F, QQ) and M:
         rows = []
         for row in M:
             den = lcm((x.denominator for x in row), "a minor brought to integers")
             rows.append([x.numerator * (den // x.denominator) for x in row])
-        if nonsingular_mod_prime(rows):
-            return True
+        return integer_nonsingular(rows)
     if len(M) > MAX_EXACT_PIVOTS:
-        raise Reject(f"the minor is singular modulo 2^61 - 1 and too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact "
-                     "elimination")
+        raise Reject(f"the minor is too large ({len(M)} > {MAX_EXACT_PIVOTS}) for exact elimination")
     M = [list(row) for row in M]
     for col in range(len(M)):
         piv = next((i for i in range(col, len(M)) if F.sign(M[i][col]) != 0), None)
@@ -418,7 +449,7 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
         cols.append((v, a, dv * da))
     # column c of the minor times d_c (≠ 0) is an integer column: the same rank, and no Fractions to form
     minor = [[cols[c][0][r // m] * cols[c][1][r % m] for c in piv] for r in rows]
-    if not nonsingular_mod_prime(minor) and not _det_nonzero(QQ(), [[Fraction(x) for x in row] for row in minor]):
+    if not integer_nonsingular(minor):
         raise Reject("the stated minor is singular")
     pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D

@@ -21,7 +21,7 @@ from certsym.core.network import Network
 from certsym.decide.identifiability import decide_identifiable
 from certsym.decide.zerofactor import independent_minor, vectors
 from certsym_check import check_certificate
-from certsym_check.kinds.identifiable import MAX_PIVOTS, nonsingular_mod_prime
+from certsym_check.kinds.identifiable import MAX_PIVOTS, integer_nonsingular, nonsingular_mod_prime
 
 P = (1 << 61) - 1
 RECORD = InputRecord("p", "0" * 64)
@@ -54,13 +54,18 @@ entries = st.one_of(st.integers(-3, 3), st.integers(-(1 << 200), 1 << 200), st.s
 def test_packed_elimination_agrees_with_the_determinant_modulo_p(M, dependent) -> None:
     if dependent and len(M) > 1:  # make the matrix singular over Z: one row a combination of two others
         M[-1] = [dependent * x - y for x, y in zip(M[0], M[1 % (len(M) - 1)], strict=True)]
-    assert nonsingular_mod_prime(M) == (_bareiss(M) % P != 0)
+    det = int(fmpz_mat(len(M), len(M), [x for row in M for x in row]).det())
+    assert _bareiss(M) == det
+    assert nonsingular_mod_prime(M) == (det % P != 0)
+    assert integer_nonsingular(M) == (det != 0)
 
 
 def test_singular_modulo_p_only_is_not_nonsingular() -> None:
     # det = P: nonzero over Z, zero modulo P; the packed form answers for the residues, as it must
     assert _bareiss([[1, 0], [0, P]]) == P and not nonsingular_mod_prime([[1, 0], [0, P]])
     assert nonsingular_mod_prime([[1, 0], [0, P + 1]])
+    assert integer_nonsingular([[1, 0], [0, P]])  # then exact elimination decides
+    assert not integer_nonsingular([[P, 2 * P], [1, 2]])
 
 
 def test_slots_stay_bounded_through_hundreds_of_steps() -> None:
