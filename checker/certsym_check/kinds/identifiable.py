@@ -130,7 +130,7 @@ def _det_nonzero(F, M: list) -> bool:
 MAX_FREE = 24
 MAX_PRODUCTS = 10**7    # k·m·n entries of the matrix W of Theorem 1
 MAX_KERNEL_WORK = 1 << 22  # 2^d kernel candidates × p pivots, each candidate one Gray-code step
-MAX_PIVOTS = 1536       # the minor's elimination costs p^3 (packed: p²/2 big-integer row operations)
+MAX_PIVOTS = 1280       # the minor's elimination costs p^3 (packed: p²/2 big-integer row operations)
 MAX_CHECK_WORK = 2 * 10**7  # k·m·|free|·|pivots| integer products of the kernel description
 MAX_FIELD_PRODUCTS = 10**5  # the same over a number field, where each product is a polynomial product
 
@@ -432,6 +432,47 @@ def _integers(xs: list) -> tuple[list[int], int]:
     return [x.numerator * (d // x.denominator) for x in xs], d
 
 
+def _bits(x: int) -> int:
+    return abs(x).bit_length()
+
+
+def _column_integers(t: Net, i: int) -> tuple[list[int], list[int], int]:
+    """Neuron i as integers (v'_i, a'_i, d_i) with v_i a_i^T = v'_i a'_i^T / d_i (the scalings charged by lcm)."""
+    (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
+    return v, a, dv * da
+
+
+def _minor_nonsingular_mod_prime(t: Net, piv: list, rows: list) -> bool:
+    """Is the rows × piv minor of W nonsingular modulo P = 2^61 − 1? Its entries v_c[j] a_c[q] are mapped to
+    F_P entry by entry (x = p/q ↦ p q^-1 mod P, a ring map on rationals whose denominators P does not divide),
+    so no product of long integers is formed; a denominator divisible by P gives False (then exact elimination
+    decides). Cost O(n (k + m)) residues, each linear in its number's size, then ``nonsingular_mod_prime``."""
+    inverses: dict[int, int] = {}
+
+    def res(x: Fraction) -> int | None:
+        d = x.denominator
+        if d not in inverses:
+            r = d % _PRIME
+            inverses[d] = pow(r, -1, _PRIME) if r else 0
+        inv = inverses[d]
+        return x.numerator % _PRIME * inv % _PRIME if inv else None
+
+    m = t.m
+    V = {c: [res(x) for x in t.v[c]] for c in piv}
+    A = {c: [res(x) for x in t.rows[c][:-1]] for c in piv}
+    minor = []
+    for r in rows:
+        j, q = divmod(r, m)
+        row = []
+        for c in piv:
+            x, y = V[c][j], A[c][q]
+            if x is None or y is None:
+                return False
+            row.append(x * y % _PRIME)
+        minor.append(row)
+    return nonsingular_mod_prime(minor)
+
+
 def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> None:
     """As ``_kernel_in_field`` over Q, with every column v_i a_i^T = (v'_i a'_i^T) / d_i scaled to integers and
     each equation multiplied out, so that the k·m·|free|·|pivots| products are integer products (no gcds)."""
@@ -443,14 +484,20 @@ def _kernel_in_integers(t: Net, piv: list, free: list, rows: list, R: list) -> N
     if not fits(walk):  # refused before any of the work
         raise Reject(f"the Gray-code walk ({steps} additions of {width}-bit integers) would exceed the checker's "
                      "work budget (certificates/FORMAT.md, Bounds)")
-    cols = []
-    for i in range(t.n):
-        (v, dv), (a, da) = _integers(t.v[i]), _integers(t.rows[i][:-1])
-        cols.append((v, a, dv * da))
-    # column c of the minor times d_c (≠ 0) is an integer column: the same rank, and no Fractions to form
-    minor = [[cols[c][0][r // m] * cols[c][1][r % m] for c in piv] for r in rows]
-    if not integer_nonsingular(minor):
-        raise Reject("the stated minor is singular")
+    if not _minor_nonsingular_mod_prime(t, piv, rows):
+        if len(piv) > MAX_EXACT_PIVOTS:
+            raise Reject(f"the stated minor is singular modulo 2^61 - 1 and too large ({len(piv)} > "
+                         f"{MAX_EXACT_PIVOTS}) for exact elimination")
+        pivot_cols = {c: _column_integers(t, c) for c in piv}
+        # column c of the minor times d_c (≠ 0) is an integer column: the same rank, and no Fractions to form
+        charge(sum(int_cost(max(map(_bits, pivot_cols[c][0])), max(map(_bits, pivot_cols[c][1]))) for c in piv)
+               * len(rows), "forming the minor")
+        minor = [[pivot_cols[c][0][r // m] * pivot_cols[c][1][r % m] for c in piv] for r in rows]
+        if not integer_nonsingular(minor):
+            raise Reject("the stated minor is singular")
+    if not free:
+        return
+    cols = [_column_integers(t, i) for i in range(t.n)]
     pivot_bits = max((abs(y).bit_length() for c in piv for y in (*cols[c][0], *cols[c][1])), default=0)
     for b, f in enumerate(free):  # d_f^-1 v'_f a'_f^T = Σ_s R[s][b] d_ps^-1 v'_ps a'_ps^T, times L·D
         # this column's own denominator: D, the common one of R, is what the Gray-code walk compares with below

@@ -8,6 +8,9 @@ from __future__ import annotations
 import copy
 import json
 import random
+import resource
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -21,6 +24,7 @@ from certsym.core.network import Network
 from certsym.decide.identifiability import decide_identifiable
 from certsym.decide.zerofactor import independent_minor, vectors
 from certsym_check import check_certificate
+from certsym_check.kinds import identifiable as B
 from certsym_check.kinds.identifiable import MAX_PIVOTS, integer_nonsingular, nonsingular_mod_prime
 
 P = (1 << 61) - 1
@@ -157,3 +161,76 @@ def test_a_referenced_model_file_is_bound_by_its_hash(tmp_path, capfd) -> None:
     assert "SHA-256" in capfd.readouterr().out
     assert main(["check", str(cert)]) == 2
     assert "CANNOT CHECK" in capfd.readouterr().out
+
+
+def _shared_denominator_certificate(path, n: int, k: int, m: int, digits: int, singular: bool) -> None:
+    """Entries ±c/N_q and ±c/Q_j over distinct odd numbers of ``digits`` digits, shared by every neuron (any two
+    have a gcd dividing their small difference): each v_j a_q
+    is a small fraction, but a column scaled to integers by its common denominator has entries of about
+    2(k + m)·3.3·digits bits. With ``singular`` two columns of A are equal and so are two rows of the minor."""
+    rng = random.Random(5)
+    base = rng.randrange(10 ** (digits - 1), 10 ** digits) | 1  # base + 2t: odd, pairwise nearly coprime
+    N, Q = [base + 2 * q for q in range(m)], [base + 2 * (m + j) for j in range(k)]
+    small = lambda: rng.choice([-1, 1]) * rng.randrange(1, 1000)  # noqa: E731
+    A = [[f"{small()}/{N[q]}" for q in range(m)] for _ in range(n)]
+    rows = rng.sample([r for r in range(k * m) if r not in (0, 1)], n - 2)
+    if singular:
+        for row in A:
+            row[1] = row[0]
+        rows = [0] + rows + [1]
+    else:
+        rows = rng.sample(range(k * m), n)
+    params = {"M": [[f"{small()}/{Q[j]}" for _ in range(n)] for j in range(k)], "A": A, "b": ["0"] * n,
+              "c": ["0"] * k, "shape": {"m": m, "n": n, "k": k}}
+    doc = {"format": "certsym-certificate", "version": 1, "kind": "identifiable",
+           "claim": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit", "field": {"type": "QQ"},
+           "inputs": [{"name": "p", "sha256": "0" * 64, "atoms": [], "parameters": params}],
+           "proof": {"nonzero_v": [0] * n, "nonzero_a": [0] * n, "statement": "Theorem 1",
+                     "zero_factor": {"rows": rows, "pivots": list(range(n)), "free": [], "R": [[] for _ in range(n)]}}}
+    path.write_text(json.dumps(doc))
+
+
+def _limits() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
+    resource.setrlimit(resource.RLIMIT_CPU, (60, 65))
+
+
+@pytest.mark.parametrize("singular", [False, True])
+def test_long_shared_denominators_are_not_multiplied_out(tmp_path, singular) -> None:
+    """Red-team regression: the minor used to be formed as integers (each column times its common denominator),
+    products of about 2·10^5 bits each, uncharged: gigabytes from a certificate of a few MB. Its entries are now
+    mapped to F_P one by one."""
+    path = tmp_path / "c.json"
+    _shared_denominator_certificate(path, n=120, k=12, m=12, digits=3000, singular=singular)
+    done = subprocess.run([sys.executable, "-m", "certsym_check", "--quiet", str(path)], capture_output=True,
+                          text=True, preexec_fn=_limits, timeout=120)
+    assert done.returncode == (1 if singular else 0), done.stdout + done.stderr[-300:]
+    # singular: the exact path's integers are charged before they are formed, and exceed the work budget
+    assert ("INVALID (identifiable): numbers brought to integers" if singular else "VALID identifiable") in done.stdout
+
+
+def test_a_singular_minor_is_eliminated_once(tmp_path) -> None:
+    """Red-team regression: a minor singular modulo P was eliminated twice (packed, then again on the way to the
+    exact path) before the size check refused it; now one packed pass, then the refusal."""
+    n = 200
+    rng = np.random.default_rng(2)
+    A = rng.integers(1, 10, (n, n)) * rng.choice([-1, 1], (n, n))  # no zero entry: the named ones are a_i[0]
+    A[:, 1] = A[:, 0]  # two equal rows (0, 0) and (0, 1) of W
+    theta = Network.build([rng.integers(1, 9, n).tolist()], A.tolist(), [0] * n, [0])
+    rows = [0] + list(range(2, n)) + [1]
+    params = {"M": [[str(x) for x in theta.M[0]]], "A": [[str(x) for x in r] for r in theta.A],
+              "b": ["0"] * n, "c": ["0"], "shape": {"m": n, "n": n, "k": 1}}
+    forged = {"format": "certsym-certificate", "version": 1, "kind": "identifiable",
+              "claim": "the fibre of theta1 in Omega(m,n,k) is exactly its H_n-orbit", "field": {"type": "QQ"},
+              "inputs": [{"name": "p", "sha256": "0" * 64, "atoms": [], "parameters": params}],
+              "proof": {"nonzero_v": [0] * n, "nonzero_a": [0] * n, "statement": "Theorem 1",
+                        "zero_factor": {"rows": rows, "pivots": list(range(n)), "free": [],
+                                        "R": [[] for _ in range(n)]}}}
+    calls = []
+    original = B.nonsingular_mod_prime
+    B.nonsingular_mod_prime = lambda M: calls.append(len(M)) or original(M)
+    try:
+        result = check_certificate(forged)
+    finally:
+        B.nonsingular_mod_prime = original
+    assert not result.valid and "too large (200 > 120)" in result.reason and calls == [200]
