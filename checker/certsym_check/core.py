@@ -133,6 +133,11 @@ def _rational_sum(c: list[Fraction], active: list) -> list[Fraction]:
     return [cj + Fraction(t, L) for cj, t in zip(c, totals, strict=True)]
 
 
+def _float32_storage(values) -> bool:
+    """Entries stored as native float32: an array('f'), or a float view of a file's bytes."""
+    return getattr(values, "typecode", None) == "f" or (isinstance(values, memoryview) and values.format == "f")
+
+
 class FloatRows:
     """The rows r_i = (a_i, b_i) of a model file referenced by a certificate, read as Fractions only when
     used (a 10^5 × 784 layer would take gigabytes as Fractions). Rows of float16/float32 tensors also
@@ -152,7 +157,7 @@ class FloatRows:
         float16/float32 (so b_i · 2^e is exact in binary64 for |e| ≤ 253) and a_i is stored contiguously as
         float32; else None."""
         W = self.W1
-        if i in self.killed or not self.narrow or W.fortran or getattr(W.values, "typecode", None) != "f":
+        if i in self.killed or not self.narrow or W.fortran or not _float32_storage(W.values):
             return None
         cols = W.shape[1]
         return memoryview(W.values)[i * cols:(i + 1) * cols], self.b1[i]

@@ -79,8 +79,9 @@ class InputFile:
         return self._siblings[location]
 
 
-def _unpack(body: bytes, code: str, big_endian: bool, count: int, name: str):
-    """The ``count`` entries of type ``code`` in ``body`` as Python numbers (an ``array`` where one fits)."""
+def _unpack(body: bytes | memoryview, code: str, big_endian: bool, count: int, name: str):
+    """The ``count`` entries of type ``code`` in ``body`` as Python numbers (an ``array`` where one fits; for
+    float32 in the machine's byte order a float view of ``body`` itself, no copy)."""
     size = _WIDTH[code]
     if len(body) != count * size:
         raise Reject(f"{name}: truncated array")
@@ -93,6 +94,8 @@ def _unpack(body: bytes, code: str, big_endian: bool, count: int, name: str):
         values = array("f")
         values.frombytes(wide.tobytes())
         return values
+    if code == "f4" and big_endian == (sys.byteorder == "big") and array("f").itemsize == 4:
+        return memoryview(body).cast("B").cast("f")  # read in place: the bytes are the entries
     if code in _ARRAY and array(_ARRAY[code]).itemsize == size:
         values = array(_ARRAY[code])
         values.frombytes(body)
@@ -166,7 +169,7 @@ def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[
         if inflated > inflate_bound(len(data)):
             raise Reject(f"the .npz members would inflate to {inflated} bytes from {len(data)}: beyond the bound "
                          f"2^28 + 64 x the file size")
-        return {member[:-4]: _npy_member(z, member) for member in chosen}, names
+        return {member[:-4]: _npy_member(z, member, data) for member in chosen}, names
 
 
 def inflate_bound(size: int) -> int:
@@ -174,9 +177,28 @@ def inflate_bound(size: int) -> int:
     return (1 << 28) + 64 * size
 
 
-def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
+def _stored_member(data: bytes, info: zipfile.ZipInfo) -> memoryview | None:
+    """The bytes of an uncompressed member as a view into the archive's bytes (no copy), after the checks that
+    reading it through zipfile makes: its local header where the directory says, sizes equal, and its CRC-32
+    (zipfile raises "Bad CRC-32" at the end of the member, and so numpy.load). None for compressed members."""
+    if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+        return None
+    offset = info.header_offset
+    header = data[offset:offset + 30]
+    if len(header) != 30 or header[:4] != b"PK\x03\x04":
+        raise Reject(f"{info.filename[:60]}: no local header where the zip directory says")
+    name_length, extra_length = struct.unpack("<HH", header[26:30])
+    start = offset + 30 + name_length + extra_length
+    view = memoryview(data)[start:start + info.file_size]
+    if len(view) != info.file_size or zlib.crc32(view) != info.CRC:
+        raise Reject(f"{info.filename[:60]}: the member's CRC-32 does not match (numpy.load would refuse it)")
+    return view
+
+
+def _npy_member(z: zipfile.ZipFile, member: str, data: bytes) -> Tensor:
     """A .npy member read in two steps: the header (at most 64 KiB), then exactly the bytes its shape
-    declares, after comparing them with the size the zip directory states."""
+    declares, after comparing them with the size the zip directory states. An uncompressed member's entries
+    are read in place (``_stored_member``): the archive's bytes are held anyway, for their SHA-256."""
     info = z.getinfo(member)
     with z.open(info) as fh:
         head = fh.read(12)
@@ -198,7 +220,8 @@ def _npy_member(z: zipfile.ZipFile, member: str) -> Tensor:
         if info.file_size != start + size + body_size:
             raise Reject(f"{member}: the member holds {info.file_size - start - size} data bytes, its shape "
                          f"{shape} needs {body_size}")
-        body = fh.read(body_size)
+        stored = _stored_member(data, info)
+        body = fh.read(body_size) if stored is None else stored[start + size:]
     values = _unpack(body, code, big, count, member)
     return Tensor(shape, values, fortran and len(shape) == 2, code)
 
@@ -271,8 +294,8 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
         spans.append(tuple(offsets))
         if wanted is None or name in wanted:
             begin, end = offsets
-            out[name] = Tensor(tuple(shape), _unpack(data[8 + size + begin:8 + size + end], code, False,
-                                                     math.prod(shape), name), False, code)
+            out[name] = Tensor(tuple(shape), _unpack(memoryview(data)[8 + size + begin:8 + size + end], code,
+                                                     False, math.prod(shape), name), False, code)
     position = 0
     for begin, end in sorted(spans):
         if begin != position:

@@ -147,12 +147,13 @@ def torch_bits(t) -> Bits:
 
 
 def checker_bits(t: Tensor) -> Bits:
-    """A checker Tensor's entries (storage order, C or 2-D Fortran) as C-order bit patterns: the array types keep the
-    exact bits; float16 (Python floats) goes back through numpy, exact except for NaN payloads."""
+    """A checker Tensor's entries (storage order, C or 2-D Fortran) as C-order bit patterns: arrays and memory views
+    keep the exact bits; float16 (Python floats) goes back through numpy, exact except for NaN payloads."""
     shape, code = tuple(t.shape), t.code
     values = t.values
-    if isinstance(values, array):
-        raw = np.frombuffer(values, dtype=np.dtype(values.typecode)) if len(values) else np.zeros(0, np.float64)
+    if isinstance(values, array | memoryview):  # an array, or a float32 view of the file's bytes
+        kind = values.typecode if isinstance(values, array) else values.format
+        raw = np.frombuffer(values, dtype=np.dtype(kind)) if len(values) else np.zeros(0, np.float64)
     else:
         raw = np.array(list(values), dtype=np.float64 if code in FLOAT or code == "bf16" else np.int64)
     if code == "bf16":
