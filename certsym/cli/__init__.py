@@ -30,9 +30,28 @@ def _command_index(argv: list[str]) -> int | None:
     return None
 
 
+_NEGATIVE_VALUE_OPTIONS = {"--box"}  # options whose value may begin with "-" ("--box -1,1")
+
+
+def _join_negative_values(args: list[str]) -> list[str]:
+    """``--box -1,1`` as ``--box=-1,1``: argparse takes a value that begins with "-" (and is not one plain negative
+    number) for an option, and would stop with "expected one argument"."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] in _NEGATIVE_VALUE_OPTIONS and i + 1 < len(args) and args[i + 1].startswith("-") and \
+                args[i + 1][1:2].isdigit():
+            out.append(f"{args[i]}={args[i + 1]}")
+            i += 2
+        else:
+            out.append(args[i])
+            i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``certsym`` console script; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
     at = _command_index(args)
     if at is not None and args[at] == "check":
         try:  # isolated (-I): neither the working directory nor PYTHON* variables can put other code on its path

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import sys
 import time
@@ -417,9 +418,11 @@ def cmd_stabilizer(args: argparse.Namespace) -> int:
         emit_json({"theta": describe(groups[0]), "rows": describe(groups[1])})
         return EXIT_OK
     for title, g in (("Stab_{H_n}(θ)", groups[0]), ("Stab_{H_n}(A,b)", groups[1])):
-        bound = "within" if g.within_bound() else "BEYOND"
-        print(f"{title} ≅ {g.type}   (finite part of order {g.finite_order}; n' = {len(g.zero)}; "
-              f"{len(g.generators)} transpositions, {bound} the bound C(n − n', 2))")
+        count, limit = len(g.generators), math.comb(net.n - len(g.zero), 2)
+        within = "at most" if g.within_bound() else "BEYOND"
+        print(f"{title} ≅ {g.type}   (finite part of order {g.finite_order}; n' = {len(g.zero)} zero neurons; "
+              f"{count} generating transposition{'' if count == 1 else 's'}, {within} C(n − n', 2) = {limit} "
+              "by Theorem 2)")
         for c in g.classes:
             if len(c) > 1:
                 print(f"  class {list(c)}")
@@ -778,7 +781,7 @@ def build_parser() -> argparse.ArgumentParser:
                  params="params1", cert="write a distance_bound certificate")
     p.add_argument("params2", help=_PARAMS)
     p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
-                   "file (its input bounds); default [0, 1]^m; write --box=-1,1 when lo is negative")
+                   "file (its input bounds); default [0, 1]^m")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,

@@ -94,3 +94,24 @@ def test_canon_hashes_agree_on_equivalent_examples(tmp_path: Path, name: str, ca
         assert {"hash", "kinks", "linear", "constant"} <= set(data)
         hashes.append(data["hash"])
     assert hashes[0] == hashes[1]
+
+
+def test_a_negative_box_is_read_as_a_value(tmp_path, capfd) -> None:
+    """``--box -1,1`` used to be an argparse error (a value that begins with "-")."""
+    a = tmp_path / "a.json"
+    a.write_text(json.dumps({"M": [["1", "-1"]], "A": [["1"], ["-1"]], "b": ["0", "0"], "c": ["0"]}))  # |x|
+    b = tmp_path / "b.json"
+    b.write_text(json.dumps({"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"]}))  # relu(x)
+    assert main(["distance", str(a), str(b), "--box", "-1,1", "--json"]) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert out["upper"] == out["lower"] == "1"  # |x| − relu(x) = relu(−x), 1 at x = −1
+    assert main(["distance", str(a), str(b), "--box=-2,1", "--json"]) == 0
+    assert json.loads(capfd.readouterr().out)["lower"] == "2"
+
+
+def test_stabilizer_counts_its_generators_in_words(tmp_path, capfd) -> None:
+    p = tmp_path / "p.json"
+    p.write_text(json.dumps({"M": [["1", "1"]], "A": [["1"], ["1"]], "b": ["0", "0"], "c": ["0"]}))
+    assert main(["stabilizer", str(p)]) == 0
+    out = capfd.readouterr().out
+    assert "1 generating transposition, at most C(n − n', 2) = 1 by Theorem 2" in out and "transpositions" not in out
