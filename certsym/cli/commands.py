@@ -163,6 +163,9 @@ def _deep_minimal(args: argparse.Namespace, theta, record: InputRecord) -> int:
     print(_DEEP_NOTE, file=sys.stderr)
     if args.output:
         write_text_atomic(args.output, text)
+        print(f"reduced parameter written to {args.output}: widths {'-'.join(map(str, theta.widths))} → "
+              f"{'-'.join(map(str, reduced.widths))} ({len(red.steps)} moves D1–D4)"
+              + (f"; certificate {args.cert}" if args.cert else ""))
         if args.trace:
             print("\n".join(trace) if trace else "already reduced: no move applies")
     else:
@@ -183,6 +186,12 @@ def cmd_minimal(args: argparse.Namespace) -> int:
     trace = [_step_text(net.field, st) for st in red.steps]
     if args.output:
         write_text_atomic(args.output, dump_network(red.minimal))
+        counts = {kind: sum(st.kind == kind for st in red.steps) for kind in ("zero", "bias_shift", "merge")}
+        left = net.n - len(red.steps)
+        print(f"θ_min written to {args.output}: {net.n} → {left} neuron{'' if left == 1 else 's'} "
+              f"({counts['zero']} zeroed, {counts['bias_shift']} folded into c by bias shifting, "
+              f"{counts['merge']} merged)"
+              + (f"; certificate {args.cert}" if args.cert else ""))
         if args.trace:
             print("\n".join(trace) if trace else "already minimal: no move applies")
     else:

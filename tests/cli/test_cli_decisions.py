@@ -115,3 +115,11 @@ def test_stabilizer_counts_its_generators_in_words(tmp_path, capfd) -> None:
     assert main(["stabilizer", str(p)]) == 0
     out = capfd.readouterr().out
     assert "1 generating transposition, at most C(n − n', 2) = 1 by Theorem 2" in out and "transpositions" not in out
+
+
+def test_minimal_to_a_file_says_what_it_wrote(tmp_path, capfd) -> None:
+    p, out = tmp_path / "p.json", tmp_path / "o.json"
+    p.write_text(json.dumps({"M": [[1, 5, 2, 0]], "A": [[1], [0], [2], [3]], "b": [0, 2, 0, 1], "c": [0]}))
+    assert main(["minimal", str(p), "-o", str(out)]) == 0
+    assert capfd.readouterr().out == (f"θ_min written to {out}: 4 → 1 neuron (1 zeroed, 1 folded into c by bias "
+                                      "shifting, 1 merged)\n")
