@@ -85,13 +85,17 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def _selections(args: argparse.Namespace, count: int) -> list:
     """How the tensors of each of ``count`` input files are chosen: --keys (before or after the command),
     --keys1/--keys2 per file, --layout and --state-key (docs/FORMATS.md, "the selection rule")."""
-    shared = getattr(args, "sub_keys", None) or args.keys
-    own = [getattr(args, "keys1", None), getattr(args, "keys2", None)]
-    state_key = getattr(args, "state_key", None)
+    def per_file(name: str, i: int, shared):
+        own = getattr(args, f"{name}{i + 1}", None) if count == 2 else None
+        return own if own is not None else shared
+
+    shared_keys = getattr(args, "sub_keys", None) or args.keys
     out = []
     for i in range(count):
-        keys = (own[i] if i < 2 else None) or shared
-        out.append(Selection(keys=parse_keys(keys) if keys else None, layout=getattr(args, "layout", "out-in"),
+        keys = per_file("keys", i, shared_keys)
+        state_key = per_file("state_key", i, getattr(args, "state_key", None))
+        out.append(Selection(keys=parse_keys(keys) if keys else None,
+                             layout=per_file("layout", i, getattr(args, "layout", None)) or "out-in",
                              state_key=tuple(state_key.split(".")) if state_key else None))
     return out
 
@@ -111,6 +115,10 @@ def _note_absent_biases(models: list, names: list[str], readings: bool = True) -
     for model, name in zip(models, names, strict=True):
         if readings and reading(model):
             print(f"note: {name}: {reading(model)}", file=sys.stderr)
+        first = ((model or {}).get("tensors") or [None])[0]
+        if (model or {}).get("rule") == "default" and first and first.endswith("0.weight") and first != "0.weight":
+            print(f"note: {name}: the prefix {first[:-len('0.weight')]!r} was removed from every tensor name "
+                  "(docs/FORMATS.md, the default rule)", file=sys.stderr)
         biases = (model or {}).get("tensors", [0, 0, 0, 0])[1::2]
         labels = ("the first", "the second") if len(biases) == 2 else [f"layer {ell}" for ell in range(1, 99)]
         absent = [label for label, t in zip(labels, biases, strict=False) if t is None]
@@ -748,13 +756,17 @@ def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
                    help="tensor names in model files, a weight and a bias per layer (W1,b1,W2,b2,W3,b3,… for a deep "
                         "network; '-' for an absent bias); default: the file holds exactly 0.weight, 0.bias, "
                         "2.weight, 2.bias, … (module./_orig_mod. prefixes allowed) or A, b, M, c")
-    if two:
-        p.add_argument("--keys1", metavar="W1,b1,W2,b2", help="tensor names in the first file only")
-        p.add_argument("--keys2", metavar="W1,b1,W2,b2", help="tensor names in the second file only")
-    p.add_argument("--layout", choices=("out-in", "in-out"), default="out-in",
+    p.add_argument("--layout", choices=("out-in", "in-out"), default=None,
                    help="how weights are stored: out-in (torch, default) or in-out (Flax and Keras kernels)")
     p.add_argument("--state-key", metavar="PATH", help="where the state dict lies in a torch checkpoint, keys joined "
                    "by '.' (e.g. model or state_dict); default: found when exactly one entry holds the layers")
+    if two:  # the same options for one file only (a Lightning checkpoint against a plain state dict, say)
+        for i, which in ((1, "first"), (2, "second")):
+            p.add_argument(f"--keys{i}", metavar="W1,b1,W2,b2", help=f"tensor names in the {which} file only")
+            p.add_argument(f"--layout{i}", choices=("out-in", "in-out"), default=None,
+                           help=f"--layout for the {which} file only")
+            p.add_argument(f"--state-key{i}", dest=f"state_key{i}", metavar="PATH",
+                           help=f"--state-key for the {which} file only")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -234,7 +234,7 @@ def parse_keys(value: str | Sequence[str | None]) -> tuple[str | None, ...]:
     return out
 
 
-_PREFIXES = ("module.", "_orig_mod.")
+_PREFIXES = ("module.", "_orig_mod.", "model.")  # DataParallel, torch.compile, a Lightning module's self.model
 _LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
 
 
@@ -245,7 +245,7 @@ def _strip(name: str) -> str:
 
 
 def default_choice(names: Sequence[str]) -> list[str | None] | None:
-    """The default rule (docs/FORMATS.md): with the prefixes module. and _orig_mod. removed from every name
+    """The default rule (docs/FORMATS.md): with the prefixes module., _orig_mod. and model. removed from every name
     (when every name has one), exactly 0.weight and 2.weight with optional 0.bias and 2.bias, or exactly
     A, b, M, c. Returns the full names picked, None for an absent bias; None when the rule picks nothing."""
     if set(names) == set(LETTER_KEYS) and len(names) == 4:

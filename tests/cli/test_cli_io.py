@@ -440,3 +440,32 @@ def test_subprocess_exit_codes(tmp_path: Path) -> None:
     assert len(fail.stderr.splitlines()) == 1
     assert fail.stderr.startswith("certsym: error:")
     assert "Traceback" not in fail.stderr
+
+
+def test_per_file_selection_options(tmp_path: Path, capfd: Cap) -> None:
+    """A Lightning checkpoint (the state dict under "state_dict", names prefixed "model.") against a plain state dict,
+    and a Flax-style in×out npz against a torch one: each needs options for one file only."""
+    import numpy as np
+    import torch
+
+    rng = np.random.default_rng(8)
+    W1, b1 = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+    W2, b2 = rng.standard_normal((2, 5)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    plain = {"0.weight": W1, "0.bias": b1, "2.weight": W2, "2.bias": b2}
+    torch_file, lightning = tmp_path / "plain.pt", tmp_path / "run.ckpt"
+    torch.save({k: torch.from_numpy(v) for k, v in plain.items()}, torch_file)
+    torch.save({"state_dict": {f"model.{k}": torch.from_numpy(v) for k, v in plain.items()}, "epoch": 3,
+                "optimizer_states": []}, lightning)
+    assert main(["equiv", str(lightning), str(torch_file), "--state-key1", "state_dict"]) == 0
+    assert "EQUIVALENT" in capfd.readouterr().out
+    assert main(["equiv", str(lightning), str(torch_file), "--state-key", "state_dict"]) == 2  # the plain file has none
+    assert "state_dict" in capfd.readouterr().err
+    flax = tmp_path / "flax.npz"
+    np.savez(flax, **{"0.weight": W1.T, "0.bias": b1, "2.weight": W2.T, "2.bias": b2})  # kernels inputs x outputs
+    assert main(["equiv", str(flax), str(torch_file), "--layout1", "in-out"]) == 0
+    assert "EQUIVALENT" in capfd.readouterr().out
+    assert main(["distance", str(torch_file), str(flax), "--layout2", "in-out", "--json"]) == 0
+    bounds = json.loads(capfd.readouterr().out)
+    assert bounds["upper"] == bounds["lower"] == "0"
+    assert main(["equiv", str(flax), str(torch_file)]) == 2  # 3x5 is not the shape torch's layout needs
+    assert "--layout in-out" in capfd.readouterr().err

@@ -308,7 +308,7 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
 
 LETTERS = ("A", "b", "M", "c")
 LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
-PREFIXES = ("module.", "_orig_mod.")
+PREFIXES = ("module.", "_orig_mod.", "model.")
 _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
            "safetensors": {"format", "rule", "tensors", "layout", "activation"},
            "torch": {"format", "rule", "tensors", "layout", "root", "activation"},
@@ -338,7 +338,7 @@ def _short_names(names: list[str]) -> list[str]:
     if all(n.startswith(PREFIXES) for n in names):
         for i, n in enumerate(short):
             while n.startswith(PREFIXES):
-                n = n[len(PREFIXES[0]) if n.startswith(PREFIXES[0]) else len(PREFIXES[1]):]
+                n = n[len(next(p for p in PREFIXES if n.startswith(p))):]
             short[i] = n
     return short
 
