@@ -28,6 +28,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.foreign import foreign_format
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 
@@ -41,7 +42,11 @@ _SAFE = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1", "I16": "<i2", "I3
 
 def is_model_file(path: str | os.PathLike) -> bool:
     """True for a model file by its content (``detect_format``), or by one of the suffixes of docs/FORMATS.md
-    when it cannot be read (the reader then says why)."""
+    when it cannot be read (the reader then says why). A file of a format certsym does not read (Keras, HDF5,
+    msgpack, TorchScript, a model directory: ``certsym.io.foreign``) raises InputError with its recipe."""
+    foreign = foreign_format(path)
+    if foreign is not None:
+        raise InputError(f"{path}: {foreign}")
     return detect_format(path) is not None or Path(path).suffix.lower() in SUFFIXES
 
 

@@ -55,6 +55,7 @@ import zlib
 import numpy as np
 
 from certsym.errors import InputError
+from certsym.io.foreign import WHOLE_MODULE
 
 __all__ = ["load_torch", "read_state_dict"]
 
@@ -328,6 +329,8 @@ def _check_pickle(data: bytes) -> None:
     only ``_OPCODES``, at most ``_MAX_MEMO`` memo indices, and ends exactly at its STOP."""
     memo: set[int] = set()
     end = None
+    if b"torch.nn.modules" in data:  # a GLOBAL naming a module class: torch.save(model), not a state dict
+        raise _Refused(f"refused: {WHOLE_MODULE}")
     try:
         for opcode, arg, pos in pickletools.genops(data):
             name = opcode.name
