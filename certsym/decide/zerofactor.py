@@ -24,7 +24,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field
 
-from flint import nmod_mat
+from flint import fmpq_mat, nmod_mat
 
 from certsym.core.linalg import independent_rows, rref
 from certsym.core.network import Network
@@ -117,8 +117,9 @@ class Residues:
 def independent_minor(theta: Network, draws: int = 3) -> list[int] | None:
     """Rows r_1..r_n of W (km × n, columns w_i = vec(v_i a_i^T)) whose minor is nonsingular modulo P, or None.
 
-    Residues form a ring map from the rationals with denominators prime to P onto F_P, so a minor nonsingular
-    modulo P has a nonzero determinant over Q: the w_i are linearly independent and no zero factor exists
+    With V and A scaled to integers by their common denominators (nonzero scalars, so the rank is the same),
+    the determinant of a minor's residues modulo P is the residue of its integer determinant: a minor nonsingular
+    modulo P has a nonzero determinant over Q, so the w_i are linearly independent and no zero factor exists
     (the checker replays the minor the same way). Generic weights make any n rows work; the first draw takes n
     rows at random (seeded, so the answer is reproducible), later ones 2n, then every row, keeping a maximal
     independent set. None over a number field, when n > km, when a denominator is divisible by P, or when the
@@ -127,21 +128,15 @@ def independent_minor(theta: Network, draws: int = 3) -> list[int] | None:
     n, k, m = theta.n, theta.k, theta.m
     if theta.field is not QQ or n == 0 or n > k * m:
         return None
-    inverses: dict[int, int] = {}  # denominators repeat (powers of two for float weights)
-
-    def residue(x) -> int:
-        q = int(x.q)
-        if q not in inverses:
-            if q % P == 0:
-                raise ZeroDivisionError
-            inverses[q] = pow(q, -1, P)
-        return int(x.p) * inverses[q] % P
-
-    try:
-        V = [[residue(x) for x in row] for row in theta.M]  # k × n
-        A = [[residue(x) for x in row] for row in theta.A]  # n × m
-    except ZeroDivisionError:
-        return None
+    # V and A times their common denominators (nonzero scalars: the same rank), reduced modulo P in flint
+    residues = []
+    for rows, cols, mat in ((k, n, theta.M), (n, m, theta.A)):
+        num, den = fmpq_mat(rows, cols, [x for row in mat for x in row]).numer_denom()
+        if int(den) % P == 0:
+            return None
+        flat = [int(x) for x in nmod_mat(num, P).entries()]
+        residues.append([flat[r * cols:(r + 1) * cols] for r in range(rows)])
+    V, A = residues  # k × n and n × m
     rng = random.Random(0)
     for size in [n] * (draws - 2) + [min(2 * n, k * m), k * m]:
         rows = sorted(rng.sample(range(k * m), size)) if size < k * m else list(range(k * m))

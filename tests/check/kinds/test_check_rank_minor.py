@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from flint import fmpq_mat, fmpz_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -234,3 +234,12 @@ def test_a_singular_minor_is_eliminated_once(tmp_path) -> None:
     finally:
         B.nonsingular_mod_prime = original
     assert not result.valid and "too large (200 > 120)" in result.reason and calls == [200]
+
+
+def test_a_denominator_divisible_by_p_leaves_the_rank_to_exact_elimination() -> None:
+    theta = Network.build([[1, 2, 3]], [[fmpq(1, P), 0], [0, 1], [1, 1]], [0, 0, 1], [0])  # km = 2 < n = 3
+    assert independent_minor(theta) is None
+    theta = Network.build([[1, 2], [3, 5]], [[fmpq(1, P), 0], [0, 1]], [0, 0], [0, 0])
+    assert independent_minor(theta) is None
+    verdict = decide_identifiable(theta)
+    assert verdict.identifiable and check_certificate(identifiability_certificate(verdict, RECORD)).valid
