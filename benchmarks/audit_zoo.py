@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -38,6 +39,11 @@ BASELINE = ("import sys, time, numpy as np\n"
             "    with np.load(p) as z:\n"
             "        s += sum(float(z[k].sum()) for k in z.files)\n"
             "print(time.perf_counter() - t, s)\n")
+
+# Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
+# time): an environment that forbids writing bytecode would add the compilation of every module to each run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 
 def build_zoo(directory: Path, classes: int, per_class: int, n: int, m: int, k: int, spare: int,

@@ -14,6 +14,7 @@ certificate) is timed against the equivalent pair's, in the same run, and replay
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,6 +40,11 @@ RSS = ("import resource, runpy, sys\n"
        "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
        "print('peak-rss-kib', hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
        "sys.exit(code)\n")
+
+# Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
+# time): an environment that forbids writing bytecode would add the compilation of every module to each run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 
 def make_pair(directory: Path, n: int, m: int, k: int, seed: int = 0) -> tuple[Path, Path, Path]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,11 @@ RSS = ("import resource, runpy, sys\n"
        "    code = 0\n"
        "print('peak-rss-kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
        "sys.exit(code)\n")
+
+# Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
+# time): an environment that forbids writing bytecode would add the compilation of every module to each run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
 
 
 def timed(argv: list[str], timeout: float = 600) -> tuple[float, float, str]:

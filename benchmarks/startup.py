@@ -24,6 +24,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
+# time): an environment that forbids writing bytecode would add the compilation of every module to each run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
 
 def _files(folder: Path) -> dict[str, list[str]]:
     rng = np.random.default_rng(0)

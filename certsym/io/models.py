@@ -59,14 +59,9 @@ def exact(values) -> list:
     """Exact rationals of a numpy array's entries (floats are dyadic; ints are ints), flattened."""
     arr = np.asarray(values)
     if arr.dtype.kind == "f":
-        flat = arr.astype(np.float64).ravel().tolist()  # float16/32 → float64 is exact
-        out = []
-        for x in flat:
-            if x != x or x in (float("inf"), float("-inf")):
-                raise InputError("the model holds a NaN or infinite weight")
-            num, den = x.as_integer_ratio()
-            out.append(fmpq(num, den))
-        return out
+        if not np.isfinite(arr).all():
+            raise InputError("the model holds a NaN or infinite weight")
+        return [fmpq(*x.as_integer_ratio()) for x in arr.astype(np.float64).ravel().tolist()]  # f16/f32 → f64 exact
     if arr.dtype.kind in "iu":
         return [fmpq(int(x)) for x in arr.ravel().tolist()]
     raise InputError(f"unsupported weight type {arr.dtype}")
