@@ -27,22 +27,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+from fast_path import RSS  # beside this script: the peak-RSS wrapper
 
 BASELINE = ("import sys, numpy as np\n"
             "with np.load(sys.argv[1]) as z:\n"
             "    A, V = z['0.weight'].astype(np.float64), z['2.weight'].astype(np.float64)\n"
             "W = np.einsum('jn,nq->jqn', V, A).reshape(-1, A.shape[0])\n"
             "print(np.linalg.matrix_rank(W))\n")
-RSS = ("import resource, runpy, sys\n"
-       "sys.argv = sys.argv[1:]\n"
-       "try:\n"
-       "    runpy.run_module(sys.argv[0], run_name='__main__')\n"
-       "except SystemExit as e:\n"
-       "    code = e.code\n"
-       "else:\n"
-       "    code = 0\n"
-       "print('peak-rss-kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
-       "sys.exit(code)\n")
 
 # Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
 # time): an environment that forbids writing bytecode would add the compilation of every module to each run.
