@@ -110,7 +110,7 @@ def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int], re
     for path, c in label.items():
         built.setdefault(c, []).append(path)
     exact = found == sorted(sorted(ms) for ms in built.values())
-    triples = [(cert, cls["representative"], member) for cls in result["classes"]
+    triples = [(cert, cls["against"][member], member) for cls in result["classes"]
                for member, cert in cls["certificates"].items()]
     complete = len(triples) == len(label) - len(result["classes"])
     count = len(triples) if replay == 0 else min(replay, len(triples))

@@ -1,6 +1,6 @@
 """Auditing many networks: group them by the function they realize, and certify each class.
 
-An audit has three steps.
+An audit has four steps.
 
 1. Collection (``collect_paths``): files, directories (searched recursively) and glob patterns become one list
    of files, in the order given.
@@ -14,19 +14,28 @@ An audit has three steps.
    fields) by their canonical form (``certsym.core.canonical``), which yields the same hash for the same function.
    Invariants that are not rational (number fields) enter only by their count. Different functions may share
    a hash: the hash only PROPOSES classes.
-3. Confirmation (``decide_chunk``): in each group of equal hashes, every member is decided exactly against the
-   group's representative (``certsym.audit.pair.equivalent`` on the fast path for float networks, the general
-   decision otherwise). A member that is not equivalent to it is decided against the next representative, or
-   becomes one. A class is therefore exactly a class of equal functions, whatever the hash does. With a
-   certificate directory, each member's decision is written as a certificate against its representative
-   (model files decided on the fast path are referenced by SHA-256: replay with ``certsym check CERT --inputs
-   REP MEMBER``).
+3. Decisions in blocks (``survey``): the files are cut into one contiguous block per worker, and steps 2 and 3
+   run together on each block, in order. Each float network is decided exactly (``certsym.audit.pair.equivalent``
+   on the fast path) against the earlier float networks of its block with the same hash, which the block keeps
+   in memory with their reductions; a file equal to none of them starts a class of the block. So each file is
+   read, hashed and reduced once.
+4. Confirmation across blocks (``decide_chunk``): in each group of equal hashes, the first file of every block
+   class is decided exactly against the group's representative (a float network when there is one; the general
+   decision for the others), which needs both read again. A block class that is not equivalent to it is decided
+   against the next representative, or becomes one. A class is therefore exactly a class of equal functions,
+   whatever the hash does. With a certificate directory, each member's decision is written as a certificate
+   against the member it was decided equal to (``AuditClass.against``: the representative, or the first file of
+   its block class), so that the certificates of a class form a tree rooted at its representative (model files
+   decided on the fast path are referenced by SHA-256: replay with ``certsym check CERT --inputs OTHER
+   MEMBER``).
 
 Jobs run in this process (one worker), in local processes (``ProcessPoolExecutor``; each worker imports numpy
-and certsym's readers once), or on Dask (``local``/``local:N`` starts a LocalCluster). Work is sent in chunks of
-files so that the cost per job stays small. Cost: one read and one reduction per file (O(n(m + k)) on numpy for
-float networks), then one read and one exact decision per member and representative (O(n(m + k)) plus a sort),
-more only when a hash is shared by several functions.
+and certsym's readers once, and reports each file read on a queue), or on Dask (``local``/``local:N`` starts a
+LocalCluster). Cost: one read, one reduction (O(n(m + k)) on numpy for float networks) and one exact decision
+(O(n(m + k)) plus a sort) per file, plus, per group of equal hashes, one decision with two reads for each block
+class beyond the first; more only when a hash is shared by several functions. Memory: the float networks a
+block holds, at most HELD_WEIGHTS weights (a class found beyond that is not held, and its later members start
+classes of their own, joined in step 4).
 """
 
 from __future__ import annotations
@@ -35,11 +44,12 @@ import glob
 import hashlib
 import logging
 import math
+import multiprocessing
 import os
 import re
 import socket
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,10 +61,10 @@ from certsym.certify import InputRecord, deep_certificate, equivalence_certifica
 from certsym.core.canonical import canonical_form
 from certsym.core.deep import DeepNetwork
 from certsym.decide import deep
-from certsym.decide.dyadic import HASH_WEIGHTS, DyadicNetwork, reduce
+from certsym.decide.dyadic import HASH_WEIGHTS, reduce
 from certsym.decide.equivalence import decide
 from certsym.errors import InputError
-from certsym.io.models import Selection, is_model_file, read_layers
+from certsym.io.models import Selection, is_model_file
 from certsym.io.params import load_inputs, write_json_atomic
 from certsym.io.sources import Model, load
 from certsym.numbers import DEFAULT_MAX_DIGITS
@@ -65,7 +75,8 @@ DEEP_PROPOSAL_VERSION = b"certsym-audit-deep-proposal-1"
 MAX_DEEP_PAIRS = 200  # pairs of deep classes compared for a witness after the audit
 _MAGIC = re.compile(r"[*?[]")
 _PARAMETER_JSON = re.compile(r'^\ufeff?\s*\{\s*"(?:M|A|b|c|shape|layers|m|output_relu)"\s*:')
-_MAX_CHUNK = 16  # files per job: small enough for progress and balance, large enough to hide the per-job cost
+_MAX_CHUNK = 16  # members per decision job: small enough for progress and balance, large enough to hide its cost
+HELD_WEIGHTS = 1 << 25  # weights of the float networks a block keeps in memory to decide later files against
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,9 @@ class Proposal:
 @dataclass
 class AuditClass:
     """A class of files realizing one function: the proposal hash, the representative's shape (m, n, k), the
-    members (representative included, in the order audited), and per member its certificate file."""
+    members (representative included, in the order audited), per member its certificate file and the member
+    that certificate shows it equal to (the representative, or an earlier member: the certificates form a tree
+    rooted at the representative)."""
 
     hash: str
     shape: tuple[int, int, int]
@@ -101,14 +114,16 @@ class AuditClass:
     members: list[str]
     certificates: dict[str, str] = field(default_factory=dict)
     widths: tuple[int, ...] | None = None  # deep classes: the representative's widths (m, n_1, …, n_L, k)
+    against: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file}}, and
-        "widths" for a deep class. Cost: linear in the members."""
+        """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file},
+        "against": {member: the member its certificate is against}}, and "widths" for a deep class. Cost: linear
+        in the members."""
         m, n, k = self.shape
         return {"hash": self.hash, "shape": {"m": m, "n": n, "k": k}, "members": list(self.members),
                 "representative": self.representative, "certificates": dict(self.certificates),
-                **({"widths": list(self.widths)} if self.widths else {})}
+                "against": dict(self.against), **({"widths": list(self.widths)} if self.widths else {})}
 
 
 @dataclass
@@ -348,32 +363,85 @@ def propose(path: str, job: Job) -> Proposal:
     """Read one file (once) and compute its proposal hash: ``fast_proposal`` for float networks,
     ``canonical_proposal`` for the others, ``deep_proposal`` for deep ones. A file that cannot be read gives its
     reason instead. Cost: reading the file, plus the hash's cost."""
+    return _read(path, job)[0]
+
+
+def _read(path: str, job: Job) -> tuple[Proposal, Model | None]:
+    """The proposal of ``propose`` and, for a float network, the Model read (its reduction cached: a decision
+    against it reduces it no more)."""
     try:
         if is_model_file(path):
-            layers, record, output_relu = read_layers(path, Selection.of(job.keys))
-            model = Model(path, InputRecord(path, ""), layers=layers, output_relu=output_relu)
-            if len(layers) == 2 and not output_relu:
-                arrays = [a for pair in layers for a in pair]
-                (n, m), k = arrays[0].shape, arrays[2].shape[0]
-                net = DyadicNetwork.from_arrays(*arrays)
-                if net is not None:
-                    return Proposal(path, fast_proposal(net), (m, n, k), True)
+            model = _load(path, job)
+            net = None if model.is_deep else model.dyadic()
+            if net is not None:
+                (n, m), k = model.arrays[0].shape, model.arrays[2].shape[0]
+                return Proposal(path, fast_proposal(net), (m, n, k), True), model
             theta = model.deep_network()
         else:
             (item,), _ = load_inputs([path], max_digits=job.max_digits, keys=job.keys, deep=True)
             theta = item.network
         if theta.is_shallow():
             net = theta.to_shallow()
-            return Proposal(path, canonical_proposal(net), (net.m, net.n, net.k))
+            return Proposal(path, canonical_proposal(net), (net.m, net.n, net.k)), None
         return Proposal(path, deep_proposal(theta), (theta.m, sum(theta.widths[1:-1]), theta.k),
-                        widths=theta.widths)
+                        widths=theta.widths), None
     except (InputError, OSError) as exc:
-        return Proposal(path, error=_reason(path, exc))
+        return Proposal(path, error=_reason(path, exc)), None
 
 
-def read_chunk(paths: Sequence[str], job: Job) -> list[Proposal]:
-    """``propose`` for each of ``paths`` (one job of the first step). Cost: the sum of theirs."""
-    return [propose(path, job) for path in paths]
+# -- the first step: one pass over each block of files -----------------------------------------------------------
+@dataclass
+class _Local:
+    """A class found inside one block: its first file, the Model of that file while it is held in memory, and
+    the files decided equal to it (with their certificate files, "" without a certificate directory)."""
+
+    hash: str
+    rep: str
+    model: Model | None
+    members: list[tuple[str, str]] = field(default_factory=list)
+    unlike: list[str] = field(default_factory=list)  # the block classes it was decided different from
+
+
+def survey(paths: Sequence[str], job: Job, cert_dir: str | None,
+           tick: Callable[[], None] | None = None) -> tuple[list[Proposal], list[tuple[str, str, list, list]]]:
+    """The first step on one block of files, in order: read each file once, compute its proposal, and decide a
+    float network at once against the earlier float networks of the block with the same proposal that are held
+    in memory (at most HELD_WEIGHTS weights of them), writing its certificate when it is equal to one of them;
+    a file equal to none starts a class of the block. Returns the proposals and the block's classes as (hash,
+    first file, [(member, certificate file)], [first files of the block classes it was decided different
+    from]). ``tick`` is called after each file (in a worker process it defaults to the progress queue its
+    initializer received). Cost: one read, one reduction and one proposal
+    per file, and one exact decision per float network that joins a class of the block (O(n(m + k)) plus a
+    sort), one more for each class of the same proposal that it is not equal to."""
+    tick = tick or _worker_tick
+    proposals: list[Proposal] = []
+    found: list[_Local] = []
+    held: dict[str, list[_Local]] = {}
+    budget = HELD_WEIGHTS
+    for path in paths:
+        proposal, model = _read(path, job)
+        home = None
+        if model is not None:
+            for local in held.get(proposal.hash, ()):
+                verdict = equivalent(local.model, model, reference=True)
+                if verdict.equivalent:
+                    cert = os.path.join(cert_dir, certificate_name(path)) if cert_dir else ""
+                    if cert:
+                        write_json_atomic(cert, verdict.certificate(reference=True))
+                    local.members.append((path, cert))
+                    home = local
+                    break
+        if home is None and not proposal.error:
+            size = sum(a.size for a in model.arrays) if model is not None else 0
+            local = _Local(proposal.hash, path, model if 0 < size <= budget else None,
+                           unlike=[x.rep for x in held.get(proposal.hash, ())] if model is not None else [])
+            if local.model is not None:
+                budget -= size
+                held.setdefault(proposal.hash, []).append(local)
+            found.append(local)
+        proposals.append(proposal)
+        tick()
+    return proposals, [(x.hash, x.rep, x.members, x.unlike) for x in found]
 
 
 # -- confirmation ----------------------------------------------------------------------------------------------
@@ -429,10 +497,28 @@ def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, st
 
 
 # -- where the jobs run ----------------------------------------------------------------------------------------
-def warm() -> None:
+_QUEUE = None  # a worker process's progress queue (``warm``)
+
+
+def warm(queue=None) -> None:
     """The worker initializer: a worker that runs it has imported this module, and with it everything jobs need
-    (numpy, the readers, the fast path), once per process. Cost: the imports, about a second in a fresh process,
-    nothing in a forked one."""
+    (numpy, the readers, the fast path), once per process, and reports progress on ``queue``. Cost: the imports,
+    about a second in a fresh process, nothing in a forked one."""
+    global _QUEUE
+    if queue is not None:
+        _QUEUE = queue
+
+
+def _worker_tick() -> None:
+    if _QUEUE is not None:
+        _QUEUE.put(1)
+
+
+def _blocks(items: list, count: int) -> list[list]:
+    """``items`` cut into ``count`` contiguous blocks of nearly equal length (fewer when there are fewer items)."""
+    count = max(1, min(count, len(items)))
+    edges = [round(i * len(items) / count) for i in range(count + 1)]
+    return [items[edges[i]:edges[i + 1]] for i in range(count)]
 
 
 def _chunks(items: list, workers: int) -> list[list]:
@@ -481,11 +567,12 @@ def _reachable(address: str) -> None:
 
 
 class _Runner:
-    """Runs jobs in this process, in a process pool, or on Dask; ``run`` yields results as they complete."""
+    """Runs jobs in this process, in a process pool, or on Dask; ``run`` yields results as they complete, and
+    calls ``ticks(count)`` as the pool's workers report progress."""
 
     def __init__(self, workers: int, dask: str | None) -> None:
         self.workers, self.dask = max(1, workers), dask
-        self.pool = self.client = self.cluster = None
+        self.pool = self.client = self.cluster = self.queue = None
 
     def __enter__(self) -> _Runner:
         if self.dask:
@@ -493,8 +580,11 @@ class _Runner:
             self.client.run(warm)
             self.workers = max(1, len(self.client.scheduler_info().get("workers", {})))
         elif self.workers > 1:
-            self.pool = ProcessPoolExecutor(max_workers=self.workers, initializer=warm)
-            self.pool.submit(warm).result()  # forks every worker now, while this process has no other thread
+            context = multiprocessing.get_context()
+            self.queue = context.SimpleQueue()
+            self.pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=warm,
+                                            initargs=(self.queue,))
+            self.pool.submit(warm).result()  # forks every worker now, while this process has no thread
         return self
 
     def __exit__(self, *exc) -> None:
@@ -505,7 +595,14 @@ class _Runner:
         if self.cluster is not None:
             self.cluster.close()
 
-    def run(self, fn: Callable, jobs: list[tuple]) -> Iterator:
+    def _drain(self, ticks: Callable[[int], None] | None) -> None:
+        count = 0
+        while not self.queue.empty():
+            count += self.queue.get()
+        if count and ticks is not None:
+            ticks(count)
+
+    def run(self, fn: Callable, jobs: list[tuple], ticks: Callable[[int], None] | None = None) -> Iterator:
         if self.client is not None:
             from dask.distributed import as_completed as dask_completed  # optional: the dask extra
 
@@ -516,12 +613,15 @@ class _Runner:
             finally:
                 self.client.cancel(futures)
         elif self.pool is not None:
-            futures = [self.pool.submit(fn, *args) for args in jobs]
+            waiting = {self.pool.submit(fn, *args) for args in jobs}
             try:
-                for future in as_completed(futures):
-                    yield future.result()
+                while waiting:
+                    done, waiting = wait(waiting, timeout=0.25, return_when=FIRST_COMPLETED)
+                    self._drain(ticks)
+                    for future in done:
+                        yield future.result()
             finally:
-                for future in futures:
+                for future in waiting:
                     future.cancel()
         else:
             for args in jobs:
@@ -539,29 +639,48 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
           cert_dir: str | None = None, progress: Callable[[str, int, int], None] | None = None) -> AuditResult:
     """Group the networks of ``paths`` (files, directories, glob patterns: ``collect_paths``) into classes of
     equal realized functions, confirmed by exact decisions (module docstring), and with ``cert_dir`` write one
-    certificate per member against its class representative. ``workers`` local processes (1: this process), or
-    ``dask``: "local", "local:N" or a scheduler address. ``progress(stage, done, total)`` is called as jobs
-    complete (stages "files read" and "decisions"). Prints nothing. Cost: one read and one reduction per file,
-    one read and one exact decision per member (module docstring), spread over the workers."""
+    certificate per member, against the member it was decided equal to (``AuditClass.against``). ``workers``
+    local processes (1: this process), or ``dask``: "local", "local:N" or a scheduler address.
+    ``progress(stage, done, total)`` is called as work completes (stages "files read" and "decisions"). Prints
+    nothing. Cost: one read, one reduction and at most a few exact decisions per file in the blocks, then one
+    decision (two reads) per class of a block that another block's class of the same proposal is tried against
+    (module docstring), spread over the workers."""
     job = job or Job()
     report = progress or (lambda stage, done, total: None)
     files, unreadable = collect_paths(paths)
     order = {path: i for i, path in enumerate(files)}
     proposals: dict[str, Proposal] = {}
+    locals_: dict[str, list[tuple[str, str]]] = {}  # a block's class: its first file → [(member, certificate)]
+    different: set[frozenset[str]] = set()  # pairs of block classes already decided different
+    if cert_dir:
+        Path(cert_dir).mkdir(parents=True, exist_ok=True)
     with _Runner(workers, dask) as runner:
+        read = 0
+
+        def ticks(count: int) -> None:
+            nonlocal read
+            read += count
+            report("files read", read, len(files))
+
         report("files read", 0, len(files))
-        for batch in runner.run(read_chunk, [(chunk, job) for chunk in _chunks(files, runner.workers)]):
+        in_process = runner.pool is None and runner.client is None
+        jobs = [(block, job, cert_dir, (lambda: ticks(1)) if in_process else None)
+                for block in _blocks(files, runner.workers)]
+        for batch, found in runner.run(survey, jobs, ticks):
             proposals.update((p.path, p) for p in batch)
-            report("files read", len(proposals), len(files))
+            for _, rep, members, unlike in found:
+                locals_[rep] = members
+                different.update(frozenset((rep, other)) for other in unlike)
+            if not in_process:
+                read = len(proposals) - 1
+                ticks(1)
         pending: dict[str, list[str]] = {}
         for path in files:
             p = proposals[path]
             if p.error:
                 unreadable[path] = p.error
-            else:
+            elif path in locals_:
                 pending.setdefault(p.hash, []).append(path)
-        if cert_dir:
-            Path(cert_dir).mkdir(parents=True, exist_ok=True)
         classes: list[AuditClass] = []
         decided = total = 0
         while any(pending.values()):
@@ -570,16 +689,18 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                 if not waiting:
                     continue
                 rep = next((x for x in waiting if proposals[x].fast), waiting[0])
-                current[rep] = (digest, AuditClass(digest, proposals[rep].shape, rep, [rep],
-                                                   widths=proposals[rep].widths))
+                cls = AuditClass(digest, proposals[rep].shape, rep, [rep], widths=proposals[rep].widths)
+                _join(cls, rep, locals_[rep])
+                current[rep] = (digest, cls)
                 rest = [(x, proposals[x].fast, os.path.join(cert_dir, certificate_name(x)) if cert_dir else None)
-                        for x in waiting if x != rep]
+                        for x in waiting if x != rep and frozenset((rep, x)) not in different]
                 jobs.extend((rep, proposals[rep].fast, chunk, job) for chunk in _chunks(rest, runner.workers))
-                pending[digest] = []
+                pending[digest] = [x for x in waiting if x != rep and frozenset((rep, x)) in different]
             total += sum(len(j[2]) for j in jobs)
             if jobs:
                 report("decisions", decided, total)
             lost: set[str] = set()
+            joined: dict[str, list[str]] = {}
             for rep, error, results in runner.run(decide_chunk, jobs):
                 digest, cls = current[rep]
                 if error:
@@ -587,9 +708,9 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                     unreadable[rep] = error
                 for member, status, detail in results:
                     if status == "equivalent":
-                        cls.members.append(member)
-                        if detail:
-                            cls.certificates[member] = detail
+                        joined.setdefault(rep, []).append(member)
+                        _join(cls, rep, [(member, detail)])
+                        _join(cls, member, locals_[member])
                     elif status in ("different", "undecided"):
                         pending[digest].append(member)
                     else:
@@ -597,22 +718,42 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                 decided += len(results)
                 report("decisions", decided, total)
             for rep, (digest, cls) in current.items():
-                if rep in lost:  # the representative went away: its members are decided again
-                    for member in cls.members[1:]:
-                        pending[digest].append(member)
-                        if member in cls.certificates:
-                            Path(cls.certificates[member]).unlink(missing_ok=True)
-                else:
+                if rep not in lost:
                     classes.append(cls)
+                    continue
+                # the representative went away: its block's members, and the block classes joined to it, are tried
+                # again (these keep their own members, whose certificates are against them)
+                for member, cert in locals_.pop(rep):
+                    _discard(cert)
+                    locals_[member] = []
+                    pending[digest].append(member)
+                for member in joined.get(rep, []):
+                    _discard(cls.certificates.get(member, ""))
+                    pending[digest].append(member)
             gone = set(unreadable)
             for digest in pending:
                 pending[digest] = sorted(set(pending[digest]) - gone, key=order.__getitem__)
     for cls in classes:
         cls.members.sort(key=order.__getitem__)
         cls.certificates = {m: cls.certificates[m] for m in cls.members if m in cls.certificates}
+        cls.against = {m: cls.against[m] for m in cls.certificates}
     classes.sort(key=lambda c: order[c.members[0]])
     ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
     return AuditResult(classes, ordered, compare_deep_classes(classes, job))
+
+
+def _discard(cert: str) -> None:
+    if cert:
+        Path(cert).unlink(missing_ok=True)
+
+
+def _join(cls: AuditClass, first: str, members: Sequence[tuple[str, str]]) -> None:
+    """Add a block's class (its first file ``first`` and the members decided equal to it) to ``cls``."""
+    for member, cert in members:
+        cls.members.append(member)
+        if cert:
+            cls.certificates[member] = cert
+            cls.against[member] = first
 
 
 def compare_deep_classes(classes: Sequence[AuditClass], job: Job) -> list[dict]:

@@ -647,8 +647,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
             shape = f"widths {'-'.join(map(str, cls.widths))}" if cls.widths else f"m={m} n={n} k={k}"
             print(f"class {number}: {len(cls.members)} network(s), {shape}, hash {cls.hash[:16]}…")
             for member in cls.members:
+                against = cls.against.get(member, cls.representative)
+                via = "" if against == cls.representative else f", against {against}"
                 note = ("  (representative)" if member == cls.representative else
-                        f"  (certificate {cls.certificates[member]})" if member in cls.certificates else "")
+                        f"  (certificate {cls.certificates[member]}{via})" if member in cls.certificates else "")
                 print(f"  {member}{note}")
         for pair in result.deep_pairs:
             i, j = pair["classes"]
@@ -833,8 +835,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local processes (1: in this process; default: one per CPU)")
     p.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' or 'local:N' starts a LocalCluster of "
                    "N single-threaded worker processes (default N: --workers); anything else is a scheduler address")
-    p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against its class "
-                   "representative (model files referenced by SHA-256: certsym check CERT --inputs REP MEMBER)")
+    p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against the member it "
+                   "was decided equal to, the representative or an earlier member (model files referenced by "
+                   "SHA-256: certsym check CERT --inputs OTHER MEMBER)")
     # listed for --help only: certsym.cli hands "check" to the checker before this parser is built
     sub.add_parser("check", help="replay certificates with the independent checker (see 'certsym check --help')",
                    add_help=False)
