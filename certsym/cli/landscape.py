@@ -60,8 +60,9 @@ def add_parsers(sub, command) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-steps", type=int, default=20000)
     p.add_argument("--quick", action="store_true", help="at most 4 runs of at most 5000 steps")
-    p.add_argument("--init", choices=("normal", "xavier"), default="normal",
-                   help="W_ij ~ N(0, 1/k) (default) or Xavier's uniform U(−√(3/k), √(3/k)), the same variance")
+    p.add_argument("--init", choices=("normal", "uniform"), default="normal",
+                   help="W_ij ~ N(0, 1/k), Safran and Shamir's protocol (default), or the uniform U(−√(3/k), √(3/k)) "
+                   "of the same variance")
     p.add_argument("--extra", type=int, default=0, metavar="N",
                    help="N student neurons beyond k (W in M(k+N, k)); spurious end points are certified in their "
                    "fixed-point spaces (wide_critical_point certificates)")

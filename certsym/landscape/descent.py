@@ -11,6 +11,7 @@ Deterministic given the seed.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -20,6 +21,23 @@ from certsym.landscape import kernel, restricted
 from certsym.landscape.families import FAMILIES, misfit, newton
 from certsym.landscape.given import GivenPoint, certify_matrix, isotropy_type
 from certsym.landscape.wide import WideError, WidePoint, certify_wide
+
+# Safran and Shamir (2018): the % of 1000 descents from N(0, 1/k) that end at a spurious point (F ≥ 10^-3), for
+# n = k student neurons, and for n = k + 1 (where 0.0 stands for "about 0")
+PUBLISHED_SHARES = {6: 0.3, 7: 5.5, 8: 12.6, 9: 21.8, 10: 34.6, 11: 45.5, 12: 58.5, 13: 73.0, 14: 73.6, 15: 80.3,
+                    16: 85.1, 17: 89.7, 18: 90.0, 19: 93.4, 20: 94.9}
+PUBLISHED_PLUS_ONE = {6: 0.0, 7: 0.0, 8: 0.1, 9: 0.0, 10: 0.1, 11: 0.1, 12: 0.3, 13: 1.5, 14: 5.5}
+
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval (95% for z = 1.96) of a binomial proportion successes/n; (0, 1) for n = 0.
+    Cost O(1)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 @dataclass
@@ -102,30 +120,38 @@ def classify(W: np.ndarray, value: float, families: dict[str, tuple[float, np.nd
 
 def experiment(k: int, runs: int, seed: int, *, max_steps: int = 20000, tol: float = 1e-6,
                init: str = "normal", extra: int = 0) -> Experiment:
-    """``runs`` descents from W_ij ~ N(0, 1/k) (``init`` "normal") or Xavier's uniform U(−√(3/k), √(3/k)) (the same
-    variance; Safran and Shamir's choice), numpy's generator seeded by (seed, k), step 4/k (the largest Hessian
-    eigenvalues grow like k); ``extra`` student neurons beyond k (W ∈ M(k + extra, k)). Cost
-    O(runs · max_steps · k³)."""
-    if init not in ("normal", "xavier"):
-        raise ValueError("init must be 'normal' or 'xavier'")
+    """``runs`` descents from W_ij ~ N(0, 1/k) (``init`` "normal": Safran and Shamir's protocol, whose code draws
+    randn(k, k)/sqrt(k)) or the uniform U(−√(3/k), √(3/k)) of the same variance (``init`` "uniform", which finds
+    6–11 points fewer spurious minima at k = 10–14), numpy's generator seeded by (seed, k), step 4/k (the
+    largest Hessian eigenvalues grow like k); ``extra`` student neurons beyond k (W ∈ M(k + extra, k)). The runs
+    advance together in batched numpy operations. Cost O(runs · max_steps · k³) floating-point operations, in
+    O(max_steps) batched steps."""
+    if init == "xavier":
+        raise ValueError("init 'xavier' is now called 'uniform' (U(−√(3/k), √(3/k))); Safran and Shamir's protocol "
+                         "is the default 'normal', N(0, 1/k)")
+    if init not in ("normal", "uniform"):
+        raise ValueError("init must be 'normal' or 'uniform'")
     step = 4.0 / k
     rng = np.random.default_rng([seed, k])
     families = _family_points(k) if not extra else {}
     n = k + extra
+    W = np.stack([rng.uniform(-np.sqrt(3.0 / k), np.sqrt(3.0 / k), size=(n, k)) if init == "uniform" else
+                  rng.normal(0.0, 1.0 / np.sqrt(k), size=(n, k)) for _ in range(runs)]).reshape(runs, n, k)
+    steps = np.zeros(runs, dtype=np.int64)
+    converged = np.zeros(runs, dtype=bool)
+    active = np.arange(runs)
+    # every run advances in one batch, and leaves it when its gradient is small: the same steps as one at a time
+    for _ in range(max_steps):
+        if not len(active):
+            break
+        G = kernel.batch_gradient(W[active])
+        small = np.abs(G).max(axis=(1, 2)) < tol
+        converged[active[small]] = True
+        active, G = active[~small], G[~small]
+        W[active] -= step * G
+        steps[active] += 1
     out = Experiment(k)
-    for _ in range(runs):
-        if init == "xavier":
-            W = rng.uniform(-np.sqrt(3.0 / k), np.sqrt(3.0 / k), size=(n, k))
-        else:
-            W = rng.normal(0.0, 1.0 / np.sqrt(k), size=(n, k))
-        converged, steps = False, 0
-        while steps < max_steps:
-            G = kernel.fast_gradient(W)
-            if np.abs(G).max() < tol:
-                converged = True
-                break
-            W = W - step * G
-            steps += 1
-        value = kernel.fast_loss(W)
-        out.runs.append(Run(value, steps, converged, classify(W, value, families), W))
+    for r in range(runs):
+        value = kernel.fast_loss(W[r])
+        out.runs.append(Run(value, int(steps[r]), bool(converged[r]), classify(W[r], value, families), W[r]))
     return out

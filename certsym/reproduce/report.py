@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import html
-import math
 from fractions import Fraction
 from pathlib import Path
 
+from certsym.landscape.descent import wilson
 from certsym.reproduce import Context, Row
 from certsym.reproduce import figures as fig
 from certsym.reproduce.worked_examples import load_pair
@@ -75,12 +75,14 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
     return figures
 
 
-def _wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The 95% Wilson score interval of a binomial proportion."""
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+def _share_row(k: int, runs: int, spurious: int, published: float | None, cells: str) -> str:
+    """A row of a descent table: the share with its 95% Wilson interval, the published share, and whether the
+    interval holds it."""
+    lo, hi = wilson(spurious, runs)
+    inside = "—" if published is None else "yes" if 100 * lo <= published <= 100 * hi else "no"
+    shown = "—" if published is None else f"{published}%"
+    return (f"| {k} | {runs} | {spurious} | {100 * spurious / runs:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}%) | {shown} "
+            f"| {inside} | {cells} |")
 
 
 def _html(lines: list[str]) -> str:
@@ -174,22 +176,24 @@ def _landscape_tables(ctx: Context) -> list[str]:
     if "distance" in f:
         md += ["", "| k | max distance one-misfit ↔ W = I spectra | mean distance |", "|---|---|---|"]
         md += [f"| {k} | {a:.4f} | {b:.4f} |" for k, a, b in f["distance"]]
+    if "descent" in f:
+        md += ["", "Safran and Shamir's experiment: gradient descent on the exact population loss from W_ij ~ "
+               "N(0, 1/k) (their protocol; seed 2018, step 4/k, until max |∇F| < 10^-6; spurious: F ≥ 10^-3), "
+               "beside the published shares (1000 runs each). The end points are grouped by the family they reach "
+               "(each family's critical point is certified above).", "",
+               "| k | runs | spurious | share (95% interval) | published | inside | end points (runs) |",
+               "|---|---|---|---|---|---|---|"]
+        for k, runs, spurious, published, counts in f["descent"]:
+            md.append(_share_row(k, runs, spurious, published,
+                                 ", ".join(f"{name}: {c}" for name, c in counts.items())))
     if "plus_one_descent" in f:
-        md += ["", "Gradient descent with one neuron added (n = k + 1; Xavier initialization of all (k + 1) × k "
-               "weights, seed 2018, step 4/k, until max |∇F| < 10^-6; spurious: F ≥ 10^-3), beside the published "
-               "shares at n = k + 1. Every distinct spurious end point is certified in its fixed-point space "
-               "(wide_critical_point, replayed).", "",
-               "| k | runs | spurious | share (95% interval) | published | spurious end points (runs: certified F) |",
-               "|---|---|---|---|---|---|"]
+        md += ["", "The same with one neuron added (n = k + 1; W_ij ~ N(0, 1/k) for all (k + 1) × k weights), beside "
+               "the published shares at n = k + 1 (0.0: about 0). Every distinct spurious end point is certified in "
+               "its fixed-point space (wide_critical_point, replayed).", "",
+               "| k | runs | spurious | share (95% interval) | published | inside | spurious end points "
+               "(runs: certified F) |", "|---|---|---|---|---|---|---|"]
         for k, runs, spurious, published, ends in f["plus_one_descent"]:
-            lo, hi = _wilson(spurious, runs)
             cells = "; ".join(f"{c}: F = {v:.7f}" + (" minimum" if m else " saddle") if v is not None else
                               f"{c}: {name} (not certified)" for c, name, v, m in ends) or "—"
-            md.append(f"| {k} | {runs} | {spurious} | {100 * spurious / runs:.1f}% ({100 * lo:.1f}–{100 * hi:.1f}%) "
-                      f"| {published}% | {cells} |")
-    if "descent" in f:
-        md += ["", "Gradient descent on the exact population loss from W_ij ~ N(0, 1/k) (seed 2018):", "",
-               "| k | runs | spurious fraction | end points |", "|---|---|---|---|"]
-        md += [f"| {k} | {runs} | {frac:.2f} | {', '.join(f'{n}: {c}' for n, c in counts.items())} |"
-               for k, runs, frac, counts in f["descent"]]
+            md.append(_share_row(k, runs, spurious, published, cells))
     return md
