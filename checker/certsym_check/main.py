@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 import sys
 
 from certsym_check.budget import WORK_BUDGET
@@ -17,6 +19,33 @@ from certsym_check.readers.files import InputFile, unique_object
 def _read(path: str) -> bytes:
     with open(path, "rb") as fh:
         return fh.read()
+
+
+MAX_NAMED_INPUT = 4 << 30  # bytes of one file a certificate may name (--named-inputs): its name is not the user's
+
+
+def _read_named(name: object) -> InputFile:
+    """The input file a certificate names (``--named-inputs``): a regular file, opened without blocking (a name
+    may lead to a pipe or a device); OSError when it cannot be read."""
+    if not isinstance(name, str) or not name or "\0" in name:
+        raise OSError(0, "the certificate names no readable file", str(name)[:60])
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(0, "not a regular file", name)
+        if info.st_size > MAX_NAMED_INPUT:
+            raise OSError(0, f"larger than {MAX_NAMED_INPUT >> 30} GiB: give it with --inputs", name)
+        return InputFile(fh.read(MAX_NAMED_INPUT + 1), name)
+
+
+def _named_inputs(doc: object) -> list[InputFile] | None:
+    """The files named by a certificate's inputs, or None when it has no list of named inputs (the replay then
+    rejects it with the reason)."""
+    inputs = doc.get("inputs") if isinstance(doc, dict) else None
+    if not isinstance(inputs, list) or not all(isinstance(r, dict) for r in inputs):
+        return None
+    return [_read_named(r.get("name")) for r in inputs]
 
 
 def _printable(text: str) -> str:
@@ -37,11 +66,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("certificates", nargs="+", metavar="CERT")
     ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries "
                                                          "(required when the certificate references them)")
+    ap.add_argument("--named-inputs", action="store_true", help="bind each certificate to the files its inputs "
+                    "name (paths as recorded, relative to the current directory), by SHA-256 and entries as with "
+                    "--inputs: an audit's certificates are re-checked in one command")
     ap.add_argument("--quiet", action="store_true", help="print one line per certificate")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
         return 2 if exc.code else 0
+    if args.inputs and args.named_inputs:
+        print("certsym check: error: --inputs and --named-inputs exclude each other", file=sys.stderr)
+        return 2
     try:
         files = [InputFile(_read(p), p) for p in args.inputs] if args.inputs else None
     except OSError as exc:
@@ -60,7 +95,16 @@ def main(argv: list[str] | None = None) -> int:
             print(_printable(f"certsym check: error: {path}: {reason}"), file=sys.stderr)
             status = 2
             continue
-        rep = check_certificate(doc, files)
+        given = files
+        if args.named_inputs:
+            try:
+                given = _named_inputs(doc)
+            except OSError as exc:
+                print(_printable(f"{path}: CANNOT CHECK: the input {exc.filename!r} named in the certificate cannot "
+                                 f"be read ({exc.strerror})"))
+                status = 2
+                continue
+        rep = check_certificate(doc, given)
         if rep.usage:
             print(_printable(f"certsym check: error: {path}: {rep.reason}"), file=sys.stderr)
             status = 2
@@ -69,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
             lines = [f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}"]
             if not args.quiet:
                 lines += [f"  given file {i}: {name}" for i, name in enumerate(args.inputs or [])]
+                lines += [f"  given file {i}: {f.path} (named in the certificate)" for i, f in
+                          enumerate(given if args.named_inputs and given else [])]
                 lines += [f"  {line}" for line in rep.bound + rep.facts]
                 lines += [f"  verified {count} x {statement}" for statement, count in rep.checks.items()]
                 lines += [f"  {note}" for note in rep.notes]

@@ -59,3 +59,34 @@ def test_valid_output_states_the_work_used(tmp_path, capsys):
     assert main([str(tmp_path / "e5.json")]) == 0
     out = capsys.readouterr().out
     assert "VALID equivalent" in out and "units of exact arithmetic" in out
+
+
+def test_named_inputs_bind_the_files_a_certificate_names(tmp_path, capsys, monkeypatch):
+    """--named-inputs reads the files at the names recorded in the certificate (relative to the current
+    directory), binds them as --inputs does, and refuses what is not a readable regular file without blocking."""
+    import os
+
+    cert, a, b = _certificate(tmp_path)
+    assert main([str(cert), "--named-inputs"]) == 0
+    out = capsys.readouterr().out
+    assert f"given file 0: {a} (named in the certificate)" in out and f"given file 1: {b} (named in the" in out
+    assert main([str(cert), "--named-inputs", "--inputs", str(a), str(b)]) == 2
+    assert "exclude each other" in capsys.readouterr().err
+    doc = json.loads(cert.read_text())
+    doc["inputs"][1]["name"] = "b_copy.npz"  # relative to the current directory
+    shutil.copy(b, tmp_path / "b_copy.npz")
+    relative = tmp_path / "relative.json"
+    relative.write_text(json.dumps(doc))
+    monkeypatch.chdir(tmp_path)
+    assert main([str(relative), "--named-inputs", "--quiet"]) == 0
+    capsys.readouterr()
+    (tmp_path / "b_copy.npz").write_bytes(a.read_bytes())  # another file under the name: its SHA-256 differs
+    assert main([str(relative), "--named-inputs", "--quiet"]) == 1
+    assert "INVALID" in capsys.readouterr().out
+    (tmp_path / "b_copy.npz").unlink()
+    os.mkfifo(tmp_path / "b_copy.npz")  # a pipe with no writer: opened without blocking, then refused
+    assert main([str(relative), "--named-inputs", "--quiet"]) == 2
+    assert "cannot be read (not a regular file)" in capsys.readouterr().out
+    (tmp_path / "b_copy.npz").unlink()
+    assert main([str(relative), "--named-inputs", "--quiet"]) == 2
+    assert "CANNOT CHECK" in capsys.readouterr().out
