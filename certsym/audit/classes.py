@@ -40,6 +40,7 @@ classes of their own, joined in step 4).
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import logging
@@ -64,6 +65,7 @@ from certsym.decide import deep
 from certsym.decide.dyadic import HASH_WEIGHTS, reduce
 from certsym.decide.equivalence import decide
 from certsym.errors import InputError
+from certsym.io.hub import is_index, read_index
 from certsym.io.models import Selection, is_model_file
 from certsym.io.params import load_inputs, write_json_atomic
 from certsym.io.sources import Model, load
@@ -158,11 +160,18 @@ def is_candidate(path: str) -> bool:
 
 
 def _walk(directory: str) -> list[str]:
+    """The candidate files under ``directory``; in a folder with a sharded safetensors index, the index stands for
+    its shards (``certsym.io.hub``), which are not taken on their own."""
     out = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith(".")
-                   and is_candidate(os.path.join(root, f)))
+        shards: set[str] = set()
+        for f in files:
+            if is_index(f):
+                with contextlib.suppress(InputError, OSError):  # the index is taken; its reader says what is wrong
+                    shards.update(read_index(os.path.join(root, f))[1])
+        out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith(".") and f not in shards
+                   and (is_index(f) or is_candidate(os.path.join(root, f))))
     return out
 
 

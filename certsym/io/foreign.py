@@ -23,8 +23,6 @@ TORCHSCRIPT = ("a TorchScript archive (torch.jit.save), which certsym does not r
                "torch.save(torch.jit.load(path).state_dict(), 'model.pt')")
 WHOLE_MODULE = ("a whole module saved with torch.save(model), whose pickle certsym does not run; save its state dict "
                 "instead: torch.save(model.state_dict(), 'model.pt')")
-HUB_DIRECTORY = ("a model directory (config.json and safetensors weights); give certsym its weights file, "
-                 "for instance {name}")
 
 _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
@@ -32,13 +30,9 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 def foreign_format(path: str | os.PathLike) -> str | None:
     """Why ``path`` is a format certsym refuses, with the recipe (above), or None. Recognized: Keras archives (a zip
     with metadata.json and config.json), HDF5 (its signature, at offset 0 or 512), msgpack files by their
-    suffix, TorchScript archives (a zip with constants.pkl or code/), and model directories."""
+    suffix, and TorchScript archives (a zip with constants.pkl or code/). (A model directory is read:
+    ``certsym.io.hub``.)"""
     p = Path(path)
-    if p.is_dir():
-        weights = sorted(q.name for q in p.glob("*.safetensors"))
-        if (p / "config.json").is_file() and weights:
-            return HUB_DIRECTORY.format(name=p / weights[0])
-        return None
     try:
         with open(p, "rb") as fh:
             head = fh.read(520)

@@ -15,6 +15,7 @@ Cost: linear in the bytes of the tensors read.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from flint import fmpq
 
 from certsym.errors import InputError
 from certsym.io.foreign import foreign_format
+from certsym.io.hub import is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 
@@ -43,7 +45,11 @@ _SAFE = {"F16": "<f2", "F32": "<f4", "F64": "<f8", "I8": "i1", "I16": "<i2", "I3
 def is_model_file(path: str | os.PathLike) -> bool:
     """True for a model file by its content (``detect_format``), or by one of the suffixes of docs/FORMATS.md
     when it cannot be read (the reader then says why). A file of a format certsym does not read (Keras, HDF5,
-    msgpack, TorchScript, a model directory: ``certsym.io.foreign``) raises InputError with its recipe."""
+    msgpack, TorchScript: ``certsym.io.foreign``) raises InputError with its recipe. A model directory
+    (``certsym.io.hub``) is a model file: the readers read its weights file."""
+    if os.path.isdir(path):
+        weights_file(path)  # a model directory (certsym.io.hub), or InputError saying why not
+        return True
     foreign = foreign_format(path)
     if foreign is not None:
         raise InputError(f"{path}: {foreign}")
@@ -144,9 +150,34 @@ def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
         return out, names
 
 
+def _sharded(path: Path) -> tuple[dict, list[dict]]:
+    """docs/FORMATS.md, sharded safetensors: the union of the shards' tensors, each shard holding exactly the
+    tensors the index's weight map assigns to it; and the record of the shards [{"file", "sha256"}]."""
+    weight_map, shards = read_index(path)
+    tensors: dict = {}
+    record = []
+    for shard in shards:
+        file = path.parent / shard
+        if not file.is_file():
+            raise InputError(f"{path}: the shard {shard} named in the weight map is not a file beside the index")
+        data = file.read_bytes()
+        held, _ = _safetensors_data(data, file)
+        expected = {name for name, where in weight_map.items() if where == shard}
+        if set(held) != expected:
+            odd = sorted(set(held) ^ expected)
+            raise InputError(f"{path}: the shard {shard} does not hold exactly the tensors the weight map assigns to "
+                             f"it ({', '.join(odd)[:200]})")
+        tensors.update(held)
+        record.append({"file": shard, "sha256": hashlib.sha256(data).hexdigest()})
+    return tensors, record
+
+
 def _safetensors(path: Path) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, safetensors: one header, no repeated key, tensors tiling the buffer exactly."""
-    data = path.read_bytes()
+    return _safetensors_data(path.read_bytes(), path)
+
+
+def _safetensors_data(data: bytes, path: Path) -> tuple[dict, list[str]]:
     if len(data) < 8:
         raise InputError(f"{path}: not a .safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
@@ -349,6 +380,8 @@ def detect_format(path: str | os.PathLike) -> str | None:
     zip archives npz; a little-endian header length followed by "{" is safetensors; a .onnx file is ONNX.
     None for anything else (a JSON parameter file, for instance). Cost: reading a few bytes (and a zip directory)."""
     path = Path(path)
+    if is_index(path) and path.is_file():
+        return "safetensors-sharded"
     head = b""
     try:
         with open(path, "rb") as fh:
@@ -369,8 +402,9 @@ def detect_format(path: str | os.PathLike) -> str | None:
     return None
 
 
-def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict | None]:
-    """(name → array) of a tensor-map file (the state dict of a torch checkpoint) and, for torch, its root."""
+def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]:
+    """(name → array) of a tensor-map file (the state dict of a torch checkpoint), and what the "model" record
+    adds for its format: {"root": …} for torch, {"shards": […]} for sharded safetensors, else nothing."""
     if fmt == "npz":
         if selection.keys is None:
             def wanted(names: list[str]) -> set[str]:
@@ -378,12 +412,16 @@ def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict 
         else:
             wanted = {k for k in selection.keys if k is not None}
         tensors, names = _npz(path, wanted)
-        return {name: tensors.get(name) for name in names}, None
+        return {name: tensors.get(name) for name in names}, {}
     if fmt == "safetensors":
-        return _safetensors(path)[0], None
+        return _safetensors(path)[0], {}
+    if fmt == "safetensors-sharded":
+        tensors, shards = _sharded(path)
+        return tensors, {"shards": shards}
     if selection.state_key is not None and fmt != "torch":
         raise InputError(f"{path}: --state-key applies to torch checkpoints only")
-    return _root(path, load_torch(path), selection)
+    tensors, root = _root(path, load_torch(path), selection)
+    return tensors, {"root": root}
 
 
 # The activation reading every model record states (docs/FORMATS.md): tensor files and state dicts hold no
@@ -407,7 +445,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
     certificates carry: {"format", "rule", "tensors", "layout", "activation"} (and "root" for torch; "external"
     instead of "layout" for ONNX).
     An absent bias is read as zeros. Cost: reading the file."""
-    path = Path(path)
+    path = Path(resolve(str(path))[0])
     selection = Selection.of(keys)
     if not path.exists():
         raise InputError(f"{path}: no such file")
@@ -429,7 +467,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if selection.keys is not None and len(selection.keys) != 4:
                 raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
                                  "one-hidden-layer networks (certsym equiv decides deep ones)")
-            tensors, root = _tensor_map(path, fmt, selection)
+            tensors, extra = _tensor_map(path, fmt, selection)
             if selection.keys is not None:
                 given = [k for k in selection.keys if k is not None]
                 if len(set(given)) != len(given):
@@ -445,8 +483,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                     raise _explain(path, list(tensors))
             record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
                       "activation": ACTIVATION_ASSUMED}
-            if fmt == "torch":
-                record["root"] = root
+            record.update(extra)
             arrays = [None if name is None else tensors[name] for name in names]
             for name, array in zip(names, arrays, strict=True):
                 if array is not None:
@@ -496,7 +533,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
     file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file by ``chain_choice`` (the default
     rule) or by ``--keys`` naming a weight and a bias per layer, an ONNX file by its graph. Absent biases are zeros.
     Cost: reading the file."""
-    path, selection = Path(path), selection or Selection()
+    path, selection = Path(resolve(str(path))[0]), selection or Selection()
     fmt = detect_format(path) if path.exists() else None
     if fmt == "onnx":
         if selection != Selection():
@@ -507,28 +544,29 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
         return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
-    if fmt in ("npz", "safetensors", "torch") and selection.keys is None:
-        tensors, root = _chain_tensors(path, fmt, selection)
+    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch") and selection.keys is None:
+        tensors, extra = _chain_tensors(path, fmt, selection)
         chain = chain_choice(list(tensors))
         if chain is not None:
-            return *_chain_arrays(path, fmt, tensors, chain, selection, root, "default"), False
-    if fmt in ("npz", "safetensors", "torch") and selection.keys is not None and len(selection.keys) > 4:
+            return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "default"), False
+    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch") and selection.keys is not None \
+            and len(selection.keys) > 4:
         keys = selection.keys
         given = [k for k in keys if k is not None]
         if len(set(given)) != len(given):
             raise InputError(f"{path}: --keys names one tensor twice ({', '.join(given)})")
-        tensors, root = _chain_tensors(path, fmt, selection)
+        tensors, extra = _chain_tensors(path, fmt, selection)
         missing = [k for k in given if tensors.get(k) is None]
         if missing:
             found = ", ".join(sorted(tensors))[:300] or "nothing"
             raise InputError(f"{path}: missing {', '.join(missing)} (found {found})")
         chain = list(zip(keys[::2], keys[1::2], strict=True))
-        return *_chain_arrays(path, fmt, tensors, chain, selection, root, "keys"), False
+        return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "keys"), False
     (W1, b1, W2, b2), record = read_arrays(path, selection)
     return [(W1, b1), (W2, b2)], record, False
 
 
-def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict | None]:
+def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]:
     """``_tensor_map`` for a chain of layers (an npz under the default rule: only the members the chain needs),
     with every failure of a corrupt file in one line."""
     try:
@@ -536,7 +574,7 @@ def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, di
             def wanted(names: list[str]) -> set[str]:
                 return {k for pair in chain_choice(names) or () for k in pair if k is not None}
             tensors, names = _npz(path, wanted)
-            return {name: tensors.get(name) for name in names}, None
+            return {name: tensors.get(name) for name in names}, {}
         return _tensor_map(path, fmt, selection)
     except InputError:
         raise
@@ -553,7 +591,7 @@ def _onnx_record(names: list[str], external: list[tuple[str, str]]) -> dict:
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,
-                  root: dict | None, rule: str) -> tuple[list, dict]:
+                  extra: dict, rule: str) -> tuple[list, dict]:
     layers, width = [], None
     for ell, (wname, bname) in enumerate(chain, 1):
         W, b = tensors[wname], None if bname is None else tensors[bname]
@@ -576,6 +614,5 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
         width = W.shape[0]
     record = {"format": fmt, "rule": rule, "tensors": [x for pair in chain for x in pair],
               "layout": selection.layout, "activation": ACTIVATION_ASSUMED}
-    if root is not None:
-        record["root"] = root
+    record.update(extra)
     return layers, record

@@ -26,6 +26,7 @@ from certsym.certify.envelope import network_to_json
 from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.errors import InputError
+from certsym.io.hub import resolve
 from certsym.io.models import Selection, exact, is_model_file, read_layers, read_model
 from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, parse_number_atoms, to_field
 
@@ -287,6 +288,8 @@ def load_inputs(
     """
     per_source = isinstance(keys, list | tuple) and bool(keys) and not isinstance(keys[0], str | type(None))
     selections = list(keys) if per_source else [keys] * len(sources)
+    if texts is None:  # a model directory is its weights file (certsym.io.hub): that file is read, hashed and named
+        sources = [resolve(str(src))[0] if os.path.isdir(src) else src for src in sources]
     raws, digests = [], []
     for i, src in enumerate(sources):
         if texts is None and is_model_file(src):

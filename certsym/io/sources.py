@@ -19,6 +19,7 @@ from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
+from certsym.io.hub import resolve
 from certsym.io.models import Selection, chain_choice, default_choice, exact, is_model_file, parse_keys, read_layers
 from certsym.io.models import reading as reading_of
 from certsym.io.params import file_digest, load_inputs
@@ -203,7 +204,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
         return _from_arrays("<arrays>", source, layout, READ_AS_RELU)
     if not isinstance(source, str | os.PathLike):
         raise InputError(f"cannot read a network from a {type(source).__name__}")
-    path = str(source)
+    path = resolve(str(source))[0]  # a model directory is its weights file (certsym.io.hub)
     selection = Selection(keys=parse_keys(keys) if keys else None, layout=layout,
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
                           tuple(state_key) if state_key else None)

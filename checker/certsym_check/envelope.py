@@ -23,7 +23,7 @@ from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
 from certsym_check.kinds import KINDS, LAYERED
 from certsym_check.kinds.deep import DeepNet
-from certsym_check.readers.files import NARROW, InputFile, model_tensors
+from certsym_check.readers.files import NARROW, InputFile, model_bytes, model_tensors
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -79,8 +79,9 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     if m < 1 or k < 1:
         raise Reject(f"{where}: m and k must be positive")
     entries = n * (m + 1) + k * (n + 1)
-    if entries > len(file.data) + MODEL_SLACK:  # memory O(file size): compressed zeros cannot make it gigabytes
-        raise Reject(f"{where}: {entries:,} weights from a file of {len(file.data):,} bytes: beyond the checker's "
+    size = model_bytes(file, record["model"])
+    if entries > size + MODEL_SLACK:  # memory O(file size): compressed zeros cannot make it gigabytes
+        raise Reject(f"{where}: {entries:,} weights from a file of {size:,} bytes: beyond the checker's "
                      f"bound of one weight per byte of the file (+ {MODEL_SLACK:,})")
     try:
         (W1, b1, W2, b2), bound = model_tensors(file, record["model"], (m, n, k))

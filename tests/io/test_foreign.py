@@ -38,18 +38,11 @@ def _whole_module(path) -> None:
     torch.save(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2)), path)
 
 
-def _hub_directory(path) -> None:
-    path.mkdir()
-    (path / "config.json").write_text("{}")
-    (path / "model.safetensors").write_bytes(b"")
-
-
 CASES = {"m.keras": (_keras_archive, "Keras model archive", "get_weights"),
          "m.weights.h5": (_hdf5, "HDF5", "get_weights"),
          "params.msgpack": (_msgpack, "msgpack", "flatten_dict"),
          "scripted.pt": (_torchscript, "TorchScript", "state_dict()"),
-         "module.pt": (_whole_module, "torch.save(model)", "model.state_dict()"),
-         "hub": (_hub_directory, "model directory", "model.safetensors")}
+         "module.pt": (_whole_module, "torch.save(model)", "model.state_dict()")}
 
 
 @pytest.mark.parametrize("name", list(CASES))

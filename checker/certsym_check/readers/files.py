@@ -34,7 +34,9 @@ _ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1"
 NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
 
 
-MAX_SIBLING = 1 << 34  # bytes of one external data file
+MAX_SIBLING = 1 << 34  # bytes of one external data file, and of all the shards of a sharded safetensors file
+MAX_SHARDS = 10_000  # shards of one sharded safetensors file
+MAX_INDEX = 1 << 26  # bytes of a sharded safetensors index
 
 
 class InputFile:
@@ -77,6 +79,29 @@ class InputFile:
                                  "refuses")
                 self._siblings[location] = fh.read(MAX_SIBLING + 1)
         return self._siblings[location]
+
+    def shard(self, name: str) -> bytes:
+        """The bytes of a shard of a sharded safetensors index: a plain file name in this file's folder, followed
+        through a symbolic link as transformers does (a hub cache links every file), and a regular file of at
+        most MAX_SIBLING bytes, opened without blocking."""
+        if not name or "/" in name or "\\" in name or name in (".", "..") or ":" in name or "\0" in name:
+            raise Reject(f"the shard {name[:60]!r} is not a plain file name in the index's folder")
+        if self.path is None:
+            raise CannotCheck(f"the shard {name[:60]!r} is not available (give the index file with --inputs, with its "
+                              "shards beside it)")
+        key = "shard:" + name
+        if key not in self._siblings:
+            target = os.path.join(os.path.dirname(self.path) or ".", name)
+            try:
+                fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            except OSError as exc:
+                raise CannotCheck(f"cannot read the shard {name[:60]!r} ({exc.strerror})") from None
+            with os.fdopen(fd, "rb") as fh:
+                info = os.fstat(fh.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIBLING:
+                    raise Reject(f"the shard {name[:60]!r} is not a regular file of at most {MAX_SIBLING} bytes")
+                self._siblings[key] = fh.read(MAX_SIBLING + 1)
+        return self._siblings[key]
 
 
 def _unpack(body: bytes | memoryview, code: str, big_endian: bool, count: int, name: str):
@@ -149,6 +174,69 @@ def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple
     except _READ_ERRORS as exc:
         raise Reject(f"unreadable {fmt} file ({type(exc).__name__})") from None
     raise Reject(f"unknown tensor-file format {fmt!r}")
+
+
+def read_index(file: InputFile) -> tuple[dict[str, str], list[str]]:
+    """docs/FORMATS.md, sharded safetensors: the weight map {tensor: shard} of an index file (a JSON object
+    {"metadata", "weight_map"} with no repeated key) and its shards, sorted, each a plain file name."""
+    if len(file.data) > MAX_INDEX:
+        raise Reject(f"a sharded safetensors index of more than {MAX_INDEX} bytes")
+    try:
+        doc = json.loads(bytes(file.data).decode("utf-8"), parse_constant=_no_constant, object_pairs_hook=unique_object)
+    except (UnicodeError, ValueError):
+        raise Reject("the sharded safetensors index is not a JSON object without repeated keys") from None
+    if not isinstance(doc, dict) or "weight_map" not in doc or not set(doc) <= {"metadata", "weight_map"}:
+        raise Reject("a sharded safetensors index is an object with a weight_map (and metadata)")
+    weight_map, meta = doc["weight_map"], doc.get("metadata", {})
+    if not isinstance(meta, dict) or not isinstance(weight_map, dict) or not weight_map \
+            or not all(isinstance(v, str) for v in weight_map.values()):
+        raise Reject("the index's weight_map must map tensor names to shard file names, and metadata be an object")
+    for text in (*weight_map, *weight_map.values()):
+        no_surrogates(text, "the sharded safetensors index")
+    shards = sorted(set(weight_map.values()))
+    if len(shards) > MAX_SHARDS:
+        raise Reject(f"the index names {len(shards)} shards, more than the checker's {MAX_SHARDS}")
+    return weight_map, shards
+
+
+def read_sharded(file: InputFile, model: dict, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
+    """``read_tensors`` for a sharded safetensors index: the union of its shards' tensors, after checking that the
+    record's shards are the index's (each with its SHA-256) and that each shard holds exactly the tensors the
+    weight map assigns to it. Cost: one SHA-256 and one read of every shard; at most MAX_SIBLING bytes in all."""
+    weight_map, shards = read_index(file)
+    recorded = model["shards"]
+    if not isinstance(recorded, list) or not all(isinstance(r, dict) and set(r) == {"file", "sha256"}
+                                                 for r in recorded):
+        raise Reject("model.shards must be a list of {file, sha256}")
+    if [r["file"] for r in recorded] != shards:
+        raise Reject("the index's shards are not the ones the certificate names")
+    out: dict[str, Tensor] = {}
+    names: list[str] = []
+    total = 0
+    for rec in recorded:
+        data = file.shard(rec["file"])
+        total += len(data)
+        if total > MAX_SIBLING:
+            raise Reject(f"the shards hold more than the checker's {MAX_SIBLING} bytes")
+        if hashlib.sha256(data).hexdigest() != rec["sha256"]:
+            raise Reject(f"the SHA-256 of the shard {rec['file'][:60]!r} differs from the certificate's")
+        tensors, present = read_tensors(data, "safetensors", wanted)
+        if set(present) != {t for t, shard in weight_map.items() if shard == rec["file"]}:
+            raise Reject(f"the shard {rec['file'][:60]!r} does not hold exactly the tensors the weight map assigns "
+                         "to it")
+        out.update(tensors)
+        names += present
+    return out, names
+
+
+def model_bytes(file: InputFile, model: object) -> int:
+    """The bytes a model file's weights are read from: the file's, or for a sharded safetensors index its shards'
+    (read here, within their bounds). Cost: reading the shards."""
+    if isinstance(model, dict) and model.get("format") == "safetensors-sharded" and isinstance(model.get("shards"),
+                                                                                               list):
+        _, shards = read_index(file)
+        return sum(len(file.shard(name)) for name in shards)
+    return len(file.data)
 
 
 def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
@@ -311,13 +399,15 @@ LAYERS = ("0.weight", "0.bias", "2.weight", "2.bias")
 PREFIXES = ("module.", "_orig_mod.", "model.")
 _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
            "safetensors": {"format", "rule", "tensors", "layout", "activation"},
+           "safetensors-sharded": {"format", "rule", "tensors", "layout", "activation", "shards"},
            "torch": {"format", "rule", "tensors", "layout", "root", "activation"},
            "onnx": {"format", "rule", "tensors", "external", "activation"}}
 # What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
 _ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node"}
 _READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
             "nodes)"}
-_RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "torch": ("default", "keys"),
+_RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "safetensors-sharded": ("default", "keys"),
+          "torch": ("default", "keys"),
           "onnx": ("graph",)}
 
 
@@ -398,11 +488,28 @@ def _torch_root(tree: object, root: object, rule: str, names: list) -> dict[str,
 def _tensor_names(file, fmt: str, model: dict, rule: str, names: list) -> tuple[dict | None, list[str], str]:
     """The names present in a tensor-map file, with (torch) the state dict the record's root names and the words
     saying where it lies; ``named`` is None for npz and safetensors, whose chosen tensors are read afterwards."""
+    if fmt == "safetensors-sharded":
+        return None, read_sharded(file, model, set())[1], ""
     if fmt != "torch":
         return None, read_tensors(file.data, fmt, set())[1], ""
     named = _torch_root(read_torch(file.data), model["root"], rule, names)
     path = model["root"]["path"]
     return named, list(named), f" at {json.dumps(path)} ({model['root']['rule']})" if path else ""
+
+
+def _chosen(file, fmt: str, model: dict, names: list) -> dict[str, Tensor]:
+    """The named tensors of an npz, safetensors or sharded safetensors file."""
+    wanted = {t for t in names if t is not None}
+    return read_sharded(file, model, wanted)[0] if fmt == "safetensors-sharded" else \
+        read_tensors(file.data, fmt, wanted)[0]
+
+
+def _shard_words(model: dict) -> str:
+    """The words naming the shards a sharded safetensors index was bound to (after ``read_sharded`` checked
+    them), or nothing for another format."""
+    if model.get("format") != "safetensors-sharded":
+        return ""
+    return "".join(f"; shard {r['file']} sha256 {r['sha256'][:12]}" for r in model["shards"])
 
 
 def _transposed(t: Tensor) -> Tensor:
@@ -419,8 +526,9 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     An absent bias is the zero vector."""
     fmt = model.get("format") if isinstance(model, dict) else None
     if fmt not in _RECORD or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
-        raise Reject("model must be {format, rule, tensors, layout, activation} (+ root for torch; {format, rule: "
-                     "graph, tensors, external, activation} for onnx) with a rule of its format")
+        raise Reject("model must be {format, rule, tensors, layout, activation} (+ root for torch, + shards for "
+                     "sharded safetensors; {format, rule: graph, tensors, external, activation} for onnx) with a rule "
+                     "of its format")
     kind = "onnx" if fmt == "onnx" else "npz"
     if model["activation"] != _ACTIVATION[kind]:
         raise Reject(f"model.activation must be {_ACTIVATION[kind]!r} for a {fmt} file (docs/FORMATS.md)")
@@ -448,7 +556,8 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
                          f"the file's tensors {sorted(present)[:8]} are not exactly one default set (0.weight, "
                          "2.weight and their biases, or A, b, M, c): the rule 'default' picks nothing")
         if fmt != "torch":
-            named = read_tensors(file.data, fmt, {t for t in names if t is not None})[0]
+            named = _chosen(file, fmt, model, names)
+            extra = _shard_words(model)
     m, n, k = shape
     out = []
     for i, (name, want) in enumerate(zip(names, ((n, m), (n,), (k, n), (k,)), strict=True)):
@@ -520,9 +629,11 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
-    if fmt not in ("npz", "safetensors", "torch") or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
+    if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch") or set(model) != _RECORD[fmt] \
+            or model["rule"] not in _RULES[fmt]:
         raise Reject("a deep network's model record is {format, rule: default or keys, tensors, layout, activation} "
-                     "(+ root for torch), for an npz, safetensors or torch file, or {format: onnx, rule: graph, "
+                     "(+ root for torch, + shards for sharded safetensors), for an npz, safetensors or torch file, or "
+                     "{format: onnx, rule: graph, "
                      "tensors, external, activation}")
     if model["activation"] != _ACTIVATION["npz"]:
         raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
@@ -543,8 +654,9 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     if missing:
         raise Reject(f"tensor {missing[0]!r} is missing")
     if fmt != "torch":
-        named = read_tensors(file.data, fmt, {t for t in names if t is not None})[0]
+        named = _chosen(file, fmt, model, names)
     out, shown = [], []
+    where += _shard_words(model)
     for ell in range(1, len(widths)):
         wname, bname = names[2 * ell - 2], names[2 * ell - 1]
         rows, cols = widths[ell], widths[ell - 1]
