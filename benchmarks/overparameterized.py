@@ -33,7 +33,7 @@ def main() -> None:
         a, b = wilson(len(spurious), args.runs)
         losses = Counter(f"{r.loss:.4f}" for r in spurious)
         print(f"| {k} | {args.runs} | {len(spurious)} | {100 * len(spurious) / args.runs:.1f}% "
-              f"({100 * a:.1f}–{100 * b:.1f}%) | {PUBLISHED.get(k, '—')}% | "
+              f"({100 * a:.1f}–{100 * b:.1f}%) | {f'{PUBLISHED[k]}%' if k in PUBLISHED else '—'} | "
               f"{', '.join(f'{v} ×{c}' for v, c in sorted(losses.items())) or '—'} | "
               f"{time.perf_counter() - start:.0f} s |", flush=True)
 
