@@ -14,29 +14,119 @@ every verdict says so. Decisions are those of the command line (the same paths, 
 
 from __future__ import annotations
 
+import functools
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
-from certsym.audit.pair import EMBED_LIMIT, Equivalence, equivalent
+from certsym.audit.pair import EMBED_LIMIT, Equivalence
+from certsym.audit.pair import equivalent as _equivalent
+from certsym.core.canonical import Canonical, canonical_form
 from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.core.reduction import reduce
+from certsym.decide.affine import AffineVerdict, decide_affine
+from certsym.decide.deep import canonical_network, reduced_network
 from certsym.decide.deep import reduce as reduce_deep
-from certsym.decide.deep import reduced_network
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import distance as shallow_distance
 from certsym.decide.distance import parse_box
-from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, decide_identifiable
+from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
 from certsym.decide.stabilizer import stabilizer as stab
 from certsym.errors import InputError
-from certsym.io.sources import READ_AS_RELU, Model, load, read_pair
+from certsym.io.sources import READ_AS_RELU, Model, read_pair
+from certsym.io.sources import load as _load
 from certsym.numbers import parse_rational
 from certsym_check import check as replay
 
-__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "check", "distance", "equivalent", "identifiable",
-           "load", "minimal", "read_pair", "stabilizer"]
+__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "canon", "check", "distance", "equivalent",
+           "fibre", "identifiable", "load", "minimal", "read_pair", "stabilizer"]
+
+_T = TypeVar("_T")
+# the command line's options in messages ("--keys W1,b1,W2,b2"), and what a Python caller passes instead
+_OPTION = re.compile(r"--(keys|layout|state-key|max-search)[12]?\b(?: ([^\s;,()]+(?:,[^\s;,()]+)*))?")
+
+
+def _python_terms(text: str) -> str:
+    """``text`` with each command-line option written as the keyword argument it is in Python."""
+    def keyword(match: re.Match) -> str:
+        name = match[1].replace("-", "_")
+        return f"{name}={match[2]!r}" if match[2] else f"{name}="
+    return _OPTION.sub(keyword, text)
+
+
+def _api_terms(fn: Callable[..., _T]) -> Callable[..., _T]:
+    """``fn`` with its InputError messages phrased for a Python caller: "--keys A,b,M,c" becomes "keys='A,b,M,c'"."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> _T:
+        try:
+            return fn(*args, **kwargs)
+        except InputError as exc:
+            text = _python_terms(str(exc))
+            if text == str(exc):
+                raise
+            raise InputError(text) from None
+    return wrapper
+
+
+load = _api_terms(_load)
+
+
+@_api_terms
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False):
+    """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. Returns an ``Equivalence`` (one hidden layer) or a
+    ``DeepEquivalence`` (three-valued), truthy iff equivalent, with ``.certificate()`` and, when they differ,
+    ``.witness`` and ``.values``. ``path`` "auto" takes the fast exact path for float arrays, "general" the
+    rational path. Cost: O(n(m + k)) plus a sort, exact.
+
+        >>> v = certsym.equivalent("a.npz", "b.npz"); bool(v), v.counts()
+        (True, (6, 0, 0))
+    """
+    return _equivalent(a, b, path, reference)
+
+
+@_api_terms
+def canon(source: Any) -> Canonical | DeepNetwork:
+    """The canonical form of ρ(θ) (MATH.md, "Complete classification"): a ``Canonical`` whose ``hash`` is equal
+    for two one-hidden-layer networks iff they realize the same function (kinks per hyperplane, linear part,
+    constant). For a deep network, the layerwise canonical form of the reduced parameter (MATH.md Part III), a
+    ``DeepNetwork``: an invariant of the H-orbit of the reduced parameter, not of the function. Cost O(n(m + k))
+    field operations plus a sort.
+
+        >>> certsym.canon("a.npz").hash == certsym.canon("b.npz").hash
+        True
+    """
+    model = load(source)
+    if model.is_deep:
+        return canonical_network(reduce_deep(model.deep_network()))
+    return canonical_form(model.network)
+
+
+@_api_terms
+def fibre(source: Any, cap: int = 1000, max_search: int | None = None) -> Fibre:
+    """The fibre of θ (MATH.md, "Fibres"), as ``certsym fibre`` describes it: for a minimal θ its zero-factor
+    orbits or antiparallel configurations (at most ``cap`` listed; ``complete`` says whether that is all), for
+    a non-minimal θ its free directions. Cost as ``identifiable``, times the sets listed.
+
+        >>> f = certsym.fibre("a.json"); f.minimal, len(f.zero_factors)
+        (True, 0)
+    """
+    if cap < 1:
+        raise InputError("cap must be at least 1")
+    return describe_fibre(load(source).network, cap, max_search or DEFAULT_MAX_SEARCH)
+
+
+@_api_terms
+def affine(source: Any) -> AffineVerdict:
+    """Proposition 14: is ρ(θ) affine? The verdict (``.affine``; then ``.linear`` L and ``.constant`` C with
+    ρ(θ)(x) = L x + C, else ``.points``, two points where the midpoint rule fails). Cost O(n(m + k)) plus a hash.
+
+        >>> certsym.affine({"M": [[1, -1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]}).affine
+        True
+    """
+    return decide_affine(load(source).network)
 
 
 def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathLike] | None = None):
@@ -45,6 +135,7 @@ def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathL
     return replay(certificate, inputs)
 
 
+@_api_terms
 def minimal(source: Any) -> Network | DeepNetwork:
     """The minimal form θ_min (moves 1–3 of MATH.md: zeroing, bias shifting, merging); for a deep network the
     parameter after the moves D1–D4 of MATH.md Part III (sound, not claimed minimal). Cost O(weights) + a sort."""
@@ -54,6 +145,7 @@ def minimal(source: Any) -> Network | DeepNetwork:
     return reduce(model.network).minimal
 
 
+@_api_terms
 def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0):
     """Exact bounds [L, U] on sup over a box (default [0, 1]^m; pairs of exact numbers) of ‖f_a − f_b‖∞, as
     ``certsym distance`` computes them: a ``Distance`` for one-hidden-layer networks, a ``DeepDistance`` otherwise
@@ -75,11 +167,13 @@ def _exact(x: Any):
     return value
 
 
+@_api_terms
 def identifiable(source: Any, max_search: int | None = None):
     """Theorem 1: is the fibre of θ exactly its H_n-orbit? The verdict (truthy iff identifiable) with its evidence."""
     return decide_identifiable(load(source).network, max_search or DEFAULT_MAX_SEARCH)
 
 
+@_api_terms
 def stabilizer(source: Any, of_rows: bool = False):
     """Theorem 2: Stab_{H_n}(θ) (or of (A, b) with ``of_rows``): classes, generators, order and type."""
     return stab(load(source).network, of_rows)

@@ -22,9 +22,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from certsym import __version__, api
+from certsym import __version__
 from certsym.audit.classes import Job, audit
-from certsym.audit.pair import DeepEquivalence
+from certsym.audit.pair import EMBED_LIMIT, DeepEquivalence, equivalent
 from certsym.certify import (
     InputRecord,
     affine_certificate,
@@ -59,6 +59,7 @@ from certsym.io import (
     write_text_atomic,
 )
 from certsym.io.models import Selection, is_model_file, parse_keys, reading
+from certsym.io.sources import Model, load, read_pair
 from certsym.numbers import DEFAULT_MAX_DIGITS
 from certsym_check import check_certificate
 
@@ -255,16 +256,16 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     selections = _selections(args, 2)
     sources = []
     for path, sel in zip((args.params1, args.params2), selections, strict=True):
-        sources.append(api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path)
-    models = [s.record.model if isinstance(s, api.Model) else None for s in sources]
+        sources.append(load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else path)
+    models = [s.record.model if isinstance(s, Model) else None for s in sources]
     _note_absent_biases(models, [args.params1, args.params2], readings=False)
-    verdict = api.equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
+    verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if isinstance(verdict, DeepEquivalence):
         return _deep_equiv(args, verdict)
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
     explained = None
-    if not verdict.equivalent and all(isinstance(x, api.Model) and x.arrays is not None for x in sources) and \
+    if not verdict.equivalent and all(isinstance(x, Model) and x.arrays is not None for x in sources) and \
             all(np_float(a) for x in sources for a in x.arrays):
         explained = near_miss(sources[0].arrays, sources[1].arrays)
     if args.json:
@@ -346,11 +347,11 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
 
 def cmd_distance(args: argparse.Namespace) -> int:
     selections = _selections(args, 2)
-    sources = [api.load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else api.load(path)
+    sources = [load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else load(path)
                for path, sel in zip((args.params1, args.params2), selections, strict=True)]
     if any(x.is_deep for x in sources):
         return _deep_distance(args, sources)
-    t1, t2, records = api.read_pair(*sources)
+    t1, t2, records = read_pair(*sources)
     spec = args.box
     box = _box(spec, t1.m)
     d = distance(t1, t2, box, seed=args.seed)
@@ -472,9 +473,9 @@ def cmd_affine(args: argparse.Namespace) -> int:
 
 def _embed(args: argparse.Namespace, records, nets) -> bool:
     """Whether a certificate embeds its inputs: parameter files always (the checker re-reads model files only),
-    model files up to api.EMBED_LIMIT weights in all unless --reference asks for references."""
+    model files up to EMBED_LIMIT weights in all unless --reference asks for references."""
     embed = any(rec.model is None for rec in records) or \
-        (not args.reference and sum(t.n * (t.m + t.k) for t in nets) <= api.EMBED_LIMIT)
+        (not args.reference and sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT)
     if args.reference and embed:
         print("note: parameter files are embedded in the certificate (only model files are referenced)",
               file=sys.stderr)

@@ -36,6 +36,10 @@ class Canonical:
     linear: tuple[tuple[Scalar, ...], ...]
     constant: tuple[Scalar, ...]
 
+    def __repr__(self) -> str:
+        return (f"Canonical(m={self.m}, k={self.k}, kinks={len(self.kinks)}, field={self.field.name}, "
+                f"hash={self.hash[:16]}…)")
+
     def to_json(self) -> dict:
         """Canonical JSON: hyperplanes sorted by their string form; numbers as exact strings."""
         s = self.field.to_string

@@ -39,6 +39,10 @@ class DeepNetwork:
     m: int
     output_relu: bool = False
 
+    def __repr__(self) -> str:
+        relu = ", output_relu=True" if self.output_relu else ""
+        return f"DeepNetwork(widths={'-'.join(map(str, self.widths))}, field={self.field.name}{relu})"
+
     @classmethod
     def build(cls, layers: Sequence[tuple[Sequence[Sequence[Scalar]], Sequence[Scalar]]], field: Field, m: int,
               output_relu: bool = False) -> DeepNetwork:

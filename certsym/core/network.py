@@ -39,6 +39,9 @@ class Network:
     n: int
     k: int
 
+    def __repr__(self) -> str:
+        return f"Network(m={self.m}, n={self.n}, k={self.k}, field={self.field.name})"
+
     @classmethod
     def build(
         cls,

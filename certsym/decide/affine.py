@@ -31,6 +31,9 @@ class AffineVerdict:
     constant: Vector = ()
     points: tuple[list[fmpq], list[fmpq]] | None = None
 
+    def __repr__(self) -> str:
+        return f"AffineVerdict(affine={self.affine}, pairs={len(self.pairs)})"
+
 
 def midpoint_defect(theta: Network, x: list, y: list) -> list:
     """(f(x) + f(y))/2 − f((x + y)/2): zero for an affine f."""
