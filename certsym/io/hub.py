@@ -24,6 +24,8 @@ from certsym.errors import InputError
 INDEX_SUFFIX = ".safetensors.index.json"
 _PICK = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
 MAX_INDEX = 1 << 26  # bytes of an index file: a weight map of a million tensors fits
+MAX_SHARDS = 10_000  # shards of one index, and MAX_SHARD_BYTES in all: the checker's bounds (docs/FORMATS.md)
+MAX_SHARD_BYTES = 1 << 34
 
 
 def is_index(path: str | os.PathLike) -> bool:
@@ -78,8 +80,11 @@ def read_index(path: str | os.PathLike) -> tuple[dict[str, str], list[str]]:
         raise InputError(f"{p}: an index file of more than {MAX_INDEX} bytes")
     try:
         doc = json.loads(data.decode("utf-8"), object_pairs_hook=_unique, parse_constant=_no_constant)
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")  # a lone surrogate (\ud800) fails here, as in the checker
     except (UnicodeError, ValueError) as exc:
         raise InputError(f"{p}: not a sharded-safetensors index ({exc})".splitlines()[0]) from None
+    except RecursionError:
+        raise InputError(f"{p}: not a sharded-safetensors index (nested too deeply)") from None
     if not isinstance(doc, dict) or "weight_map" not in doc or not set(doc) <= {"metadata", "weight_map"}:
         raise InputError(f"{p}: a sharded-safetensors index is an object with a weight_map (and metadata), "
                          f"found the keys {sorted(doc)[:6] if isinstance(doc, dict) else type(doc).__name__}")
@@ -88,7 +93,9 @@ def read_index(path: str | os.PathLike) -> tuple[dict[str, str], list[str]]:
             or not all(isinstance(v, str) for v in weight_map.values()):
         raise InputError(f"{p}: the weight_map must map tensor names to shard file names, and metadata be an object")
     shards = sorted(set(weight_map.values()))
+    if len(shards) > MAX_SHARDS:
+        raise InputError(f"{p}: the index names {len(shards)} shards, more than the {MAX_SHARDS} certsym reads")
     for shard in shards:
-        if not shard or "/" in shard or "\\" in shard or shard in (".", "..") or ":" in shard:
+        if not shard or "/" in shard or "\\" in shard or shard in (".", "..") or ":" in shard or "\0" in shard:
             raise InputError(f"{p}: the shard {shard[:60]!r} is not a plain file name in the index's folder")
     return weight_map, shards

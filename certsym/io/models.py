@@ -30,7 +30,7 @@ from flint import fmpq
 
 from certsym.errors import InputError
 from certsym.io.foreign import foreign_format
-from certsym.io.hub import is_index, read_index, resolve, weights_file
+from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 
@@ -156,16 +156,20 @@ def _sharded(path: Path) -> tuple[dict, list[dict]]:
     weight_map, shards = read_index(path)
     tensors: dict = {}
     record = []
+    total = 0
     for shard in shards:
         file = path.parent / shard
         if not file.is_file():
-            raise InputError(f"{path}: the shard {shard} named in the weight map is not a file beside the index")
+            raise InputError(f"{path}: the shard {shard!r} named in the weight map is not a file beside the index")
+        total += file.stat().st_size
+        if total > MAX_SHARD_BYTES:
+            raise InputError(f"{path}: the shards hold more than the {MAX_SHARD_BYTES} bytes certsym reads")
         data = file.read_bytes()
         held, _ = _safetensors_data(data, file)
         expected = {name for name, where in weight_map.items() if where == shard}
         if set(held) != expected:
             odd = sorted(set(held) ^ expected)
-            raise InputError(f"{path}: the shard {shard} does not hold exactly the tensors the weight map assigns to "
+            raise InputError(f"{path}: the shard {shard!r} does not hold exactly the tensors the weight map assigns to "
                              f"it ({', '.join(odd)[:200]})")
         tensors.update(held)
         record.append({"file": shard, "sha256": hashlib.sha256(data).hexdigest()})

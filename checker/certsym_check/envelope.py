@@ -79,7 +79,10 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     if m < 1 or k < 1:
         raise Reject(f"{where}: m and k must be positive")
     entries = n * (m + 1) + k * (n + 1)
-    size = model_bytes(file, record["model"])
+    try:
+        size = model_bytes(file, record["model"])
+    except (Reject, CannotCheck) as exc:
+        raise type(exc)(f"{where}: {exc}") from None
     if entries > size + MODEL_SLACK:  # memory O(file size): compressed zeros cannot make it gigabytes
         raise Reject(f"{where}: {entries:,} weights from a file of {size:,} bytes: beyond the checker's "
                      f"bound of one weight per byte of the file (+ {MODEL_SLACK:,})")

@@ -7,13 +7,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 import sys
 
 from certsym_check.budget import WORK_BUDGET
 from certsym_check.envelope import CLAIMS, check_certificate
-from certsym_check.errors import Reject
-from certsym_check.readers.files import InputFile, unique_object
+from certsym_check.errors import CannotCheck, Reject
+from certsym_check.readers.files import InputFile, model_directory_file, read_regular, unique_object
 
 
 def _read(path: str) -> bytes:
@@ -21,22 +20,25 @@ def _read(path: str) -> bytes:
         return fh.read()
 
 
+def _input(path: str) -> InputFile:
+    """A file given with --inputs; a model directory is its weights file (docs/FORMATS.md)."""
+    if os.path.isdir(path):
+        path = model_directory_file(path)
+    return InputFile(_read(path), path)
+
+
 MAX_NAMED_INPUT = 4 << 30  # bytes of one file a certificate may name (--named-inputs): its name is not the user's
 
 
 def _read_named(name: object) -> InputFile:
-    """The input file a certificate names (``--named-inputs``): a regular file, opened without blocking (a name
-    may lead to a pipe or a device); OSError when it cannot be read."""
-    if not isinstance(name, str) or not name or "\0" in name:
-        raise OSError(0, "the certificate names no readable file", str(name)[:60])
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(0, "not a regular file", name)
-        if info.st_size > MAX_NAMED_INPUT:
-            raise OSError(0, f"larger than {MAX_NAMED_INPUT >> 30} GiB: give it with --inputs", name)
-        return InputFile(fh.read(MAX_NAMED_INPUT + 1), name)
+    """The input file a certificate names (``--named-inputs``): a regular file of at most MAX_NAMED_INPUT bytes,
+    checked before it is opened (a name may lead to a pipe or a device) and read to its size. CannotCheck or
+    Reject (both printed as CANNOT CHECK) when it is not such a file."""
+    if not isinstance(name, str) or not name:
+        raise CannotCheck("an input names no file")
+    if os.path.isdir(name):
+        name = model_directory_file(name)
+    return InputFile(read_regular(name, MAX_NAMED_INPUT, f"the input {name[:80]!r} named in the certificate"), name)
 
 
 def _named_inputs(doc: object) -> list[InputFile] | None:
@@ -78,9 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         print("certsym check: error: --inputs and --named-inputs exclude each other", file=sys.stderr)
         return 2
     try:
-        files = [InputFile(_read(p), p) for p in args.inputs] if args.inputs else None
+        files = [_input(p) for p in args.inputs] if args.inputs else None
     except OSError as exc:
         print(f"certsym check: error: cannot read input file: {exc.strerror}: {exc.filename}", file=sys.stderr)
+        return 2
+    except Reject as exc:
+        print(_printable(f"certsym check: error: {exc}"), file=sys.stderr)
         return 2
     status = 0
     for path in args.certificates:
@@ -99,9 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.named_inputs:
             try:
                 given = _named_inputs(doc)
-            except OSError as exc:
-                print(_printable(f"{path}: CANNOT CHECK: the input {exc.filename!r} named in the certificate cannot "
-                                 f"be read ({exc.strerror})"))
+            except (CannotCheck, Reject) as exc:
+                print(_printable(f"{path}: CANNOT CHECK: {exc}"))
                 status = 2
                 continue
         rep = check_certificate(doc, given)
@@ -112,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         if rep.valid:
             lines = [f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}"]
             if not args.quiet:
-                lines += [f"  given file {i}: {name}" for i, name in enumerate(args.inputs or [])]
+                lines += [f"  given file {i}: {f.path}" for i, f in enumerate(files or [])]
                 lines += [f"  given file {i}: {f.path} (named in the certificate)" for i, f in
                           enumerate(given if args.named_inputs and given else [])]
                 lines += [f"  {line}" for line in rep.bound + rep.facts]

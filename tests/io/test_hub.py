@@ -166,3 +166,85 @@ def test_an_audit_takes_the_index_for_its_shards(tmp_path: Path, capfd) -> None:
     assert out["unreadable"] == {} and len(out["classes"]) == 1
     assert sorted(Path(p).name for p in out["classes"][0]["members"]) == ["model.safetensors",
                                                                            "model.safetensors.index.json"]
+
+
+# -- the red team's holes, each a regression test ----------------------------------------------------------------
+def _certified_pair(tmp_path: Path, capfd, parts: int = 2) -> tuple[Path, Path, Path]:
+    tensors = _tensors(6)
+    single = _single(tmp_path / "s", tensors)
+    index = _sharded(tmp_path / "m", tensors, parts=parts)
+    cert = tmp_path / "c.json"
+    assert main(["equiv", str(single), str(index), "--cert", str(cert), "--reference"]) == 0
+    capfd.readouterr()
+    return cert, single, index
+
+
+def test_the_checker_bounds_the_shards_by_their_sizes_before_reading_any(tmp_path: Path, capfd, monkeypatch) -> None:
+    import certsym_check.readers.files as files
+
+    cert, _, index = _certified_pair(tmp_path, capfd)
+    sizes = [p.stat().st_size for p in index.parent.glob("model-*.safetensors")]
+    bound = max(sizes)
+    monkeypatch.setattr(files, "MAX_SIBLING", bound)  # each shard fits, the shards together do not
+
+    def no_read(self, name):
+        raise AssertionError("a shard was read before the bound on their sizes was checked")
+
+    monkeypatch.setattr(files.InputFile, "shard", no_read)
+    from certsym_check.main import main as checker
+
+    code = checker([str(cert), "--named-inputs"])
+    out = capfd.readouterr().out
+    assert code == 1 and f"inputs[1]: the shards hold more than the checker's {bound} bytes" in out, out
+
+
+def test_files_are_read_to_their_size_not_to_the_bound(tmp_path: Path) -> None:
+    """A read of at most 2^50 bytes must not reserve 2^50 bytes (it did: fh.read(limit + 1))."""
+    from certsym_check.readers.files import read_regular
+
+    small = tmp_path / "small.bin"
+    small.write_bytes(b"12345")
+    assert read_regular(str(small), 1 << 50, "the file") == b"12345"
+
+
+def test_names_and_shards_that_are_not_files_cannot_be_checked(tmp_path: Path, capfd) -> None:
+    cert, _, index = _certified_pair(tmp_path, capfd)
+    doc = json.loads(cert.read_text())
+    doc["inputs"][0]["name"] = "\ud800"  # a lone surrogate: no file system name
+    odd = tmp_path / "odd.json"
+    odd.write_text(json.dumps(doc))
+    code, out = _check(capfd, str(odd), "--named-inputs")
+    assert code == 2 and "CANNOT CHECK" in out and "not a usable file name" in out
+    shard = index.parent / "model-00001-of-00002.safetensors"
+    shard.unlink()
+    shard.mkdir()  # a directory where a shard should be
+    code, out = _check(capfd, str(cert), "--named-inputs")
+    assert code == 1 and "is not a regular file" in out and "malformed" not in out, out
+
+
+def test_the_producer_applies_the_checkers_bounds(tmp_path: Path, capfd, monkeypatch) -> None:
+    import certsym.io.hub as hub
+
+    tensors = _tensors(7)
+    _single(tmp_path / "s", tensors)
+    index = _sharded(tmp_path / "m", tensors, parts=3)
+    monkeypatch.setattr(hub, "MAX_SHARDS", 2)
+    assert main(["equiv", str(index), str(tmp_path / "s")]) == 2
+    assert "names 3 shards, more than the 2 certsym reads" in capfd.readouterr().err
+    monkeypatch.undo()
+    doc = json.loads(index.read_text())
+    doc["weight_map"]["0.weight"] = "\udcff.safetensors"  # an undecodable file name, as os.listdir reports it
+    index.write_text(json.dumps(doc))
+    assert main(["equiv", str(index), str(tmp_path / "s")]) == 2
+    assert "not a sharded-safetensors index" in capfd.readouterr().err
+
+
+def test_the_checker_takes_a_model_directory_with_inputs(tmp_path: Path, capfd) -> None:
+    tensors = _tensors(8)
+    _single(tmp_path / "a", tensors)
+    _sharded(tmp_path / "b", tensors)
+    cert = tmp_path / "c.json"
+    assert main(["equiv", str(tmp_path / "a"), str(tmp_path / "b"), "--cert", str(cert), "--reference"]) == 0
+    capfd.readouterr()
+    code, out = _check(capfd, str(cert), "--inputs", str(tmp_path / "a"), str(tmp_path / "b"))
+    assert code == 0 and f"given file 1: {tmp_path / 'b' / 'model.safetensors.index.json'}" in out

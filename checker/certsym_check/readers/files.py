@@ -65,43 +65,93 @@ class InputFile:
                 if os.path.islink(here):
                     raise Reject(f"external data location {location[:60]!r} passes through a symbolic link, which "
                                  "onnx refuses")
-            try:
-                fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            except OSError as exc:
-                raise CannotCheck(f"cannot read the external data file {location[:60]!r} ({exc.strerror})") from None
-            with os.fdopen(fd, "rb") as fh:
-                info = os.fstat(fh.fileno())
-                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIBLING:
-                    raise Reject(f"external data {location[:60]!r} is not a regular file of at most {MAX_SIBLING} "
-                                 "bytes")
-                if info.st_nlink > 1:
-                    raise Reject(f"external data {location[:60]!r} has {info.st_nlink} hard links, which onnx "
-                                 "refuses")
-                self._siblings[location] = fh.read(MAX_SIBLING + 1)
+            links = os.stat(target).st_nlink if os.path.exists(target) else 1
+            if links > 1:
+                raise Reject(f"external data {location[:60]!r} has {links} hard links, which onnx refuses")
+            self._siblings[location] = read_regular(target, MAX_SIBLING, f"the external data file {location[:60]!r}")
         return self._siblings[location]
 
     def shard(self, name: str) -> bytes:
         """The bytes of a shard of a sharded safetensors index: a plain file name in this file's folder, followed
         through a symbolic link as transformers does (a hub cache links every file), and a regular file of at
         most MAX_SIBLING bytes, opened without blocking."""
-        if not name or "/" in name or "\\" in name or name in (".", "..") or ":" in name or "\0" in name:
-            raise Reject(f"the shard {name[:60]!r} is not a plain file name in the index's folder")
+        self._plain(name)
+        key = "shard:" + name
+        if key not in self._siblings:
+            self._siblings[key] = read_regular(self._beside(name), MAX_SIBLING, f"the shard {name[:60]!r}")
+        return self._siblings[key]
+
+    def shard_size(self, name: str) -> int:
+        """The size of a shard (as ``shard`` finds it) by its metadata, without reading it."""
+        self._plain(name)
+        return regular_size(self._beside(name), MAX_SIBLING, f"the shard {name[:60]!r}")
+
+    def _beside(self, name: str) -> str:
         if self.path is None:
             raise CannotCheck(f"the shard {name[:60]!r} is not available (give the index file with --inputs, with its "
                               "shards beside it)")
-        key = "shard:" + name
-        if key not in self._siblings:
-            target = os.path.join(os.path.dirname(self.path) or ".", name)
-            try:
-                fd = os.open(target, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-            except OSError as exc:
-                raise CannotCheck(f"cannot read the shard {name[:60]!r} ({exc.strerror})") from None
-            with os.fdopen(fd, "rb") as fh:
-                info = os.fstat(fh.fileno())
-                if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SIBLING:
-                    raise Reject(f"the shard {name[:60]!r} is not a regular file of at most {MAX_SIBLING} bytes")
-                self._siblings[key] = fh.read(MAX_SIBLING + 1)
-        return self._siblings[key]
+        return os.path.join(os.path.dirname(self.path) or ".", name)
+
+    @staticmethod
+    def _plain(name: str) -> None:
+        if not name or "/" in name or "\\" in name or name in (".", "..") or ":" in name or "\0" in name:
+            raise Reject(f"the shard {name[:60]!r} is not a plain file name in the index's folder")
+
+
+def regular_size(path: str, limit: int, what: str) -> int:
+    """The size of the regular file at ``path`` (symbolic links followed), from its metadata: CannotCheck when
+    there is no such file, Reject when it is not a regular file of at most ``limit`` bytes. Nothing is opened."""
+    try:
+        info = os.stat(path)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL or a name the file system cannot encode
+        raise CannotCheck(f"cannot read {what} ({getattr(exc, 'strerror', None) or 'not a usable file name'})") \
+            from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        raise Reject(f"{what} is not a regular file of at most {limit} bytes")
+    return info.st_size
+
+
+def read_regular(path: str, limit: int, what: str) -> bytes:
+    """The bytes of a regular file of at most ``limit`` bytes: its metadata checked before it is opened (opening a
+    device may have effects), opened without blocking, checked again on the open descriptor, and read to its
+    size (no buffer of ``limit`` bytes is reserved). Cost: the file's size in time and memory."""
+    regular_size(path, limit, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError) as exc:
+        raise CannotCheck(f"cannot read {what} ({getattr(exc, 'strerror', None) or 'not a usable file name'})") \
+            from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise Reject(f"{what} is not a regular file of at most {limit} bytes")
+        chunks, size = [], 0
+        while size <= info.st_size:
+            chunk = os.read(fd, min(1 << 24, info.st_size + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise Reject(f"{what} grew beyond {limit} bytes while it was read")
+    return b"".join(chunks)
+
+
+def model_directory_file(path: str) -> str:
+    """docs/FORMATS.md, model directories: the one weights file a directory holding config.json means —
+    model.safetensors, else model.safetensors.index.json, else pytorch_model.bin; both of the first two, or none,
+    or no config.json, is refused. Cost: a few file tests."""
+    if not os.path.isfile(os.path.join(path, "config.json")):
+        raise Reject(f"{path[:80]} is a directory without config.json")
+    present = [n for n in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+               if os.path.isfile(os.path.join(path, n))]
+    if present[:2] == ["model.safetensors", "model.safetensors.index.json"]:
+        raise Reject(f"{path[:80]} holds both model.safetensors and model.safetensors.index.json")
+    if not present:
+        raise Reject(f"{path[:80]} is a model directory without a weights file")
+    return os.path.join(path, present[0])
 
 
 def _unpack(body: bytes | memoryview, code: str, big_endian: bool, count: int, name: str):
@@ -231,11 +281,16 @@ def read_sharded(file: InputFile, model: dict, wanted: set[str] | None) -> tuple
 
 def model_bytes(file: InputFile, model: object) -> int:
     """The bytes a model file's weights are read from: the file's, or for a sharded safetensors index its shards'
-    (read here, within their bounds). Cost: reading the shards."""
+    (from their metadata, nothing read; at most MAX_SIBLING in all). Cost: one stat per shard."""
     if isinstance(model, dict) and model.get("format") == "safetensors-sharded" and isinstance(model.get("shards"),
                                                                                                list):
         _, shards = read_index(file)
-        return sum(len(file.shard(name)) for name in shards)
+        total = 0
+        for name in shards:
+            total += file.shard_size(name)
+            if total > MAX_SIBLING:
+                raise Reject(f"the shards hold more than the checker's {MAX_SIBLING} bytes")
+        return total
     return len(file.data)
 
 
