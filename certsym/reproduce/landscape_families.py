@@ -49,6 +49,7 @@ def _certified(ctx: Context, name: str, k: int, want_minimum: bool | None, write
 def run(ctx: Context) -> None:
     _families(ctx)
     _added_neuron(ctx)
+    _added_neuron_families(ctx)
     run_findings(ctx)
 
 
@@ -58,13 +59,6 @@ def _added_neuron(ctx: Context) -> None:
     certified descent direction; gradient descent from each, a small step along its descent direction, ends at the
     global minimum or at a spurious critical point certified in its fixed-point space. Every certificate is
     replayed."""
-    def where(out) -> tuple:
-        if out is None:
-            return ("—",)
-        if out.end is None:
-            return ("global minimum" if out.error is None else f"F = {out.loss:.6f}, not certified",)
-        return (f"F = {float(out.end.loss[0]):.7f}, certified " + ("minimum" if out.end.minimum else "critical point"),)
-
     rows = []
     for k in [6, 7] if ctx.quick else range(6, 13):
         a = study("one-misfit", k)
@@ -80,9 +74,51 @@ def _added_neuron(ctx: Context) -> None:
             if out is not None and out.end is not None:
                 ctx.record(STATEMENT, SLUG, f"one-misfit_k{k}_plus_one_{tag}_escape", True,
                            wide_critical_point_certificate(out.end))
-        rows.append((k, float(a.base.box.loss.mid()), a.zero.slope, where(a.zero.escape)[0],
-                     [(s.row, s.negative, s.spectrum, s.smallest, where(s.escape)[0]) for s in a.splits]))
+        rows.append((k, float(a.base.box.loss.mid()), a.zero.slope, _end_words(a.zero.escape),
+                     [(s.row, s.negative, s.spectrum, s.smallest, _end_words(s.escape)) for s in a.splits]))
     ctx.findings["added_neuron"] = rows
+
+
+# the spurious-minimum families beyond one-misfit, at k where each is a certified local minimum
+ADDED_NEURON_FAMILIES = {"negative-diagonal": ([6], [6, 7, 8]), "two-misfit": ([8], [8, 9, 10]),
+                         "misfit-3": ([], [12])}
+
+
+def _added_neuron_families(ctx: Context) -> None:
+    """One neuron added to each other family that is a spurious minimum (negative-diagonal from k = 6, two-misfit
+    from k = 8, misfit-3 at k = 12): W* is a certified minimum at n = k, and at n = k + 1 each split of a block's
+    first row is a certified saddle (negative directions (y, −y)) and the zero neuron has a certified descent
+    direction, so neither embedding is a minimum; descent from each shows where it leads, its spurious end points
+    certified in their fixed-point spaces. Every certificate is replayed."""
+    rows = []
+    for name, (quick, full) in ADDED_NEURON_FAMILIES.items():
+        for k in quick if ctx.quick else full:
+            a = study(name, k)
+            certs = added_neuron_certificates(a)
+            saddle = (a.base.inertia.negative == 0 and a.zero.slope < 0 and len(certs) == len(a.splits) + 1
+                      and all(sp.negative >= 1 for sp in a.splits))
+            for c in certs:
+                e = c["proof"]["embedding"]
+                tag = f"split{e['split']}" if "split" in e else "zero"
+                ctx.record(STATEMENT, SLUG, f"{name}_k{k}_plus_one_{tag}", saddle, c)
+            ends = []
+            for tag, out in [("zero", a.zero.escape), *((f"split{sp.row}", sp.escape) for sp in a.splits)]:
+                if out is not None and out.end is not None:
+                    ctx.record(STATEMENT, SLUG, f"{name}_k{k}_plus_one_{tag}_escape", True,
+                               wide_critical_point_certificate(out.end))
+                ends.append(_end_words(out))
+            rows.append((name, k, float(a.base.box.loss.mid()), a.zero.slope,
+                         [(sp.row, sp.negative) for sp in a.splits], ends))
+    ctx.findings["added_neuron_families"] = rows
+
+
+def _end_words(out) -> str:
+    """Where a descent from an added-neuron saddle ended, in the report's words."""
+    if out is None:
+        return "—"
+    if out.end is None:
+        return "global minimum" if out.error is None else f"F = {out.loss:.6f}, not certified"
+    return f"F = {float(out.end.loss[0]):.7f}, certified " + ("minimum" if out.end.minimum else "saddle")
 
 
 def _families(ctx: Context) -> None:

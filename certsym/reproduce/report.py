@@ -170,6 +170,21 @@ def _landscape_tables(ctx: Context) -> list[str]:
                "certified (kind wide_critical_point: Krawczyk in the fixed-point space of their isotropy, found as "
                "row-and-column transposition pairs, and interval Cholesky of the full Hessian): from k = 7 a new "
                "spurious minimum below F(W*), two misfit neurons sharing the uncovered teacher; at k = 6 a saddle."]
+    if "added_neuron_families" in f:
+        md += ["", "One neuron added to the other families that are spurious minima, at k where each is a certified "
+               "local minimum (inertia 0 negative at n = k). At n = k + 1 every split of a block's first row in "
+               "halves is a certified saddle (at least the number of negative eigenvalues shown, on directions "
+               "(y, −y)) and the zero neuron has a certified descent direction (g(û) < 0): one added neuron leaves "
+               "neither embedding a minimum, for every family. The families differ in where descent from those "
+               "saddles leads: the columns give its end points, each spurious one certified in its fixed-point "
+               "space. A certified minimum there is a spurious minimum of the (k + 1)-neuron loss that the added "
+               "neuron did not remove (the annihilation paper's point that minima of lower symmetry need more "
+               "added neurons, seen here at n = k + 1 only).", "",
+               "| family | k | F(W*) | zero neuron: g(û); descent ends at | splits: row (negative directions); "
+               "descent ends at |", "|---|---|---|---|---|"]
+        for name, k, value, g, splits, ends in f["added_neuron_families"]:
+            cells = "; ".join(f"row {row} ({neg}): {end}" for (row, neg), end in zip(splits, ends[1:], strict=True))
+            md.append(f"| {name} | {k} | {value:.6f} | {g:.5f}; {ends[0]} | {cells} |")
     if "spectrum" in f:
         md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
                "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]
