@@ -147,6 +147,28 @@ def _landscape_tables(ctx: Context) -> list[str]:
                    "|---|---|---|---|---|---|---|"]
             md += [f"| {n} | t^{p} | `{ex}` | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
                    for n, p, ex, v, ft, d, u in rows]
+    if "limits" in f:
+        md += ["", "Limits of k·F as k → ∞, the leading exact coefficients above: M misfit neurons cost M times "
+               "one-misfit's 1/2 − 2/π² = 0.29736…"]
+        md += [f"- {name}: k·F → {ex} = {value:.12f} = {m} × (1/2 − 2/π²)" for name, ex, value, m in f["limits"]]
+    if ctx.landscape:
+        ks = sorted({k for points in ctx.landscape.values() for k, _, _ in points})
+        names = sorted(ctx.landscape)
+        scaled = [n for n in names if "misfit" in n]  # their loss decays like 1/k: k·F tends to a constant
+        md += ["", "The certified critical values against k: F, and k·F for the misfit families, whose loss decays "
+               "like 1/k (the others tend to a positive constant); “min” marks a certified local minimum, "
+               "“saddle” a certified saddle.", "",
+               "| k | " + " | ".join(f"{n}: F" + (f" | {n}: k·F" if n in scaled else "") for n in names) + " |",
+               "|---|" + "---|" * (len(names) + len(scaled))]
+        for k in ks:
+            cells = []
+            for n in names:
+                hit = next(((F, neg) for kk, F, neg in ctx.landscape[n] if kk == k), None)
+                kind = "" if hit is None else "min" if hit[1] == 0 else "saddle" if hit[1] else "inertia not certified"
+                cells.append("—" if hit is None else f"{hit[0]:.6g} ({kind})")
+                if n in scaled:
+                    cells.append("—" if hit is None else f"{k * hit[0]:.6g}")
+            md.append(f"| {k:g} | " + " | ".join(cells) + " |")
     if "added_neuron" in f:
         md += ["", "One neuron added (n = k + 1) to the certified one-misfit minimum W* "
                "(certsym/landscape/added_neuron.py; `certsym landscape add-neuron --family one-misfit --k K`). "
