@@ -64,12 +64,20 @@ class Equivalence(_Verdict):
         """(neurons matched by H_n, cross merges, antisymmetric pairs)."""
         return len(self.verdict.matches), len(self.verdict.merges), len(self.verdict.pairs)
 
+    def moves(self) -> tuple[dict[str, int], dict[str, int]]:
+        """For θ1 and θ2, how many of each move the reduction to θ_min made (MATH.md moves 1–3): "zero" (a dead
+        neuron removed: v_i = 0, or a_i = 0 with b_i ≤ 0), "bias_shift" (a constant neuron moved into c) and
+        "merge" (a neuron merged into a positively proportional one of the same network)."""
+        return tuple({kind: sum(s.kind == kind for s in red.steps) for kind in ("zero", "bias_shift", "merge")}
+                     for red in (self.verdict.red1, self.verdict.red2))
+
     def to_json(self) -> dict:
         """The fields of ``certsym equiv --json``, the same whichever path decided."""
         out: dict = {"equivalent": self.equivalent, "field": self._field().name, "path": self.path,
                      "readings": {name: text for name, text in self.readings}}
         if self.equivalent:
             out.update(dict(zip(("matched", "merges", "pairs"), self.counts(), strict=True)))
+            out["moves"] = list(self.moves())
         else:
             F = self._field()
             out.update(witness=[str(t) for t in self.witness], values=[[F.pretty(y) for y in vals]
@@ -93,11 +101,23 @@ class Equivalence(_Verdict):
             m, g, p = self.counts()
             head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({m} neurons matched by H_n, {g} cross merges, "
                     f"{p} antisymmetric pairs)")
+            for name, moves in zip(("θ1", "θ2"), self.moves(), strict=True):
+                if any(moves.values()):
+                    head += f"\n  {name}: {_moves_text(moves)}"
         else:
             F = self._field()
             v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
             head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
         return "\n".join([head, *self.reading_lines()])
+
+
+def _moves_text(moves: dict[str, int]) -> str:
+    """What a reduction did, in words: "2 dead neurons removed, 1 merged into a proportional one"."""
+    words = {"zero": ("dead neuron removed", "dead neurons removed"),
+             "bias_shift": ("constant neuron moved into c", "constant neurons moved into c"),
+             "merge": ("neuron merged into a proportional one", "neurons merged into proportional ones")}
+    return ", ".join(f"{count} {words[kind][count != 1]}" for kind, count in moves.items() if count) + \
+        " before the matching"
 
 
 def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence | DeepEquivalence:

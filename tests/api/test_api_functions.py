@@ -72,3 +72,18 @@ def test_errors_name_keyword_arguments_in_python_and_options_on_the_command_line
         certsym.equivalent(str(path), str(path))
     assert main(["equiv", str(path), str(path)]) == 2
     assert "--keys W1,b1,W2,b2" in capfd.readouterr().err
+
+
+def test_equivalent_says_what_the_reductions_removed_and_merged(tmp_path: Path) -> None:
+    """θ2 is θ1 with one unit split into two proportional halves and one dead unit (v = 0) added."""
+    rng = np.random.default_rng(3)
+    W1, b1 = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    W2, b2 = rng.standard_normal((1, 3)).astype(np.float32), rng.standard_normal(1).astype(np.float32)
+    A = np.vstack([W1, 2 * W1[:1], np.ones((1, 2), np.float32)])
+    b = np.append(b1, [2 * b1[0], 1]).astype(np.float32)
+    V = np.hstack([W2 * np.float32([0.5, 1, 1]), W2[:, :1] / 4, np.zeros((1, 1), np.float32)])
+    v = certsym.equivalent([W1, b1, W2, b2], [A, b, V, b2])
+    assert v and v.moves() == ({"zero": 0, "bias_shift": 0, "merge": 0}, {"zero": 1, "bias_shift": 0, "merge": 1})
+    text = str(v)
+    assert "θ2: 1 dead neuron removed, 1 neuron merged into a proportional one before the matching" in text
+    assert "θ1:" not in text and v.to_json()["moves"][1] == {"zero": 1, "bias_shift": 0, "merge": 1}
