@@ -3,7 +3,8 @@
 An audit has four steps.
 
 1. Collection (``collect_paths``): files, directories (searched recursively) and glob patterns become one list
-   of files, in the order given.
+   of files, in the order given. A sharded safetensors index stands for its shards, which are audited on their
+   own only when the index cannot be read; pipes, devices and other frameworks' files are listed as unreadable.
 2. Proposal (``propose``): each file is read once and reduced to a proposal hash that is EQUAL for any two files
    that realize the same function, because it is built from exact invariants of the function only: for every
    hyperplane H of the minimal form with a nonzero kink J_H = Σ_{i on H} λ_i v_i (MATH.md, "Complete
@@ -27,7 +28,9 @@ An audit has four steps.
    against the member it was decided equal to (``AuditClass.against``: the representative, or the first file of
    its block class), so that the certificates of a class form a tree rooted at its representative (model files
    decided on the fast path are referenced by SHA-256: replay with ``certsym check CERT --inputs OTHER
-   MEMBER``).
+   MEMBER``, or a whole audit with ``certsym check --named-inputs CERTS...``). A file read again in this step
+   must have the SHA-256 of its first read; one that went away or changed is listed as unreadable, and the
+   members the first step decided against it are decided again.
 
 Jobs run in this process (one worker), in local processes (``ProcessPoolExecutor``; each worker imports numpy
 and certsym's readers once, and reports each file read on a queue), or on Dask (``local``/``local:N`` starts a
@@ -101,6 +104,7 @@ class Proposal:
     fast: bool = False
     error: str = ""
     widths: tuple[int, ...] | None = None  # a deep network (or an output ReLU): (m, n_1, …, n_L, k)
+    sha256: str = ""  # of the bytes read: the second step refuses a file that changed since
 
 
 @dataclass
@@ -149,6 +153,8 @@ def is_candidate(path: str) -> bool:
     (M, A, b, c, shape; layers, m, output_relu for the layered form), so that configuration files and
     certificates beside the models are passed over.
     Cost: a few bytes (and a zip directory) of the file."""
+    if not os.path.isfile(path) or is_index(path):
+        return True  # a pipe, a device or a dangling link is never opened here: the reader reports it
     if path.lower().endswith(".json"):
         try:
             with open(path, "rb") as fh:
@@ -156,22 +162,31 @@ def is_candidate(path: str) -> bool:
         except OSError:
             return True  # the reader reports why
         return _PARAMETER_JSON.match(head) is not None
-    return is_model_file(path)
+    try:
+        return is_model_file(path)
+    except InputError:
+        return True  # another framework's file (certsym.io.foreign): listed as unreadable, with its recipe
 
 
 def _walk(directory: str) -> list[str]:
-    """The candidate files under ``directory``; in a folder with a sharded safetensors index, the index stands for
-    its shards (``certsym.io.hub``), which are not taken on their own."""
     out = []
     for root, dirs, files in os.walk(directory):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        shards: set[str] = set()
-        for f in files:
-            if is_index(f):
-                with contextlib.suppress(InputError, OSError):  # the index is taken; its reader says what is wrong
-                    shards.update(read_index(os.path.join(root, f))[1])
-        out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith(".") and f not in shards
-                   and (is_index(f) or is_candidate(os.path.join(root, f))))
+        out.extend(os.path.join(root, f) for f in sorted(files) if not f.startswith(".")
+                   and is_candidate(os.path.join(root, f)))
+    return out
+
+
+def _covered(files: Sequence[str]) -> dict[str, str]:
+    """{shard: index} for the shards named by the sharded safetensors indexes among ``files`` (certsym.io.hub):
+    such a shard is a part of its index's network, not a network, and is audited on its own only when the index
+    turns out unreadable. Cost: the indexes' JSON."""
+    out: dict[str, str] = {}
+    for path in files:
+        if is_index(path):
+            with contextlib.suppress(InputError, OSError):  # an unreadable index stands for nothing
+                for shard in read_index(path)[1]:
+                    out.setdefault(os.path.normpath(os.path.join(os.path.dirname(path), shard)), path)
     return out
 
 
@@ -384,16 +399,16 @@ def _read(path: str, job: Job) -> tuple[Proposal, Model | None]:
             net = None if model.is_deep else model.dyadic()
             if net is not None:
                 (n, m), k = model.arrays[0].shape, model.arrays[2].shape[0]
-                return Proposal(path, fast_proposal(net), (m, n, k), True), model
-            theta = model.deep_network()
+                return Proposal(path, fast_proposal(net), (m, n, k), True, sha256=model.record.sha256), model
+            theta, digest = model.deep_network(), model.record.sha256
         else:
             (item,), _ = load_inputs([path], max_digits=job.max_digits, keys=job.keys, deep=True)
-            theta = item.network
+            theta, digest = item.network, item.sha256
         if theta.is_shallow():
             net = theta.to_shallow()
-            return Proposal(path, canonical_proposal(net), (net.m, net.n, net.k)), None
+            return Proposal(path, canonical_proposal(net), (net.m, net.n, net.k), sha256=digest), None
         return Proposal(path, deep_proposal(theta), (theta.m, sum(theta.widths[1:-1]), theta.k),
-                        widths=theta.widths), None
+                        widths=theta.widths, sha256=digest), None
     except (InputError, OSError) as exc:
         return Proposal(path, error=_reason(path, exc)), None
 
@@ -459,31 +474,43 @@ def _load(path: str, job: Job):
     return load(path, keys=sel.keys, layout=sel.layout, state_key=sel.state_key)
 
 
-def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, str | None]],
-                 job: Job) -> tuple[str, str, list[tuple[str, str, str]]]:
+def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, str | None]], job: Job,
+                 digests: dict[str, str] | None = None) -> tuple[str, str, list[tuple[str, str, str]]]:
     """Decide each member (path, float network?, certificate file or None) against the representative ``rep``:
     (rep, why rep cannot be read or "", [(member, "equivalent" | "different" | "error" | "undecided", certificate
     file or reason)]); members are "undecided" when rep cannot be read. Two float networks are decided by
     ``certsym.audit.pair.equivalent`` on the fast path and certified with a referenced certificate; any other pair is
-    read into one field and decided by the general path, its certificate embedding both networks. Certificates
-    are written atomically, for equivalent members only. Cost: one read of rep, and per member one read and one
-    exact decision (plus the certificate)."""
+    read into one field and decided by the general path, its certificate embedding both networks. A file whose
+    SHA-256 differs from the one in ``digests`` (the first step's) changed during the audit and cannot be
+    decided. Certificates are written atomically, for equivalent members only. Cost: one read of rep, and per
+    member one read and one exact decision (plus the certificate)."""
+    digests = digests or {}
+
+    def unchanged(path: str, digest: str) -> None:
+        if digests.get(path, digest) != digest:
+            raise InputError(f"{path}: changed during the audit (its SHA-256 differs from the first read)")
+
     rep_model = None
     if rep_fast:
         try:
             rep_model = _load(rep, job)
+            unchanged(rep, rep_model.record.sha256)
         except (InputError, OSError) as exc:
             return rep, _reason(rep, exc), [(member, "undecided", "") for member, _, _ in members]
     out: list[tuple[str, str, str]] = []
     for member, fast, cert in members:
         try:
             if rep_model is not None and fast:
-                verdict = equivalent(rep_model, _load(member, job), reference=True)
+                other = _load(member, job)
+                unchanged(member, other.record.sha256)
+                verdict = equivalent(rep_model, other, reference=True)
                 same = verdict.equivalent
                 if same and cert:
                     write_json_atomic(cert, verdict.certificate(reference=True))
             else:
                 loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys, deep=True)
+                unchanged(rep, loaded[0].sha256)
+                unchanged(member, loaded[1].sha256)
                 theta1, theta2 = (x.network for x in loaded)
                 records = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
                 if theta1.is_shallow() and theta2.is_shallow():
@@ -657,32 +684,46 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
     job = job or Job()
     report = progress or (lambda stage, done, total: None)
     files, unreadable = collect_paths(paths)
+    if cert_dir:  # a certificate records names as UTF-8: a name that is not cannot be certified
+        for path in [f for f in files if not _utf8(f)]:
+            files.remove(path)
+            unreadable[path] = "the file name is not valid UTF-8, which a certificate needs to record it"
     order = {path: i for i, path in enumerate(files)}
+    covered = _covered(files)
     proposals: dict[str, Proposal] = {}
     locals_: dict[str, list[tuple[str, str]]] = {}  # a block's class: its first file → [(member, certificate)]
     different: set[frozenset[str]] = set()  # pairs of block classes already decided different
     if cert_dir:
         Path(cert_dir).mkdir(parents=True, exist_ok=True)
     with _Runner(workers, dask) as runner:
+        todo = [f for f in files if os.path.normpath(f) not in covered]
         read = 0
 
         def ticks(count: int) -> None:
             nonlocal read
             read += count
-            report("files read", read, len(files))
+            report("files read", read, len(todo))
 
-        report("files read", 0, len(files))
         in_process = runner.pool is None and runner.client is None
-        jobs = [(block, job, cert_dir, (lambda: ticks(1)) if in_process else None)
-                for block in _blocks(files, runner.workers)]
-        for batch, found in runner.run(survey, jobs, ticks):
-            proposals.update((p.path, p) for p in batch)
-            for _, rep, members, unlike in found:
-                locals_[rep] = members
-                different.update(frozenset((rep, other)) for other in unlike)
-            if not in_process:
-                read = len(proposals) - 1
-                ticks(1)
+        report("files read", 0, len(todo))
+        while todo:
+            jobs = [(block, job, cert_dir, (lambda: ticks(1)) if in_process else None)
+                    for block in _blocks(todo, runner.workers)]
+            for batch, found in runner.run(survey, jobs, ticks):
+                proposals.update((p.path, p) for p in batch)
+                for _, rep, members, unlike in found:
+                    locals_[rep] = members
+                    different.update(frozenset((rep, other)) for other in unlike)
+                if not in_process:
+                    read = sum(p in proposals for p in todo) - 1
+                    ticks(1)
+            # the shards of an index that cannot be read are audited on their own
+            todo = [f for f in files if f not in proposals and proposals.get(covered.get(os.path.normpath(f), ""),
+                                                                              Proposal("")).error]
+            if todo:
+                read = 0
+                report("files read", 0, len(todo))
+        files = [f for f in files if f in proposals]
         pending: dict[str, list[str]] = {}
         for path in files:
             p = proposals[path]
@@ -701,31 +742,41 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                 cls = AuditClass(digest, proposals[rep].shape, rep, [rep], widths=proposals[rep].widths)
                 _join(cls, rep, locals_[rep])
                 current[rep] = (digest, cls)
-                rest = [(x, proposals[x].fast, os.path.join(cert_dir, certificate_name(x)) if cert_dir else None)
-                        for x in waiting if x != rep and frozenset((rep, x)) not in different]
-                jobs.extend((rep, proposals[rep].fast, chunk, job) for chunk in _chunks(rest, runner.workers))
+                rest = [x for x in waiting if x != rep and frozenset((rep, x)) not in different]
+                jobs.extend(_decision_jobs(rep, rest, proposals, job, cert_dir, runner.workers))
                 pending[digest] = [x for x in waiting if x != rep and frozenset((rep, x)) in different]
-            total += sum(len(j[2]) for j in jobs)
-            if jobs:
-                report("decisions", decided, total)
             lost: set[str] = set()
             joined: dict[str, list[str]] = {}
-            for rep, error, results in runner.run(decide_chunk, jobs):
-                digest, cls = current[rep]
-                if error:
-                    lost.add(rep)
-                    unreadable[rep] = error
-                for member, status, detail in results:
-                    if status == "equivalent":
-                        joined.setdefault(rep, []).append(member)
-                        _join(cls, rep, [(member, detail)])
-                        _join(cls, member, locals_[member])
-                    elif status in ("different", "undecided"):
-                        pending[digest].append(member)
-                    else:
-                        unreadable[member] = detail
-                decided += len(results)
+            while jobs:
+                total += sum(len(j[2]) for j in jobs)
                 report("decisions", decided, total)
+                again: dict[str, list[str]] = {}  # members of a block class whose first file went away
+                for rep, error, results in runner.run(decide_chunk, jobs):
+                    digest, cls = current[rep]
+                    if error:
+                        lost.add(rep)
+                        unreadable[rep] = error
+                    for member, status, detail in results:
+                        if status == "equivalent":
+                            joined.setdefault(rep, []).append(member)
+                            _join(cls, rep, [(member, detail)])
+                            _join(cls, member, locals_[member])
+                        elif status in ("different", "undecided"):
+                            pending[digest].append(member)
+                        else:  # gone or changed since the first step: its block's members are decided again
+                            unreadable[member] = detail
+                            for other, cert in locals_.pop(member, []):
+                                _discard(cert)
+                                locals_[other] = []
+                                again.setdefault(rep, []).append(other)
+                    decided += len(results)
+                    report("decisions", decided, total)
+                jobs = []
+                for rep, members in again.items():  # against the same representative, unless it went away too
+                    if rep in lost:
+                        pending[current[rep][0]].extend(members)
+                    else:
+                        jobs.extend(_decision_jobs(rep, members, proposals, job, cert_dir, runner.workers))
             for rep, (digest, cls) in current.items():
                 if rep not in lost:
                     classes.append(cls)
@@ -749,6 +800,24 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
     classes.sort(key=lambda c: order[c.members[0]])
     ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
     return AuditResult(classes, ordered, compare_deep_classes(classes, job))
+
+
+def _decision_jobs(rep: str, members: Sequence[str], proposals: dict[str, Proposal], job: Job,
+                   cert_dir: str | None, workers: int) -> list[tuple]:
+    """The ``decide_chunk`` jobs deciding ``members`` against ``rep``, each with its certificate file and the
+    first step's SHA-256 of every file it reads."""
+    rest = [(x, proposals[x].fast, os.path.join(cert_dir, certificate_name(x)) if cert_dir else None)
+            for x in members]
+    return [(rep, proposals[rep].fast, chunk, job, {x: proposals[x].sha256 for x in [rep, *(c[0] for c in chunk)]})
+            for chunk in _chunks(rest, workers)]
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _discard(cert: str) -> None:

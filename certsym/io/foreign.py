@@ -33,6 +33,8 @@ def foreign_format(path: str | os.PathLike) -> str | None:
     suffix, and TorchScript archives (a zip with constants.pkl or code/). (A model directory is read:
     ``certsym.io.hub``.)"""
     p = Path(path)
+    if not p.is_file():  # a pipe or a device is never opened here (reading it could block)
+        return None
     try:
         with open(p, "rb") as fh:
             head = fh.read(520)

@@ -384,7 +384,9 @@ def detect_format(path: str | os.PathLike) -> str | None:
     zip archives npz; a little-endian header length followed by "{" is safetensors; a .onnx file is ONNX.
     None for anything else (a JSON parameter file, for instance). Cost: reading a few bytes (and a zip directory)."""
     path = Path(path)
-    if is_index(path) and path.is_file():
+    if not path.is_file():  # a pipe or a device is never opened (reading it could block)
+        return None
+    if is_index(path):
         return "safetensors-sharded"
     head = b""
     try:
@@ -504,6 +506,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             for i in (1, 3):  # an absent bias is 0, in the weight's type
                 if arrays[i] is None:
                     arrays[i] = np.zeros(arrays[i - 1].shape[0], dtype=arrays[i - 1].dtype)
+            _dimensions(path, arrays[0].shape[1], arrays[2].shape[0])
     except InputError:
         raise
     except zipfile.BadZipFile:
@@ -570,6 +573,13 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
     return [(W1, b1), (W2, b2)], record, False
 
 
+def _dimensions(path: Path, m: int, k: int) -> None:
+    """A network has at least one input and one output (as a parameter file must)."""
+    if m < 1 or k < 1:
+        raise InputError(f"{path}: the {'input dimension m' if m < 1 else 'output dimension k'} is 0; a network "
+                         "has at least one input and one output")
+
+
 def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]:
     """``_tensor_map`` for a chain of layers (an npz under the default rule: only the members the chain needs),
     with every failure of a corrupt file in one line."""
@@ -616,6 +626,7 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
                              f"expected (out, {width if width is not None else 'in'}) and (out,)")
         layers.append((W, b))
         width = W.shape[0]
+    _dimensions(path, layers[0][0].shape[1], layers[-1][0].shape[0])
     record = {"format": fmt, "rule": rule, "tensors": [x for pair in chain for x in pair],
               "layout": selection.layout, "activation": ACTIVATION_ASSUMED}
     record.update(extra)

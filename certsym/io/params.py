@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,7 +49,12 @@ def read_input(path: str | os.PathLike) -> tuple[str, str]:
     """The text of a file and the SHA-256 of its bytes (read once)."""
     p = Path(path)
     try:
-        if p.stat().st_size > _MAX_FILE_BYTES:
+        info = p.stat()
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError
+        if not stat.S_ISREG(info.st_mode):  # a pipe or a device: reading it could block, or never end
+            raise InputError(f"{p}: not a regular file")
+        if info.st_size > _MAX_FILE_BYTES:
             raise InputError(f"{p}: file is larger than 2 GiB")
         data = p.read_bytes()
         return data.decode("utf-8"), hashlib.sha256(data).hexdigest()

@@ -446,3 +446,85 @@ def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decid
     text = capfd.readouterr().out
     assert text.startswith("4 networks, 3 classes\n") and "widths 1-2-2-1" in text
     assert "1 pair(s) of classes are not decided and may realize one function" in text
+
+
+# -- files that go away or change between the two steps, and odd files in a search (red-team regressions) ----------
+def _two_blocks_with(tmp_path: Path, monkeypatch, on_second_read) -> tuple[dict, object]:
+    """The zoo in two blocks in this process, ``on_second_read(path)`` called when a file is read a second time."""
+    import certsym.audit.classes as module
+
+    files = _zoo(tmp_path / "zoo")
+    real, calls = module._load, {}
+
+    def load(path: str, job: Job):
+        calls[path] = calls.get(path, 0) + 1
+        if calls[path] > 1:
+            on_second_read(path, files)
+        return real(path, job)
+
+    monkeypatch.setattr(module, "_load", load)
+    monkeypatch.setattr(module, "_blocks", lambda items, count: [items[:4], items[4:]])
+    return files, audit([str(tmp_path / "zoo")], Job(), workers=1, cert_dir=str(tmp_path / "c"))
+
+
+def test_a_block_class_whose_first_file_goes_away_keeps_its_members(tmp_path: Path, monkeypatch) -> None:
+    """b1_1 starts a class of the second block (b1_2 certified against it), then is gone in the second step: b1_2
+    is decided again, against b1_0, and neither vanishes nor keeps a certificate against a missing file."""
+    def gone(path, files):
+        if path == files["b1_1"]:
+            raise InputError(f"{path}: gone")
+
+    files, result = _two_blocks_with(tmp_path, monkeypatch, gone)
+    out = result.to_json()
+    assert result.unreadable == {files["b1_1"]: "gone"}
+    assert _groups(out) == [["b0_0", "b0_1", "b0_2"], ["b1_0", "b1_2"], ["twin_0", "twin_1"]]
+    cls = next(c for c in out["classes"] if c["representative"] == files["b1_0"])
+    assert cls["against"] == {files["b1_2"]: files["b1_0"]}
+    assert sorted(str(p) for p in (tmp_path / "c").iterdir()) == sorted(
+        cert for c in out["classes"] for cert in c["certificates"].values())
+    assert _replay_all(out) == 4
+
+
+def test_a_file_that_changed_between_the_steps_is_not_decided(tmp_path: Path, monkeypatch) -> None:
+    """b1_1 is overwritten with another function after the first step: it is reported as changed, and b1_2 (which
+    the first step certified against the old b1_1) is decided again."""
+    def overwrite(path, files):
+        if path == files["b1_1"]:
+            W1, b1, W2, b2 = _net(1)
+            _save(Path(path), [W1, b1, W2, b2 + F32(3)])
+
+    files, result = _two_blocks_with(tmp_path, monkeypatch, overwrite)
+    assert list(result.unreadable) == [files["b1_1"]] and "changed during the audit" in result.unreadable[files["b1_1"]]
+    assert _groups(result.to_json()) == [["b0_0", "b0_1", "b0_2"], ["b1_0", "b1_2"], ["twin_0", "twin_1"]]
+
+
+def test_odd_files_in_a_search_are_listed_not_fatal(tmp_path: Path) -> None:
+    """A pipe (never opened), an HDF5 file (another framework), a network without inputs, a stale sharded index
+    and, with --cert-dir, a file name that is not UTF-8: each is listed as unreadable, the rest is audited."""
+    import os
+    import subprocess
+
+    from safetensors.numpy import save_file
+
+    zoo = tmp_path / "zoo"
+    _save(zoo / "a.npz", _net(0))
+    _save(zoo / "b.npz", _disguise(_net(0), 1))
+    os.mkfifo(zoo / "pipe.npz")
+    (zoo / "legacy.h5").write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(100))
+    W1, b1, W2, b2 = _net(2)
+    _save(zoo / "m0.npz", [W1[:, :0], b1, W2, b2])
+    save_file(dict(zip(KEYS, [np.ascontiguousarray(x) for x in _net(3)], strict=True)), str(zoo / "c.safetensors"))
+    (zoo / "stale.safetensors.index.json").write_text(json.dumps({"weight_map": {"0.weight": "c.safetensors"}}))
+    odd = os.fsencode(str(zoo)) + b"/odd\xff.npz"
+    with open(odd, "wb") as fh:
+        np.savez(fh, **dict(zip(KEYS, _net(4), strict=True)))
+    proc = subprocess.run([sys.executable, "-m", "certsym", "audit", str(zoo), "--json", "--cert-dir",
+                           str(tmp_path / "certs")], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    out = json.loads(proc.stdout)
+    bad = {Path(p).name: why for p, why in out["unreadable"].items()}
+    assert set(bad) == {"pipe.npz", "legacy.h5", "m0.npz", "stale.safetensors.index.json", "odd\udcff.npz"}, bad
+    assert "not a regular file" in bad["pipe.npz"] or "not a model file" in bad["pipe.npz"]
+    assert "HDF5" in bad["legacy.h5"] and "input dimension m is 0" in bad["m0.npz"]
+    assert "not valid UTF-8" in bad["odd\udcff.npz"]
+    assert _groups(out) == [["a", "b"], ["c"]]  # the stale index's shard is audited on its own
