@@ -1,7 +1,7 @@
 """Files certsym does not read, recognized by their content, each refused with a one-line recipe to convert it.
 
 docs/FORMATS.md gives one meaning to each format certsym reads; a file of another framework is not guessed at
-(a Keras archive is a zip, but not an npz; an HDF5 or msgpack file is not JSON). ``foreign_format`` names the
+(a Keras archive is a zip, but not an npz; an HDF5 file is not JSON). ``foreign_format`` names the
 format and says how to write the same weights as a file certsym reads. Cost: a few bytes of the file, and a zip
 directory.
 """
@@ -16,9 +16,6 @@ _TO_NPZ = ("np.savez('weights.npz', **{str(i): w for i, w in enumerate(model.get
            "weights.npz --keys 0,1,2,3 --layout in-out")
 KERAS = f"a Keras model archive (.keras), which certsym does not read; convert it: {_TO_NPZ}"
 HDF5 = f"an HDF5 file (Keras .h5 / .weights.h5), which certsym does not read; convert it: {_TO_NPZ}"
-MSGPACK = ("a msgpack file (Flax serialization), which certsym does not read; convert it: np.savez('weights.npz', "
-           "**{k: v for k, v in flax.traverse_util.flatten_dict(params, sep='.').items()}), then certsym ... "
-           "weights.npz --keys Dense_0.kernel,Dense_0.bias,Dense_1.kernel,Dense_1.bias --layout in-out")
 TORCHSCRIPT = ("a TorchScript archive (torch.jit.save), which certsym does not read; save its state dict: "
                "torch.save(torch.jit.load(path).state_dict(), 'model.pt')")
 WHOLE_MODULE = ("a whole module saved with torch.save(model), whose pickle certsym does not run; save its state dict "
@@ -29,9 +26,9 @@ _HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
 
 def foreign_format(path: str | os.PathLike) -> str | None:
     """Why ``path`` is a format certsym refuses, with the recipe (above), or None. Recognized: Keras archives (a zip
-    with metadata.json and config.json), HDF5 (its signature, at offset 0 or 512), msgpack files by their
-    suffix, and TorchScript archives (a zip with constants.pkl or code/). (A model directory is read:
-    ``certsym.io.hub``.)"""
+    with metadata.json and config.json), HDF5 (its signature, at offset 0 or 512), and TorchScript archives (a zip
+    with constants.pkl or code/). (Model directories and Flax msgpack files are read: ``certsym.io.hub``,
+    ``certsym.io.flaxfile``.)"""
     p = Path(path)
     if not p.is_file():  # a pipe or a device is never opened here (reading it could block)
         return None
@@ -42,8 +39,6 @@ def foreign_format(path: str | os.PathLike) -> str | None:
         return None
     if head.startswith(_HDF5_SIGNATURE) or head[512:520] == _HDF5_SIGNATURE:
         return HDF5
-    if p.suffix.lower() == ".msgpack":
-        return MSGPACK
     if head[:4] == b"PK\x03\x04":
         try:
             with zipfile.ZipFile(p) as z:

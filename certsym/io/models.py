@@ -22,20 +22,21 @@ import re
 import struct
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.flaxfile import flax_chain, read_msgpack
 from certsym.io.foreign import foreign_format
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
-           ".ckpt": "torch", ".onnx": "onnx"}
+           ".ckpt": "torch", ".onnx": "onnx", ".msgpack": "msgpack"}
 SUFFIXES = set(FORMATS)
 LETTER_KEYS = ("A", "b", "M", "c")
 _ALLOWED = {("f", 2), ("f", 4), ("f", 8), ("i", 1), ("i", 2), ("i", 4), ("i", 8), ("u", 1)}
@@ -279,6 +280,15 @@ def _strip(name: str) -> str:
     return name
 
 
+def _default_names(fmt: str, names: list[str]) -> list[str | None] | None:
+    """The default rule of ``fmt`` for one hidden layer: Flax's Dense_0, Dense_1 for msgpack, else
+    ``default_choice``."""
+    if fmt == "msgpack":
+        chain = flax_chain(names)
+        return [x for pair in chain for x in pair] if chain is not None and len(chain) == 2 else None
+    return default_choice(names)
+
+
 def default_choice(names: Sequence[str]) -> list[str | None] | None:
     """The default rule (docs/FORMATS.md): with the prefixes module., _orig_mod. and model. removed from every name
     (when every name has one), exactly 0.weight and 2.weight with optional 0.bias and 2.bias, or exactly
@@ -388,6 +398,10 @@ def detect_format(path: str | os.PathLike) -> str | None:
         return None
     if is_index(path):
         return "safetensors-sharded"
+    if path.suffix.lower() == ".msgpack":  # Flax: one msgpack map (fixmap, map 16 or map 32)
+        with open(path, "rb") as fh:
+            first = fh.read(1)
+        return "msgpack" if first and (0x80 <= first[0] <= 0x8F or first[0] in (0xDE, 0xDF)) else None
     head = b""
     try:
         with open(path, "rb") as fh:
@@ -424,6 +438,8 @@ def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]
     if fmt == "safetensors-sharded":
         tensors, shards = _sharded(path)
         return tensors, {"shards": shards}
+    if fmt == "msgpack":
+        return read_msgpack(path, bfloat16_to_float32), {}
     if selection.state_key is not None and fmt != "torch":
         raise InputError(f"{path}: --state-key applies to torch checkpoints only")
     tensors, root = _root(path, load_torch(path), selection)
@@ -456,6 +472,8 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
     if not path.exists():
         raise InputError(f"{path}: no such file")
     fmt = detect_format(path)
+    if fmt == "msgpack":  # a Flax Dense kernel is stored inputs × outputs, by construction
+        selection = replace(selection, layout="in-out")
     if fmt is None:
         raise InputError(f"{path}: not a model file certsym reads (npz, safetensors, torch zip archive .pt/.pth/.bin/"
                          ".ckpt, ONNX .onnx) nor a JSON parameter file")
@@ -484,7 +502,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                                      f"{', '.join(sorted(tensors))[:300] or 'nothing'})")
                 names, rule = list(selection.keys), "keys"
             else:
-                names, rule = default_choice(list(tensors)), "default"
+                names, rule = _default_names(fmt, list(tensors)), "default"
                 if names is None:
                     raise _explain(path, list(tensors))
             record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
@@ -542,6 +560,8 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
     Cost: reading the file."""
     path, selection = Path(resolve(str(path))[0]), selection or Selection()
     fmt = detect_format(path) if path.exists() else None
+    if fmt == "msgpack":  # a Flax Dense kernel is stored inputs × outputs, by construction
+        selection = replace(selection, layout="in-out")
     if fmt == "onnx":
         if selection != Selection():
             raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
@@ -551,12 +571,12 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
         return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
-    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch") and selection.keys is None:
+    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
         tensors, extra = _chain_tensors(path, fmt, selection)
-        chain = chain_choice(list(tensors))
+        chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
         if chain is not None:
             return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "default"), False
-    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch") and selection.keys is not None \
+    if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is not None \
             and len(selection.keys) > 4:
         keys = selection.keys
         given = [k for k in keys if k is not None]

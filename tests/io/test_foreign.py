@@ -25,10 +25,6 @@ def _hdf5(path) -> None:
     path.write_bytes(b"\x89HDF\r\n\x1a\n" + bytes(1024))
 
 
-def _msgpack(path) -> None:
-    path.write_bytes(b"\x81\xa6params\x80")  # {"params": {}} as flax.serialization.to_bytes writes maps
-
-
 def _torchscript(path) -> None:
     torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(),
                                                         torch.nn.Linear(4, 2))), str(path))
@@ -40,7 +36,6 @@ def _whole_module(path) -> None:
 
 CASES = {"m.keras": (_keras_archive, "Keras model archive", "get_weights"),
          "m.weights.h5": (_hdf5, "HDF5", "get_weights"),
-         "params.msgpack": (_msgpack, "msgpack", "flatten_dict"),
          "scripted.pt": (_torchscript, "TorchScript", "state_dict()"),
          "module.pt": (_whole_module, "torch.save(model)", "model.state_dict()")}
 

@@ -23,6 +23,7 @@ from array import array
 from lzma import LZMAError
 
 from certsym_check.errors import CannotCheck, Reject
+from certsym_check.readers.msgpack import flax_names, read_msgpack
 from certsym_check.readers.onnx import read_onnx
 from certsym_check.readers.tensor import Tensor, numpy_sized
 from certsym_check.readers.torchzip import read_torch
@@ -217,6 +218,8 @@ def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple
             return _npz(data, wanted)
         if fmt == "safetensors":
             return _safetensors(data, wanted)
+        if fmt == "msgpack":
+            return read_msgpack(data, wanted)
     except Reject:
         raise
     except zipfile.BadZipFile:
@@ -455,6 +458,7 @@ PREFIXES = ("module.", "_orig_mod.", "model.")
 _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
            "safetensors": {"format", "rule", "tensors", "layout", "activation"},
            "safetensors-sharded": {"format", "rule", "tensors", "layout", "activation", "shards"},
+           "msgpack": {"format", "rule", "tensors", "layout", "activation"},
            "torch": {"format", "rule", "tensors", "layout", "root", "activation"},
            "onnx": {"format", "rule", "tensors", "external", "activation"}}
 # What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
@@ -462,6 +466,7 @@ _ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "re
 _READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
             "nodes)"}
 _RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "safetensors-sharded": ("default", "keys"),
+          "msgpack": ("default", "keys"),
           "torch": ("default", "keys"),
           "onnx": ("graph",)}
 
@@ -559,6 +564,12 @@ def _chosen(file, fmt: str, model: dict, names: list) -> dict[str, Tensor]:
         read_tensors(file.data, fmt, wanted)[0]
 
 
+def _flax_default(present: list[str], layers: int) -> list[str | None] | None:
+    """The names the Flax default rule picks (Dense_0 … Dense_L) when the file holds exactly ``layers`` layers."""
+    chain = flax_names(present)
+    return [x for pair in chain for x in pair] if chain is not None and len(chain) == layers else None
+
+
 def _shard_words(model: dict) -> str:
     """The words naming the shards a sharded safetensors index was bound to (after ``read_sharded`` checked
     them), or nothing for another format."""
@@ -593,8 +604,8 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     if not well_formed or len({t for t in names if t is not None}) != sum(t is not None for t in names):
         raise Reject("model.tensors must be four distinct names (a bias may be null)")
     layout = model.get("layout", "out-in")
-    if layout not in ("out-in", "in-out"):
-        raise Reject("model.layout must be out-in or in-out")
+    if layout not in ("out-in", "in-out") or (fmt == "msgpack" and layout != "in-out"):
+        raise Reject("model.layout must be out-in or in-out (in-out for a Flax msgpack file)")
     where = extra = ""  # the words after the format: a torch root, ONNX external files
     if fmt == "onnx":
         chain, extra = _onnx_chain(file, model)
@@ -605,11 +616,13 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         named = dict(zip(names, chain.tensors, strict=True))
     else:
         named, present, where = _tensor_names(file, fmt, model, rule, names)
-        if rule == "default" and default_names(present) != names:
-            raise Reject(f"the rule 'default' picks {default_names(present)} in this file, the certificate names "
-                         f"{names}" if default_names(present) is not None else
+        picked = _flax_default(present, 2) if fmt == "msgpack" else default_names(present)
+        if rule == "default" and picked != names:
+            raise Reject(f"the rule 'default' picks {picked} in this file, the certificate names "
+                         f"{names}" if picked is not None else
                          f"the file's tensors {sorted(present)[:8]} are not exactly one default set (0.weight, "
-                         "2.weight and their biases, or A, b, M, c): the rule 'default' picks nothing")
+                         "2.weight and their biases, or A, b, M, c; Dense_0, Dense_1 for Flax): the rule 'default' "
+                         "picks nothing")
         if fmt != "torch":
             named = _chosen(file, fmt, model, names)
             extra = _shard_words(model)
@@ -684,7 +697,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
-    if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch") or set(model) != _RECORD[fmt] \
+    if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") or set(model) != _RECORD[fmt] \
             or model["rule"] not in _RULES[fmt]:
         raise Reject("a deep network's model record is {format, rule: default or keys, tensors, layout, activation} "
                      "(+ root for torch, + shards for sharded safetensors), for an npz, safetensors or torch file, or "
@@ -693,8 +706,8 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     if model["activation"] != _ACTIVATION["npz"]:
         raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
     names, layout = model["tensors"], model["layout"]
-    if layout not in ("out-in", "in-out"):
-        raise Reject("model.layout must be out-in or in-out")
+    if layout not in ("out-in", "in-out") or (fmt == "msgpack" and layout != "in-out"):
+        raise Reject("model.layout must be out-in or in-out (in-out for a Flax msgpack file)")
     if not isinstance(names, list) or len(names) != 2 * (len(widths) - 1) or not all(
             isinstance(t, str) or (t is None and i % 2) for i, t in enumerate(names)):
         raise Reject("model.tensors must name a weight and a bias (or null) for every layer")
@@ -703,8 +716,9 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     if len(set(given)) != len(given):
         raise Reject("model.tensors names one tensor twice")
     named, present, where = _tensor_names(file, fmt, model, rule, names)
-    if rule == "default" and chain_names(present) != names:
-        raise Reject(f"the deep default rule picks {chain_names(present)} in this file, the certificate names {names}")
+    picked = _flax_default(present, len(widths) - 1) if fmt == "msgpack" else chain_names(present)
+    if rule == "default" and picked != names:
+        raise Reject(f"the deep default rule picks {picked} in this file, the certificate names {names}")
     missing = [t for t in given if t not in present]
     if missing:
         raise Reject(f"tensor {missing[0]!r} is missing")
