@@ -121,29 +121,34 @@ class AuditClass:
     certificates: dict[str, str] = field(default_factory=dict)
     widths: tuple[int, ...] | None = None  # deep classes: the representative's widths (m, n_1, …, n_L, k)
     against: dict[str, str] = field(default_factory=dict)
+    hidden: dict[str, int] = field(default_factory=dict)  # each member's own number of hidden units, as stored
 
     def to_json(self) -> dict:
         """{"hash", "shape": {"m", "n", "k"}, "members", "representative", "certificates": {member: file},
-        "against": {member: the member its certificate is against}}, and "widths" for a deep class. Cost: linear
-        in the members."""
+        "against": {member: the member its certificate is against}, "hidden": {member: its hidden units}}, and
+        "widths" for a deep class. Cost: linear in the members."""
         m, n, k = self.shape
         return {"hash": self.hash, "shape": {"m": m, "n": n, "k": k}, "members": list(self.members),
                 "representative": self.representative, "certificates": dict(self.certificates),
-                "against": dict(self.against), **({"widths": list(self.widths)} if self.widths else {})}
+                "against": dict(self.against), "hidden": dict(self.hidden),
+                **({"widths": list(self.widths)} if self.widths else {})}
 
 
 @dataclass
 class AuditResult:
-    """The classes (ordered by their first member) and the files that could not be read, with the reason."""
+    """The classes (ordered by their first member), the files that could not be read, with the reason, and the
+    engine the jobs ran on."""
 
     classes: list[AuditClass]
     unreadable: dict[str, str]
     deep_pairs: list[dict] = field(default_factory=list)  # (``compare_deep_classes``)
+    engine: str = "this process"
 
     def to_json(self) -> dict:
-        """{"classes": [...], "unreadable": {path: reason}, "deep_pairs": [...]}. Cost: linear in the files."""
+        """{"classes": [...], "unreadable": {path: reason}, "deep_pairs": [...], "engine": text}. Cost: linear
+        in the files."""
         return {"classes": [c.to_json() for c in self.classes], "unreadable": dict(self.unreadable),
-                "deep_pairs": [dict(p) for p in self.deep_pairs]}
+                "deep_pairs": [dict(p) for p in self.deep_pairs], "engine": self.engine}
 
 
 # -- collection ------------------------------------------------------------------------------------------------
@@ -705,6 +710,8 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
             report("files read", read, len(todo))
 
         in_process = runner.pool is None and runner.client is None
+        engine = ("this process" if in_process else f"{runner.workers} local worker processes" if runner.pool
+                  else f"Dask, {runner.workers} worker{'s' if runner.workers != 1 else ''} ({dask})")
         report("files read", 0, len(todo))
         while todo:
             jobs = [(block, job, cert_dir, (lambda: ticks(1)) if in_process else None)
@@ -795,11 +802,12 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
                 pending[digest] = sorted(set(pending[digest]) - gone, key=order.__getitem__)
     for cls in classes:
         cls.members.sort(key=order.__getitem__)
+        cls.hidden = {x: proposals[x].shape[1] for x in cls.members}
         cls.certificates = {m: cls.certificates[m] for m in cls.members if m in cls.certificates}
         cls.against = {m: cls.against[m] for m in cls.certificates}
     classes.sort(key=lambda c: order[c.members[0]])
     ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
-    return AuditResult(classes, ordered, compare_deep_classes(classes, job))
+    return AuditResult(classes, ordered, compare_deep_classes(classes, job), engine)
 
 
 def _decision_jobs(rep: str, members: Sequence[str], proposals: dict[str, Proposal], job: Job,

@@ -642,7 +642,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         undecided = [p for p in result.deep_pairs if p["status"] != "not_equivalent"]
         what = "distinct functions" if not undecided else "classes"
         print(f"{count} networks, {len(result.classes)} {what}"
-              + (f", {len(result.unreadable)} unreadable" if result.unreadable else ""))
+              + (f", {len(result.unreadable)} unreadable" if result.unreadable else "") + f" (on {result.engine})")
         for number, cls in enumerate(result.classes):
             m, n, k = cls.shape
             shape = f"widths {'-'.join(map(str, cls.widths))}" if cls.widths else f"m={m} n={n} k={k}"
@@ -650,8 +650,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
             for member in cls.members:
                 against = cls.against.get(member, cls.representative)
                 via = "" if against == cls.representative else f", against {against}"
+                units = cls.hidden.get(member, n)
+                size = f", {units} hidden units as stored" if units != n and not cls.widths else ""
                 note = ("  (representative)" if member == cls.representative else
-                        f"  (certificate {cls.certificates[member]}{via})" if member in cls.certificates else "")
+                        f"  (certificate {cls.certificates[member]}{via}{size})" if member in cls.certificates
+                        else f"  ({size[2:]})" if size else "")
                 print(f"  {member}{note}")
         for pair in result.deep_pairs:
             i, j = pair["classes"]

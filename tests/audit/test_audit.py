@@ -247,16 +247,19 @@ def test_classes_are_confirmed_and_certified(tmp_path: Path, capfd, workers: str
 def test_json_schema_and_text_output(tmp_path: Path, capfd) -> None:
     _zoo(tmp_path / "zoo")
     out = _run([str(tmp_path / "zoo"), "--workers", "1", "--cert-dir", str(tmp_path / "c")], capfd)
-    assert set(out) == {"classes", "unreadable", "deep_pairs"} and out["unreadable"] == {} and out["deep_pairs"] == []
+    assert set(out) == {"classes", "unreadable", "deep_pairs", "engine"} and out["unreadable"] == {}
+    assert out["deep_pairs"] == [] and out["engine"] == "this process"
     assert len(out["classes"]) == 3
     for cls in out["classes"]:
-        assert set(cls) == {"hash", "shape", "members", "representative", "certificates", "against"}
+        assert set(cls) == {"hash", "shape", "members", "representative", "certificates", "against", "hidden"}
+        assert set(cls["hidden"]) == set(cls["members"])  # each member's own width: 6, 7 with a split unit, …
         assert len(cls["hash"]) == 64 and int(cls["hash"], 16) >= 0
         assert set(cls["shape"]) == {"m", "n", "k"} and all(isinstance(v, int) for v in cls["shape"].values())
         assert cls["representative"] in cls["members"] and isinstance(cls["certificates"], dict)
     assert main(["audit", str(tmp_path / "zoo"), "--workers", "1"]) == 0
     text = capfd.readouterr().out
-    assert text.startswith("8 networks, 3 distinct functions\n") and "m=3 n=6 k=2" in text
+    assert text.startswith("8 networks, 3 distinct functions (on this process)\n") and "m=3 n=6 k=2" in text
+    assert "9 hidden units as stored" in text  # a disguised member: a split unit and two dead ones
     assert "(representative)" in text and "(certificate " not in text
 
 
@@ -444,7 +447,7 @@ def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decid
     assert status == {("t1", "t2"): "undecided", ("t1", "t3"): "not_equivalent", ("t2", "t3"): "not_equivalent"}
     assert main(["audit", str(zoo)]) == 0
     text = capfd.readouterr().out
-    assert text.startswith("4 networks, 3 classes\n") and "widths 1-2-2-1" in text
+    assert text.startswith("4 networks, 3 classes (on ") and "widths 1-2-2-1" in text
     assert "1 pair(s) of classes are not decided and may realize one function" in text
 
 
