@@ -67,6 +67,7 @@ from certsym.core.deep import DeepNetwork
 from certsym.decide import deep
 from certsym.decide.dyadic import HASH_WEIGHTS, reduce
 from certsym.decide.equivalence import decide
+from certsym.decide.nearmiss import near_miss
 from certsym.errors import InputError
 from certsym.io.hub import is_index, read_index
 from certsym.io.models import Selection, is_model_file
@@ -143,12 +144,14 @@ class AuditResult:
     unreadable: dict[str, str]
     deep_pairs: list[dict] = field(default_factory=list)  # (``compare_deep_classes``)
     engine: str = "this process"
+    near_misses: list[dict] = field(default_factory=list)  # (``near_misses``)
 
     def to_json(self) -> dict:
-        """{"classes": [...], "unreadable": {path: reason}, "deep_pairs": [...], "engine": text}. Cost: linear
-        in the files."""
+        """{"classes": [...], "unreadable": {path: reason}, "deep_pairs": [...], "engine": text,
+        "near_misses": [...]}. Cost: linear in the files."""
         return {"classes": [c.to_json() for c in self.classes], "unreadable": dict(self.unreadable),
-                "deep_pairs": [dict(p) for p in self.deep_pairs], "engine": self.engine}
+                "deep_pairs": [dict(p) for p in self.deep_pairs], "engine": self.engine,
+                "near_misses": [dict(x) for x in self.near_misses]}
 
 
 # -- collection ------------------------------------------------------------------------------------------------
@@ -807,7 +810,54 @@ def audit(paths: Sequence[str], job: Job | None = None, workers: int = 1, dask: 
         cls.against = {m: cls.against[m] for m in cls.certificates}
     classes.sort(key=lambda c: order[c.members[0]])
     ordered = {p: unreadable[p] for p in sorted(unreadable, key=lambda p: order.get(p, -1))}
-    return AuditResult(classes, ordered, compare_deep_classes(classes, job), engine)
+    fast = {p for p, x in proposals.items() if x.fast}
+    return AuditResult(classes, ordered, compare_deep_classes(classes, job), engine,
+                       near_misses(classes, fast, job))
+
+
+MAX_NEAR = 200  # comparisons of a lone network with other classes, for the near-miss hints
+NEAR_ULPS = 64  # a lone network is a near miss when its unpartnered neurons are within this many ulps
+
+
+def near_misses(classes: Sequence[AuditClass], fast: set[str], job: Job) -> list[dict]:
+    """For each class of one float network, the nearest other class of the same m and k by
+    ``certsym.decide.nearmiss`` (the most neurons with an exact partner, then the fewest ulps): {"member",
+    "class", "representative", "neurons", "partnered", "ulps"}, listed when at most three neurons lack a
+    partner and those are within NEAR_ULPS ulps of the file's type (a last-bit change, say). A hint for the
+    reader, never a verdict: the classes were decided exactly. At most MAX_NEAR comparisons. Cost: one read of
+    each representative compared, and O((n1 + n2)(m + k)) per comparison."""
+    lone = [c for c in classes if len(c.members) == 1 and c.representative in fast and not c.widths]
+    others = [(i, c) for i, c in enumerate(classes) if c.representative in fast and not c.widths]
+    out, budget, arrays = [], MAX_NEAR, {}
+
+    def read(path: str):
+        if path not in arrays:
+            try:
+                arrays[path] = _load(path, job).arrays
+            except (InputError, OSError):
+                arrays[path] = None
+        return arrays[path]
+
+    for single in lone:
+        best = None
+        for i, cls in others:
+            if cls is single or (cls.shape[0], cls.shape[2]) != (single.shape[0], single.shape[2]) or budget <= 0:
+                continue
+            budget -= 1
+            a, b = read(single.representative), read(cls.representative)
+            if a is None or b is None:
+                continue
+            nm = near_miss(a, b)
+            ulps = max((w[3] for w in nm.worst), default=0.0)
+            key = (nm.partnered - nm.n, -ulps)
+            if best is None or key > best[0]:
+                best = (key, i, cls, nm, ulps)
+        if best is not None:
+            _, i, cls, nm, ulps = best
+            if nm.n - nm.partnered <= 3 and ulps <= NEAR_ULPS:
+                out.append({"member": single.representative, "class": i, "representative": cls.representative,
+                            "neurons": nm.n, "partnered": nm.partnered, "ulps": ulps})
+    return out
 
 
 def _decision_jobs(rep: str, members: Sequence[str], proposals: dict[str, Proposal], job: Job,

@@ -665,6 +665,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         if undecided:
             print(f"deep networks: members of one class are certified equal (block lemma, MATH.md Part III); "
                   f"{len(undecided)} pair(s) of classes are not decided and may realize one function")
+        for near in result.near_misses:
+            lacking = near["neurons"] - near["partnered"]
+            detail = (f"{lacking} of its {near['neurons']} neurons without an exact partner, their rows within "
+                      f"{near['ulps']:.3g} ulp of their nearest" if lacking else
+                      "every neuron with an exact partner (the output weights or biases differ)")
+            print(f"near miss: {near['member']} is not in class {near['class']} ({near['representative']}): "
+                  f"{detail}")
         for path, error in result.unreadable.items():
             print(f"unreadable: {path}: {error}")
     return EXIT_INPUT if result.unreadable else EXIT_OK

@@ -247,7 +247,7 @@ def test_classes_are_confirmed_and_certified(tmp_path: Path, capfd, workers: str
 def test_json_schema_and_text_output(tmp_path: Path, capfd) -> None:
     _zoo(tmp_path / "zoo")
     out = _run([str(tmp_path / "zoo"), "--workers", "1", "--cert-dir", str(tmp_path / "c")], capfd)
-    assert set(out) == {"classes", "unreadable", "deep_pairs", "engine"} and out["unreadable"] == {}
+    assert set(out) == {"classes", "unreadable", "deep_pairs", "engine", "near_misses"} and out["unreadable"] == {}
     assert out["deep_pairs"] == [] and out["engine"] == "this process"
     assert len(out["classes"]) == 3
     for cls in out["classes"]:
@@ -531,3 +531,28 @@ def test_odd_files_in_a_search_are_listed_not_fatal(tmp_path: Path) -> None:
     assert "HDF5" in bad["legacy.h5"] and "input dimension m is 0" in bad["m0.npz"]
     assert "not valid UTF-8" in bad["odd\udcff.npz"]
     assert _groups(out) == [["a", "b"], ["c"]]  # the stale index's shard is audited on its own
+
+
+def test_lone_networks_a_few_ulps_from_a_class_are_named(tmp_path: Path, capfd) -> None:
+    """A copy with one input weight moved by one ulp, and one with another output bias, each a class of its own
+    (decided exactly), are named as near misses of the class they almost join; an unrelated network is not."""
+    W1, b1, W2, b2 = _net(0)
+    _save(tmp_path / "zoo" / "a.npz", [W1, b1, W2, b2])
+    _save(tmp_path / "zoo" / "b.npz", _disguise([W1, b1, W2, b2], 3))
+    moved = W1.copy()
+    for _ in range(8):  # eight ulps: a quotient of the normalized row cannot round it away
+        moved[2, 1] = np.nextafter(moved[2, 1], F32(np.inf))
+    _save(tmp_path / "zoo" / "c_ulp.npz", [moved, b1, W2, b2])
+    _save(tmp_path / "zoo" / "d_bias.npz", [W1, b1, W2, b2 + F32(1)])
+    _save(tmp_path / "zoo" / "e_other.npz", _net(9))
+    out = _run([str(tmp_path / "zoo"), "--workers", "1"], capfd)
+    assert _groups(out) == [["a", "b"], ["c_ulp"], ["d_bias"], ["e_other"]]
+    assert out["near_misses"] and all(x["member"] != x["representative"] for x in out["near_misses"])
+    near = {Path(x["member"]).stem: x for x in out["near_misses"]}
+    assert set(near) == {"c_ulp", "d_bias"}
+    assert near["c_ulp"]["neurons"] - near["c_ulp"]["partnered"] == 1 and 0 < near["c_ulp"]["ulps"] <= 16
+    assert near["d_bias"]["partnered"] == near["d_bias"]["neurons"]
+    assert Path(near["c_ulp"]["representative"]).stem == "a"
+    assert main(["audit", str(tmp_path / "zoo"), "--workers", "1"]) == 0
+    text = capfd.readouterr().out
+    assert "near miss: " in text and "c_ulp.npz is not in class 0" in text and "1 of its 6 neurons" in text
