@@ -116,6 +116,9 @@ def loss_against_k(data: dict[str, list[tuple[int, float, int | None]]], path: P
     ax.set_xlabel("k")
     ax.set_ylabel("F at the critical point")
     ax.set_title("Certified critical values against k")
+    # the marker fill is a second key: say it in the legend, not only in the caption
+    ax.plot([], [], "o", color="0.4", fillstyle="full", label="filled: certified local minimum")
+    ax.plot([], [], "o", color="0.4", fillstyle="none", label="open: certified saddle")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

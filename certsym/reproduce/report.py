@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 from fractions import Fraction
 from pathlib import Path
 
@@ -85,10 +86,27 @@ def _share_row(k: int, runs: int, spurious: int, published: float | None, cells:
             f"| {inside} | {cells} |")
 
 
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def formula(text: str) -> str:
+    """A sympy expression as the report prints it: π for pi, superscript powers, √ for sqrt and · for a
+    product ("(-2 + pi)*(2 + pi)/(2*pi**2)" becomes "(−2 + π)·(2 + π)/(2·π²)")."""
+    text = re.sub(r"\bpi\b", "π", text)
+    text = re.sub(r"\*\*(?:\((-?\d+)\)|(\d+))", lambda m: (m[1] or m[2]).translate(_SUPERSCRIPT), text)
+    text = text.replace("sqrt(", "√(").replace("*", "·")
+    return re.sub(r"(?<![\w)])-", "−", text)
+
+
+def _inline(text: str) -> str:
+    """One line of the report's Markdown as HTML: escaped, `code` spans as <code>."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _html(lines: list[str]) -> str:
     """The report's Markdown lines (headings, tables, bullets, paragraphs) as HTML, so that report.html carries
     every table REPORT.md has."""
-    esc = html.escape
+    esc = _inline
     out, table, bullets = [], [], []
 
     def flush() -> None:
@@ -145,12 +163,13 @@ def _landscape_tables(ctx: Context) -> list[str]:
             md += ["", f"{name} (derived in {seconds} s):", "",
                    "| series | power | exact | value | fit | difference | fit uncertainty |",
                    "|---|---|---|---|---|---|---|"]
-            md += [f"| {n} | t^{p} | `{ex}` | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
+            md += [f"| {n} | t^{p} | {formula(ex)} | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
                    for n, p, ex, v, ft, d, u in rows]
     if "limits" in f:
         md += ["", "Limits of k·F as k → ∞, the leading exact coefficients above: M misfit neurons cost M times "
                "one-misfit's 1/2 − 2/π² = 0.29736…"]
-        md += [f"- {name}: k·F → {ex} = {value:.12f} = {m} × (1/2 − 2/π²)" for name, ex, value, m in f["limits"]]
+        md += [f"- {name}: k·F → {formula(ex)} = {value:.12f} = {m} × (1/2 − 2/π²)"
+               for name, ex, value, m in f["limits"]]
     if ctx.landscape:
         ks = sorted({k for points in ctx.landscape.values() for k, _, _ in points})
         names = sorted(ctx.landscape)
