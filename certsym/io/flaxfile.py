@@ -24,6 +24,7 @@ from certsym.errors import InputError
 
 NDARRAY = 1  # flax.serialization._MsgpackExtType.ndarray
 MAX_FILE = 1 << 34
+MAX_DIMS = 64  # numpy's own limit on an array's dimensions
 _DTYPES = {"float16": "<f2", "bfloat16": "<u2", "float32": "<f4", "float64": "<f8", "int8": "i1", "int16": "<i2",
            "int32": "<i4", "int64": "<i8", "uint8": "u1"}
 
@@ -44,16 +45,18 @@ def _unique(pairs: list) -> dict:
 def _array(payload: bytes, bfloat16_to_float32) -> np.ndarray:
     import msgpack  # the models extra
 
-    shape, dtype, body = msgpack.unpackb(payload, raw=True, strict_map_key=True, use_list=True)
-    name = dtype.decode("ascii") if isinstance(dtype, bytes) else None
-    if name not in _DTYPES or not isinstance(body, bytes) or not isinstance(shape, list) \
-            or any(type(d) is not int or d < 0 for d in shape):
-        raise ValueError(f"an array leaf of type {name!r} (need one of {', '.join(_DTYPES)}) or a malformed shape")
+    shape, dtype, body = msgpack.unpackb(payload, raw=False, strict_map_key=True, use_list=True)
+    name = dtype.decode("ascii", "replace") if isinstance(dtype, bytes) else dtype
+    if not isinstance(shape, list) or len(shape) > MAX_DIMS or any(type(d) is not int or d < 0 for d in shape):
+        raise ValueError(f"an array leaf with a malformed shape (a list of at most {MAX_DIMS} non-negative integers)")
+    if name not in _DTYPES or not isinstance(body, bytes):
+        raise ValueError(f"an array leaf of type {str(name)[:40]!r} (need one of {', '.join(_DTYPES)}, its bytes a "
+                         "msgpack bin)")
     dt = np.dtype(_DTYPES[name])
     if len(body) != math.prod(shape) * dt.itemsize:
-        raise ValueError(f"an array leaf of shape {tuple(shape)} holds {len(body)} bytes")
+        raise ValueError(f"an array leaf's {len(body)} bytes do not fill its shape")
     array = np.frombuffer(body, dtype=dt).reshape(shape)
-    return bfloat16_to_float32(array) if name == "bfloat16" else array
+    return np.asarray(bfloat16_to_float32(array)) if name == "bfloat16" else array  # (a 0-d result is an array)
 
 
 def read_msgpack(path: str | os.PathLike, bfloat16_to_float32) -> dict[str, np.ndarray]:
@@ -75,28 +78,33 @@ def read_msgpack(path: str | os.PathLike, bfloat16_to_float32) -> dict[str, np.n
         tree = msgpack.unpackb(data, raw=False, strict_map_key=True, object_pairs_hook=_unique, ext_hook=ext,
                                use_list=True)
     except (ValueError, TypeError, msgpack.UnpackException, msgpack.ExtraData) as exc:
-        raise InputError(f"{p}: not a Flax msgpack file ({exc})".splitlines()[0]) from None
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise InputError(f"{p}: not a Flax msgpack file ({reason})") from None
     except RecursionError:
         raise InputError(f"{p}: not a Flax msgpack file (nested too deeply)") from None
     if not isinstance(tree, dict):
         raise InputError(f"{p}: a Flax msgpack file is one map of parameters, found a {type(tree).__name__}")
     out: dict[str, np.ndarray] = {}
-
-    def walk(node: dict, prefix: str) -> None:
+    stack = [(tree, "")]  # iterative: a deep tree is refused by the decoder, never by Python's recursion limit
+    while stack:
+        node, prefix = stack.pop()
         if "__msgpack_chunked_array__" in node:
-            raise InputError(f"{p}: {prefix[:-1] or 'the tree'} is a chunked array (over 1 GiB), which certsym does "
-                             "not read")
+            raise InputError(f"{p}: {(prefix[:-1] or 'the tree')[:80]!r} is a chunked array (over 1 GiB), which "
+                             "certsym does not read")
         for key, value in node.items():
             name = prefix + key
             if isinstance(value, dict):
-                walk(value, name + ".")
+                stack.append((value, name + "."))
             elif isinstance(value, np.ndarray):
                 if name in out:
-                    raise InputError(f"{p}: two arrays are both named {name!r} once the keys are joined by '.'")
+                    raise InputError(f"{p}: two arrays are both named {name[:80]!r} once the keys are joined by '.'")
                 out[name] = value
-
-    walk(tree, "")
     return out
+
+
+def is_msgpack_map(first: int) -> bool:
+    """Whether a msgpack value beginning with this byte is a map (fixmap, map 16, map 32)."""
+    return 0x80 <= first <= 0x8F or first in (0xDE, 0xDF)
 
 
 def flax_chain(names: Sequence[str]) -> list[tuple[str, str | None]] | None:

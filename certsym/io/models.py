@@ -29,7 +29,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
-from certsym.io.flaxfile import flax_chain, read_msgpack
+from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
 from certsym.io.foreign import foreign_format
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
@@ -177,12 +177,26 @@ def _sharded(path: Path) -> tuple[dict, list[dict]]:
     return tensors, record
 
 
+def _whole_msgpack_map(data: bytes) -> bool:
+    """Whether ``data`` is, as a whole, one msgpack map (a Flax file's form); False without msgpack installed."""
+    try:
+        import msgpack  # the models extra
+    except ImportError:
+        return False
+    try:
+        return isinstance(msgpack.unpackb(data, raw=False, strict_map_key=False), dict)
+    except Exception:  # noqa: BLE001 - any failure to read it as msgpack means it is not one
+        return False
+
+
 def _safetensors(path: Path) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, safetensors: one header, no repeated key, tensors tiling the buffer exactly."""
     return _safetensors_data(path.read_bytes(), path)
 
 
 def _safetensors_data(data: bytes, path: Path) -> tuple[dict, list[str]]:
+    if data and is_msgpack_map(data[0]) and _whole_msgpack_map(data):
+        raise InputError(f"{path}: both a safetensors file and a msgpack map: refused as ambiguous")
     if len(data) < 8:
         raise InputError(f"{path}: not a .safetensors file")
     (size,) = struct.unpack("<Q", data[:8])
@@ -364,8 +378,12 @@ def _kind(name: str) -> str:
     return ""
 
 
-def _explain(path: Path, present: list[str]) -> InputError:
+def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
     """Why the default rule picked nothing, naming what the file holds."""
+    if fmt == "msgpack":
+        return InputError(f"{path}: the Flax default rule reads exactly Dense_0, Dense_1 (kernel and bias, under "
+                          f"params. or not) and found {', '.join(sorted(present))[:300] or 'no array'}; choose the "
+                          "tensors with --keys")
     stripped = sorted({_strip(n) for n in present})
     layers = sorted({m.group(1) for k in stripped if (m := re.match(r"(\d+)\.weight$", k))}, key=int)
     kinds = sorted({k for k in map(_kind, present) if k})
@@ -389,6 +407,11 @@ def _explain(path: Path, present: list[str]) -> InputError:
                       "set the tensor names with --keys W1,b1,W2,b2")
 
 
+def safetensors_like(head: bytes, size: int) -> bool:
+    """The safetensors test on a file's first 9 bytes and its size: a header length that fits, then "{"."""
+    return len(head) == 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] <= size - 8
+
+
 def detect_format(path: str | os.PathLike) -> str | None:
     """The model format of a file by its content (docs/FORMATS.md): a zip archive holding data.pkl is torch, other
     zip archives npz; a little-endian header length followed by "{" is safetensors; a .onnx file is ONNX.
@@ -400,8 +423,13 @@ def detect_format(path: str | os.PathLike) -> str | None:
         return "safetensors-sharded"
     if path.suffix.lower() == ".msgpack":  # Flax: one msgpack map (fixmap, map 16 or map 32)
         with open(path, "rb") as fh:
-            first = fh.read(1)
-        return "msgpack" if first and (0x80 <= first[0] <= 0x8F or first[0] in (0xDE, 0xDF)) else None
+            head = fh.read(9)
+            size = fh.seek(0, 2)
+        if head and is_msgpack_map(head[0]) and not safetensors_like(head, size):
+            return "msgpack"
+        if head and is_msgpack_map(head[0]):
+            raise InputError(f"{path}: both a msgpack map and a safetensors header: refused as ambiguous")
+        raise InputError(f"{path}: not a Flax msgpack file (it does not begin with a msgpack map)")
     head = b""
     try:
         with open(path, "rb") as fh:
@@ -410,7 +438,7 @@ def detect_format(path: str | os.PathLike) -> str | None:
         if head[:4] == b"PK\x03\x04":
             with zipfile.ZipFile(path) as z:
                 return "torch" if any(n.endswith("/data.pkl") for n in z.namelist()) else "npz"
-        if len(head) == 9 and head[8:9] == b"{" and struct.unpack("<Q", head[:8])[0] <= size - 8:
+        if safetensors_like(head, size):
             return "safetensors"
     except (OSError, zipfile.BadZipFile):
         pass
@@ -504,7 +532,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             else:
                 names, rule = _default_names(fmt, list(tensors)), "default"
                 if names is None:
-                    raise _explain(path, list(tensors))
+                    raise _explain(path, list(tensors), fmt)
             record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
                       "activation": ACTIVATION_ASSUMED}
             record.update(extra)

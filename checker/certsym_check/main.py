@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     """Replay each certificate; 0 when all are valid, 1 when one is not, 2 when one cannot be checked."""
     ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly, with the "
                                  "independent checker (standard library only; mpmath for landscape certificates).")
-    ap.add_argument("certificates", nargs="+", metavar="CERT")
+    ap.add_argument("certificates", nargs="+", metavar="CERT", help="a certificate, or a directory of them (*.json)")
     ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries "
                                                          "(required when the certificate references them)")
     ap.add_argument("--named-inputs", action="store_true", help="bind each certificate to the files its inputs "
@@ -88,7 +88,16 @@ def main(argv: list[str] | None = None) -> int:
         print(_printable(f"certsym check: error: {exc}"), file=sys.stderr)
         return 2
     status = 0
-    for path in args.certificates:
+    certificates = []
+    for path in args.certificates:  # a directory stands for its certificates (an audit's --cert-dir)
+        found = sorted(os.path.join(path, n) for n in os.listdir(path) if n.endswith(".json")) \
+            if os.path.isdir(path) else [path]
+        if not found:
+            print(_printable(f"certsym check: error: {path}: a directory without certificates (*.json)"),
+                  file=sys.stderr)
+            status = 2
+        certificates += found
+    for path in certificates:
         try:
             doc = _document(path)
         except Reject as exc:  # well-formed JSON with two meanings

@@ -237,7 +237,7 @@ def test_classes_are_confirmed_and_certified(tmp_path: Path, capfd, workers: str
     assert sorted(str(p) for p in (tmp_path / "certs").iterdir()) == sorted(
         cert for c in out["classes"] for cert in c["certificates"].values())
     capfd.readouterr()
-    assert main(["check", "--quiet", "--named-inputs", *sorted(str(p) for p in (tmp_path / "certs").iterdir())]) == 0
+    assert main(["check", "--quiet", "--named-inputs", str(tmp_path / "certs")]) == 0
     assert capfd.readouterr().out.count(": VALID equivalent") == 5  # the whole audit re-checked in one command
     cert = json.loads(Path(next(iter(by_stem["b0_0"]["certificates"].values()))).read_text())
     assert len(cert["inputs"]) == 2

@@ -123,3 +123,64 @@ def test_the_command_line_refuses_a_malformed_file_in_one_line(tmp_path: Path, c
     assert main(["equiv", str(path), str(path)]) == 2
     out, err = capfd.readouterr()
     assert out == "" and err.count("\n") == 1 and "not a Flax msgpack file" in err
+
+
+# -- the red team's holes, each a regression test ----------------------------------------------------------------
+def test_a_file_that_is_both_msgpack_and_safetensors_is_refused_by_both(tmp_path: Path, capfd) -> None:
+    """Content decides the format, so no file may read as both: each reader refuses the other's form."""
+    from certsym.io.models import _safetensors_data
+    from certsym_check.readers.files import read_tensors
+
+    # {"\0\0\0\0\0\0{": <bin>} whose bytes 0-7 are also a header length (0xA781) that fits, followed by "{"
+    ambiguous = b"\x81\xa7" + bytes(6) + b"{" + b"\xc5" + (50_000).to_bytes(2, "big") + bytes(50_000)
+    assert ambiguous[8:9] == b"{" and int.from_bytes(ambiguous[:8], "little") <= len(ambiguous) - 8
+    path = tmp_path / "poly.msgpack"
+    path.write_bytes(ambiguous)
+    assert main(["equiv", str(path), str(path)]) == 2
+    assert "refused as ambiguous" in capfd.readouterr().err
+    with pytest.raises(Reject, match="ambiguous"):
+        read_tensors(ambiguous, "msgpack")
+    whole_map = msgpack.packb({"a": 1}, use_bin_type=True)
+    with pytest.raises(Reject, match="ambiguous"):
+        read_tensors(whole_map, "safetensors")
+    with pytest.raises(InputError, match="ambiguous"):
+        _safetensors_data(whole_map, tmp_path / "x.safetensors")
+
+
+def test_zero_dimensional_bfloat16_arrays_are_tensors_for_both(tmp_path: Path, capfd) -> None:
+    layers = _dense(np.random.default_rng(2), (3, 4, 1))
+    path = Path(_write(tmp_path / "s.msgpack", layers))
+    tree = msgpack.unpackb(path.read_bytes(), raw=False)
+    tree["params"]["scale"] = _nd(np.array(1.5, np.float32), "bfloat16")
+    path.write_bytes(msgpack.packb(tree, use_bin_type=True))
+    assert "params.scale" in producer_read(path, bfloat16_to_float32)
+    assert "params.scale" in checker_read(path.read_bytes(), None)[1]
+    assert main(["equiv", str(path), str(path)]) == 2  # an extra tensor: the default rule picks nothing, on both
+    assert "the Flax default rule reads exactly Dense_0, Dense_1" in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("case", ["long shape", "bytes as a string"])
+def test_array_leaves_the_two_readers_both_refuse(tmp_path: Path, case: str) -> None:
+    if case == "long shape":
+        leaf = msgpack.ExtType(1, msgpack.packb(([1] * 65, "float32", b"\0" * 4), use_bin_type=True))
+    else:
+        leaf = msgpack.ExtType(1, msgpack.packb(((1,), "float32", "abcd"), use_bin_type=True))
+    data = msgpack.packb({"w": leaf}, use_bin_type=True)
+    path = tmp_path / "leaf.msgpack"
+    path.write_bytes(data)
+    with pytest.raises(InputError):
+        producer_read(path, bfloat16_to_float32)
+    with pytest.raises(Reject):
+        checker_read(data, None)
+
+
+def test_many_values_are_read_in_linear_space(tmp_path: Path) -> None:
+    """A long list of empty maps is read through, not kept (it held 75 times the file's size)."""
+    import tracemalloc
+
+    data = msgpack.packb({"w": [{}] * 200_000, "a": _nd(np.zeros(2, np.float32))}, use_bin_type=True)
+    tracemalloc.start()
+    names = checker_read(data, None)[1]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert names == ["a"] and peak < 20 * len(data)

@@ -23,7 +23,7 @@ from array import array
 from lzma import LZMAError
 
 from certsym_check.errors import CannotCheck, Reject
-from certsym_check.readers.msgpack import flax_names, read_msgpack
+from certsym_check.readers.msgpack import flax_names, is_map, read_msgpack
 from certsym_check.readers.onnx import read_onnx
 from certsym_check.readers.tensor import Tensor, numpy_sized
 from certsym_check.readers.torchzip import read_torch
@@ -217,8 +217,12 @@ def read_tensors(data: bytes, fmt: str, wanted: set[str] | None = None) -> tuple
         if fmt == "npz":
             return _npz(data, wanted)
         if fmt == "safetensors":
+            if is_map(data):
+                raise Reject("the file is both a safetensors file and a msgpack map: ambiguous")
             return _safetensors(data, wanted)
         if fmt == "msgpack":
+            if _safetensors_like(data):
+                raise Reject("the file is both a msgpack map and a safetensors file: ambiguous")
             return read_msgpack(data, wanted)
     except Reject:
         raise
@@ -295,6 +299,11 @@ def model_bytes(file: InputFile, model: object) -> int:
                 raise Reject(f"the shards hold more than the checker's {MAX_SIBLING} bytes")
         return total
     return len(file.data)
+
+
+def _safetensors_like(data: bytes) -> bool:
+    """The safetensors test: a little-endian header length that fits the file, then "{"."""
+    return len(data) >= 9 and data[8:9] == b"{" and struct.unpack("<Q", bytes(data[:8]))[0] <= len(data) - 8
 
 
 def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:

@@ -16,6 +16,7 @@ from certsym_check.errors import Reject
 from certsym_check.readers.tensor import Tensor, numpy_sized
 
 MAX_DEPTH = 64
+MAX_DIMS = 64  # numpy's limit on an array's dimensions: a longer shape is refused before its product
 _DTYPES = {b"float16": "f2", b"bfloat16": "bf16", b"float32": "f4", b"float64": "f8", b"int8": "i1",
            b"int16": "i2", b"int32": "i4", b"int64": "i8", b"uint8": "u1"}
 _WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
@@ -26,6 +27,10 @@ class _Ext:
 
     def __init__(self, code: int, data: memoryview):
         self.code, self.data = code, data
+
+
+class _Skipped:
+    """A long msgpack array, read through and not kept."""
 
 
 class _Reader:
@@ -53,7 +58,7 @@ class _Reader:
         if 0x80 <= b <= 0x8F:
             return self.map(b & 0x0F, depth)
         if 0x90 <= b <= 0x9F:
-            return [self.value(depth + 1) for _ in range(b & 0x0F)]
+            return self.array(b & 0x0F, depth)
         if 0xA0 <= b <= 0xBF:
             return self.text(b & 0x1F)
         simple = {0xC0: None, 0xC2: False, 0xC3: True}
@@ -78,13 +83,21 @@ class _Reader:
         if b in (0xD9, 0xDA, 0xDB):
             return self.text(self.unsigned(1 << (b - 0xD9)))
         if b in (0xDC, 0xDD):
-            count = self.unsigned(2 if b == 0xDC else 4)
-            if count > len(self.data) - self.at:  # each element takes at least one byte
-                raise Reject("a msgpack array is longer than the data")
-            return [self.value(depth + 1) for _ in range(count)]
+            return self.array(self.unsigned(2 if b == 0xDC else 4), depth)
         if b in (0xDE, 0xDF):
             return self.map(self.unsigned(2 if b == 0xDE else 4), depth)
         raise Reject(f"the byte 0x{b:02x} starts no msgpack value")
+
+    def array(self, count: int, depth: int) -> list:
+        """A msgpack array: kept when short (an array leaf's [shape, dtype, bytes], a shape), else read through and
+        dropped, since Flax keeps no tensor in a list (so a file of many tiny values holds no memory here)."""
+        if count > len(self.data) - self.at:  # each element takes at least one byte
+            raise Reject("a msgpack array is longer than the data")
+        if count <= MAX_DIMS:
+            return [self.value(depth + 1) for _ in range(count)]
+        for _ in range(count):
+            self.value(depth + 1)
+        return _Skipped()
 
     def text(self, n: int) -> str:
         try:
@@ -115,7 +128,7 @@ def _array(ext: _Ext, name: str, wanted: bool) -> Tensor | None:
     shape, dtype, body = tpl
     if isinstance(dtype, str):
         dtype = dtype.encode()
-    if dtype not in _DTYPES or not isinstance(body, bytes) or not isinstance(shape, list) \
+    if dtype not in _DTYPES or not isinstance(body, bytes) or not isinstance(shape, list) or len(shape) > MAX_DIMS \
             or any(type(d) is not int or d < 0 for d in shape):
         raise Reject(f"{name[:60]}: an array leaf of an unsupported type or with a malformed shape")
     code = _DTYPES[dtype]
@@ -129,6 +142,18 @@ def _array(ext: _Ext, name: str, wanted: bool) -> Tensor | None:
     return Tensor(tuple(shape), _unpack(body, code, False, math.prod(shape), name), False, code)
 
 
+def is_map(data: bytes | memoryview) -> bool:
+    """Whether ``data`` is, as a whole, one msgpack map (the form of a Flax file)."""
+    if not data or not (0x80 <= data[0] <= 0x8F or data[0] in (0xDE, 0xDF)):
+        return False
+    reader = _Reader(data)
+    try:
+        reader.value()
+    except (Reject, RecursionError):
+        return False
+    return reader.at == len(reader.data)
+
+
 def read_msgpack(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[str]]:
     """({name: Tensor} for the ``wanted`` names (default all), every tensor name) of a Flax msgpack file's bytes.
     Cost: linear in the file."""
@@ -139,25 +164,24 @@ def read_msgpack(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
     if not isinstance(tree, dict):
         raise Reject("a Flax msgpack file is one map of parameters")
     out: dict[str, Tensor] = {}
-    names: list[str] = []
-
-    def walk(node: dict, prefix: str) -> None:
+    names: dict[str, None] = {}  # insertion-ordered, with O(1) membership
+    stack = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
         if "__msgpack_chunked_array__" in node:
             raise Reject("a chunked array (over 1 GiB), which is not read")
         for key, value in node.items():
             name = prefix + key
             if isinstance(value, dict):
-                walk(value, name + ".")
+                stack.append((value, name + "."))
             elif isinstance(value, _Ext) and value.code == 1:
                 if name in names:
                     raise Reject(f"two arrays are both named {name[:60]!r} once the keys are joined by '.'")
-                names.append(name)
+                names[name] = None
                 t = _array(value, name, wanted is None or name in wanted)
                 if t is not None:
                     out[name] = t
-
-    walk(tree, "")
-    return out, names
+    return out, list(names)
 
 
 def flax_names(names: list[str]) -> list[tuple[str, str | None]] | None:
