@@ -159,7 +159,8 @@ def run_findings(ctx: Context) -> None:
     """The series in k^{-1/2}, the spectrum at W = I and its distance from one-misfit's, and gradient descent."""
     # the series in t = k^{-1/2}: derived exactly, order by order, then set beside least-squares fits
     ctx.findings["series"] = []
-    plan = [("one-misfit", 2 if ctx.quick else 4), ("negative-diagonal", 3 if ctx.quick else 5), ("two-misfit", 1)]
+    plan = [("one-misfit", 2 if ctx.quick else 4), ("negative-diagonal", 3 if ctx.quick else 5), ("two-misfit", 1),
+            ("good-plus-negative", 2 if ctx.quick else 3)]
     plan += [] if ctx.quick else [("misfit-3", 1)]  # misfit-M has no least-squares fit (no family at k = 10^4 …)
     for name, order in plan:
         e = expand(name, order)
@@ -183,6 +184,11 @@ def run_findings(ctx: Context) -> None:
             exact = next(ex for n, p, ex, *_ in rows if n == "k*F" and p == 0)
             limits.append((name, exact, kF0, misfits))
             ctx.record(STATEMENT, SLUG, f"{name}_kF_series", abs(kF0 - misfits * ONE_MISFIT_CONSTANT) < 1e-12)
+    for name, _, rows in ctx.findings["series"]:  # the families whose loss tends to 1/2 − 1/π
+        F0 = next(((ex, float(v)) for n, p, ex, v, *_ in rows if n == "F" and p == 0), None)
+        if F0 is not None:
+            limits.append((name, F0[0], F0[1], 0))
+            ctx.record(STATEMENT, SLUG, f"{name}_F_series", abs(F0[1] - (0.5 - 1 / math.pi)) < 1e-12)
     ctx.findings["limits"] = limits
     ks = [4, 5] if ctx.quick else [3, 4, 5, 6]
     for k in ks:  # the exact factorization of det(λ − ∇²F(I)) is the closed form

@@ -166,10 +166,10 @@ def _landscape_tables(ctx: Context) -> list[str]:
             md += [f"| {n} | t^{p} | {formula(ex)} | {v} | {ft or '—'} | {d or '—'} | {u or '—'} |"
                    for n, p, ex, v, ft, d, u in rows]
     if "limits" in f:
-        md += ["", "Limits of k·F as k → ∞, the leading exact coefficients above: M misfit neurons cost M times "
-               "one-misfit's 1/2 − 2/π² = 0.29736…"]
-        md += [f"- {name}: k·F → {formula(ex)} = {value:.12f} = {m} × (1/2 − 2/π²)"
-               for name, ex, value, m in f["limits"]]
+        md += ["", "Limits as k → ∞, the leading exact coefficients above: M misfit neurons cost k·F → M times "
+               "one-misfit's 1/2 − 2/π² = 0.29736…; the families with negative entries keep a loss F → 1/2 − 1/π."]
+        md += [f"- {name}: k·F → {formula(ex)} = {value:.12f} = {m} × (1/2 − 2/π²)" if m else
+               f"- {name}: F → {formula(ex)} = {value:.12f} = 1/2 − 1/π" for name, ex, value, m in f["limits"]]
     if ctx.landscape:
         ks = sorted({k for points in ctx.landscape.values() for k, _, _ in points})
         names = sorted(ctx.landscape)
