@@ -6,7 +6,9 @@ weight): IEEE division is correctly rounded, so positively proportional rows of 
 bit-identical normalized rows, and the output weights scaled by |r_p| are exact in binary64. For a neuron
 without an exact partner, the nearest neuron of θ2 by normalized row is reported with the largest difference,
 relative and in units in the last place (ulps) of the file's element type, after scaling the partner onto
-the neuron. Cost: O((n1 + n2)(m + k)) plus one n1' × n2 matrix product over the unpartnered neurons.
+the neuron; when that row is the same bit for bit, the difference reported is that of the output weights. The
+neurons of θ2 without a partner in θ1 (an extra unit) are counted too. Cost: O((n1 + n2)(m + k)) plus one
+n1' × n2 matrix product over the unpartnered neurons.
 """
 
 from __future__ import annotations
@@ -18,26 +20,38 @@ import numpy as np
 
 @dataclass
 class NearMiss:
-    """``partnered`` of ``n`` live neurons of θ1 have an exact partner in θ2; ``worst`` lists, for up to three
-    others, (neuron, nearest partner, largest relative difference, largest difference in ulps)."""
+    """``partnered`` of ``n`` live neurons of θ1 have an exact partner in θ2 (and ``partnered2`` of ``n2`` of θ2
+    one in θ1); ``worst`` lists, for up to three others of θ1, (neuron, nearest partner, largest relative
+    difference, largest difference in ulps, "row" or "output"): "row" when the nearest rows differ, "output"
+    when the rows are the same bit for bit and the output weights differ (then the figures are theirs)."""
 
     n: int
     partnered: int
-    worst: list[tuple[int, int, float, float]]
+    worst: list[tuple[int, int, float, float, str]]
     dtype: str
+    n2: int = 0
+    partnered2: int = 0
 
     def lines(self) -> list[str]:
         """The summary as short lines of text."""
         out = [f"{self.partnered} of {self.n} neurons of θ1 have an exact partner in θ2 (a positive rescaling)"]
-        for i, j, rel, ulps in self.worst:
-            out.append(f"  neuron {i}: nearest is neuron {j} of θ2, differing by at most {rel:.3g} relative "
-                       f"({ulps:.3g} ulp of {self.dtype}) after rescaling")
+        if self.n2 != self.partnered2:
+            lone = self.n2 - self.partnered2
+            out.append(f"{lone} of the {self.n2} neurons of θ2 {'has' if lone == 1 else 'have'} none in θ1")
+        for i, j, rel, ulps, part in self.worst:
+            if part == "output":
+                out.append(f"  neuron {i}: its row is that of neuron {j} of θ2; their output weights differ by at "
+                           f"most {rel:.3g} relative ({ulps:.3g} ulp of {self.dtype}) after rescaling")
+            else:
+                out.append(f"  neuron {i}: nearest is neuron {j} of θ2, differing by at most {rel:.3g} relative "
+                           f"({ulps:.3g} ulp of {self.dtype}) after rescaling")
         return out
 
     def to_json(self) -> dict:
-        return {"neurons": self.n, "partnered": self.partnered, "dtype": self.dtype,
-                "nearest": [{"neuron": i, "partner": j, "relative": rel, "ulps": ulps} for i, j, rel, ulps in
-                            self.worst]}
+        return {"neurons": self.n, "partnered": self.partnered, "dtype": self.dtype, "neurons2": self.n2,
+                "partnered2": self.partnered2,
+                "nearest": [{"neuron": i, "partner": j, "relative": rel, "ulps": ulps, "differs_in": part}
+                            for i, j, rel, ulps, part in self.worst]}
 
 
 _CHUNK = 4096  # rows per block: the temporaries stay a few tens of MB (fresh pages cost more than the arithmetic)
@@ -72,7 +86,8 @@ def _hashes(R: np.ndarray, V: np.ndarray, wr: np.ndarray, wv: np.ndarray) -> np.
     return out
 
 
-def _partnered(r1: np.ndarray, v1: np.ndarray, r2: np.ndarray, v2: np.ndarray) -> np.ndarray:
+def _partnered(r1: np.ndarray, v1: np.ndarray, r2: np.ndarray, v2: np.ndarray,
+               exact: tuple | None = None) -> np.ndarray:
     """For each neuron of θ1, whether θ2 has a neuron with the same normalized row and scaled output weights,
     bit for bit: rows hashed to 64 bits (odd random weights, sums modulo 2^64), looked up by sorting, and every
     hit compared entry for entry; a neuron whose hash collides only with a different row's is reported without a
@@ -90,7 +105,23 @@ def _partnered(r1: np.ndarray, v1: np.ndarray, r2: np.ndarray, v2: np.ndarray) -
     for s in range(0, len(r1), _CHUNK):
         block, js = slice(s, s + _CHUNK), j[s:s + _CHUNK]
         same[block] &= (R1[block] == R2[js]).all(axis=1) & (V1[block] == V2[js]).all(axis=1)
+    if exact is not None:  # rounding in the division can merge two rows one ulp apart: cross-multiply the originals
+        (W1, b1, live1), (W2, b2, live2) = exact
+        for s in range(0, len(r1), _CHUNK):
+            block, js = slice(s, s + _CHUNK), j[s:s + _CHUNK]
+            a1, a2 = _rows(W1, b1, live1[block]), _rows(W2, b2, live2[js])
+            same[block] &= (a1 * _lead(a2)[:, None] == a2 * _lead(a1)[:, None]).all(axis=1)
     return same
+
+
+def _rows(W: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Rows (a_i | b_i) in binary64, where a product of two numbers of at most 24 bits is exact."""
+    return np.column_stack([W[idx], b[idx]]).astype(np.float64)
+
+
+def _lead(rows: np.ndarray) -> np.ndarray:
+    """|first nonzero input weight| of each row (its last entry is the bias)."""
+    return np.abs(rows[np.arange(len(rows)), np.argmax(rows[:, :-1] != 0, axis=1)])
 
 
 def near_miss(arrays1: list, arrays2: list) -> NearMiss:
@@ -100,7 +131,8 @@ def near_miss(arrays1: list, arrays2: list) -> NearMiss:
     dtype = np.result_type(W1.dtype, V1.dtype)
     r1, v1, live1 = _normalized(W1.astype(dtype, copy=False), b1.astype(dtype, copy=False), W2)
     r2, v2, live2 = _normalized(V1.astype(dtype, copy=False), c1.astype(dtype, copy=False), V2)
-    lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2)).tolist()
+    originals = ((W1, b1, live1), (V1, c1, live2))
+    lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2, originals)).tolist()
     worst = []
     if lonely and len(live2):
         a = r1[lonely].astype(np.float64)
@@ -118,6 +150,16 @@ def near_miss(arrays1: list, arrays2: list) -> NearMiss:
         diff = np.abs(a - b)
         rel = (diff / np.maximum(np.abs(a), np.finfo(np.float64).tiny)).max(axis=1)
         ulps = (diff / spacing).max(axis=1)
+        part = np.where(ulps == 0, "output", "row")
+        same = ulps == 0  # the rows agree bit for bit: the output weights (scaled exactly) are what differ
+        if same.any():
+            va, vb = v1[lonely][same], v2[nearest][same]
+            unit = np.spacing(np.abs(va).astype(dtype)).astype(np.float64)
+            vdiff = np.abs(va - vb)
+            rel[same] = (vdiff / np.maximum(np.abs(va), np.finfo(np.float64).tiny)).max(axis=1)
+            ulps[same] = (vdiff / np.maximum(unit, np.finfo(np.float64).tiny)).max(axis=1)
         order = np.argsort(-ulps)[:3]
-        worst = [(int(live1[lonely[t]]), int(live2[nearest[t]]), float(rel[t]), float(ulps[t])) for t in order]
-    return NearMiss(len(live1), len(live1) - len(lonely), worst, str(dtype))
+        worst = [(int(live1[lonely[t]]), int(live2[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
+                 for t in order]
+    back = int(_partnered(r2, v2, r1, v1, (originals[1], originals[0])).sum()) if len(r1) else 0
+    return NearMiss(len(live1), len(live1) - len(lonely), worst, str(dtype), len(live2), back)

@@ -102,8 +102,8 @@ def test_one_ulp_in_a_row_is_found_and_measured(d: tuple, data, dtype) -> None:
     summary = near_miss(a, b)
     assert (summary.n, summary.partnered) == (n, n - 1)
     assert len(summary.worst) == 1
-    neuron, partner, rel, ulps = summary.worst[0]
-    assert neuron == i and partner == list(perm).index(i)
+    neuron, partner, rel, ulps, part = summary.worst[0]
+    assert neuron == i and partner == list(perm).index(i) and part == "row"
     assert ulps == 1.0
     expected_rel = abs(float(y) - float(x)) / abs(float(x))
     assert rel == pytest.approx(expected_rel, rel=1e-9)
@@ -122,10 +122,6 @@ def test_worst_lists_the_three_largest_differences_in_order() -> None:
     assert [(w[0], w[1], w[3]) for w in summary.worst] == [(4, 4, 5.0), (3, 3, 4.0), (2, 2, 3.0)]
 
 
-@pytest.mark.xfail(strict=True, reason="certsym bug: rows are compared after division by the leading weight; for a "
-                                       "leading weight that is not a power of two, two rows one ulp apart can "
-                                       "round to the same normalized row, and the changed neuron is counted as "
-                                       "having an exact partner")
 def test_one_ulp_is_never_an_exact_partner() -> None:
     """(L, x) against (L, x + 1 ulp) with L = 1.543625, x = 1.9350724 (float32): the rows are not proportional, so
     the neuron has no exact partner."""
@@ -137,9 +133,6 @@ def test_one_ulp_is_never_an_exact_partner() -> None:
     assert near_miss([W1, b1, W2, b2], [V1, b1, W2, b2]).partnered == 0
 
 
-@pytest.mark.xfail(strict=True, reason="certsym bug: the reported difference compares only the normalized rows, "
-                                       "so a neuron whose output weight differs by one ulp is reported as differing "
-                                       "by 0 relative and 0 ulps from its nearest partner")
 def test_one_ulp_in_an_output_weight_is_measured() -> None:
     """The README's example: one output weight moved by one ulp; the unpartnered neuron's reported difference is
     not zero."""
@@ -167,3 +160,23 @@ def test_the_blocks_do_not_change_the_summary(monkeypatch, seed: int) -> None:
     monkeypatch.setattr(nearmiss, "_CHUNK", 2)
     assert nearmiss.near_miss([W1, b1, W2, b2], [V1, c1, V2, b2]) == whole
     assert whole.partnered < 9 and whole.worst
+
+
+def test_a_change_in_the_output_weights_and_an_extra_unit_are_named() -> None:
+    """A last-bit change in one output weight is reported as such (the rows agree), not as "0 ulp" of the rows; a
+    unit only θ2 has is counted."""
+    rng = np.random.default_rng(4)
+    W1, b1 = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+    W2, b2 = rng.standard_normal((2, 6)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    V = W2.copy()
+    V[1, 4] = np.nextafter(V[1, 4], np.float32(np.inf))
+    nm = near_miss([W1, b1, W2, b2], [W1, b1, V, b2])
+    (i, j, rel, ulps, part), = nm.worst
+    assert (i, j, part) == (4, 4, "output") and 0 < ulps <= 2 and 0 < rel < 1e-6
+    assert "its row is that of neuron 4 of θ2; their output weights differ" in "\n".join(nm.lines())
+    A = np.vstack([W1, rng.standard_normal((1, 3)).astype(np.float32)])
+    extra = near_miss([W1, b1, W2, b2], [A, np.append(b1, np.float32(0.5)), np.hstack([W2, np.ones((2, 1),
+                                                                                                    np.float32)]), b2])
+    assert (extra.n, extra.partnered, extra.n2, extra.partnered2) == (6, 6, 7, 6)
+    assert "1 of the 7 neurons of θ2 has none in θ1" in extra.lines()
+    assert extra.to_json()["partnered2"] == 6
