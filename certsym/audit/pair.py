@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from flint import fmpq
 
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
@@ -14,7 +15,9 @@ from certsym.certify.deep import deep_certificate
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import DeepDistance, deep_distance
+from certsym.decide.distance import search_float_witness, search_witness
 from certsym.decide.dyadic import decide, witness
+from certsym.decide.dyadic import evaluate as evaluate_fast
 from certsym.decide.equivalence import decide as decide_general
 from certsym.errors import InputError
 from certsym.io.sources import Model, load, read_pair
@@ -71,6 +74,28 @@ class Equivalence(_Verdict):
         return tuple({kind: sum(s.kind == kind for s in red.steps) for kind in ("zero", "bias_shift", "merge")}
                      for red in (self.verdict.red1, self.verdict.red2))
 
+    def prefer_witness_in(self, box: list, seed: int = 0) -> bool:
+        """NOT EQUIVALENT: move the witness into ``box`` (pairs of exact ends) when a floating-point search finds a
+        point of the box where the two differ, verified exactly; True when the witness lies in the box afterwards.
+        Equal functions on the box keep a witness outside it. Cost: the search (linear in the weights per
+        point tried) and one exact evaluation of each network, O(n (m + k)) big-integer operations."""
+        if self.equivalent:
+            return False
+        if all(lo <= x <= hi for x, (lo, hi) in zip(self.witness, box, strict=True)):
+            return True
+        if self.path == "fast":
+            t1, t2 = self.nets
+            x = search_float_witness(_float_arrays(t1), _float_arrays(t2), box, seed)
+            values = (evaluate_fast(t1, x), evaluate_fast(t2, x))
+        else:
+            t1, t2 = self.verdict.theta1, self.verdict.theta2
+            x = search_witness(t1, t2, box, seed)
+            values = (t1.evaluate(x), t2.evaluate(x))
+        if values[0] == values[1]:
+            return False
+        self.verdict.witness, self.verdict.values = x, values
+        return True
+
     def to_json(self) -> dict:
         """The fields of ``certsym equiv --json``, the same whichever path decided."""
         out: dict = {"equivalent": self.equivalent, "field": self._field().name, "path": self.path,
@@ -109,6 +134,10 @@ class Equivalence(_Verdict):
             v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
             head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
         return "\n".join([head, *self.reading_lines()])
+
+
+def _float_arrays(t) -> tuple:
+    return tuple(np.asarray(a, dtype=np.float64) for a in (t.A, t.b, t.M, t.c))
 
 
 def _moves_text(moves: dict[str, int]) -> str:

@@ -262,6 +262,9 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
     if isinstance(verdict, DeepEquivalence):
         return _deep_equiv(args, verdict)
+    inside = None
+    if args.box and not verdict.equivalent:
+        inside = verdict.prefer_witness_in(_box(args.box, len(verdict.witness)))
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
     explained = None
@@ -274,6 +277,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
         print(verdict)
     else:
         print(_not_equivalent_text(verdict))
+        if inside is False:
+            print("  no point of --box where they differ was found: the witness lies outside it")
         for line in verdict.reading_lines():
             print(line)
         for line in explained.lines() if explained else ():
@@ -811,6 +816,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", action="store_true",
                    help="in certificates of the fast path, reference the model files by SHA-256 instead "
                         "of embedding them (automatic beyond 200,000 weights; then check with --inputs)")
+    p.add_argument("--box", metavar="SPEC", help="when NOT EQUIVALENT, look for a witness inside this box ('lo,hi' "
+                   "for every coordinate, 'lo1,hi1;…', or a VNN-LIB file), verified exactly")
     p = _command(sub, "distance", "exact bounds [L, U] on sup over a box of ‖ρ(θ1) − ρ(θ2)‖∞", cmd_distance,
                  params="params1", cert="write a distance_bound certificate")
     p.add_argument("params2", help=_PARAMS)

@@ -244,8 +244,16 @@ def evaluate_difference(A: Network, B: Network, x: list[fmpq]) -> list[fmpq]:
 def search_witness(A: Network, B: Network, box: Box, seed: int = 0, samples: int = 2000, steps: int = 60) -> list:
     """A point of the box where ‖D‖∞ is large, by floating point: random points and corners, then projected
     gradient ascent from the best ones. Only proposes; the value is computed exactly afterwards."""
-    WA, bA, MA, cA = _floats(A)
-    WB, bB, MB, cB = _floats(B)
+    return search_float_witness(_floats(A), _floats(B), box, seed, samples, steps)
+
+
+def search_float_witness(fa: tuple, fb: tuple, box: Box, seed: int = 0, samples: int = 2000,
+                         steps: int = 60) -> list:
+    """``search_witness`` on the networks' weights as binary64 arrays (W1, b1, W2, b2) each: a rational point of
+    the box (the dyadic rationals the floats are, clipped to the box). Cost O((samples + 8 steps)(n (m + k)))
+    floating-point operations."""
+    WA, bA, MA, cA = fa
+    WB, bB, MB, cB = fb
     lo = np.array([float(b[0]) for b in box])
     hi = np.array([float(b[1]) for b in box])
     rng = np.random.default_rng(seed)

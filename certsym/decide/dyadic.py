@@ -459,6 +459,11 @@ def _scaled(values: np.ndarray) -> list[int]:
             for f, s in zip(F, (exponent.astype(np.int64) - 24 + _SCALE).tolist(), strict=True)]
 
 
+def evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ)(x) exactly (``_evaluate``). Cost O(n (s + k)) integer operations for s nonzero coordinates of x."""
+    return _evaluate(t, x)
+
+
 def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
     """ρ(θ)(x) exactly, touching only the nonzero coordinates of x, in integers: with x = P / D (D > 0) and every
     weight w = W / 2^149, z_i · D · 2^149 = B_i D + Σ_q A_iq P_q and ρ_j · D · 2^298 = C_j D 2^149 +

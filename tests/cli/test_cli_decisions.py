@@ -123,3 +123,34 @@ def test_minimal_to_a_file_says_what_it_wrote(tmp_path, capfd) -> None:
     assert main(["minimal", str(p), "-o", str(out)]) == 0
     assert capfd.readouterr().out == (f"θ_min written to {out}: 4 → 1 neuron (1 zeroed, 1 folded into c by bias "
                                       "shifting, 1 merged)\n")
+
+
+def test_equiv_box_prefers_a_witness_inside_it(tmp_path, capfd) -> None:
+    """With --box the witness lies in the box when the networks differ there (found by a float search, verified
+    exactly, and certified); when they agree on the whole box, certsym says that the witness lies outside."""
+    import json
+
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    W1, b1 = rng.standard_normal((12, 40)).astype(np.float32), rng.standard_normal(12).astype(np.float32)
+    W2, b2 = rng.standard_normal((3, 12)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    keys = ("0.weight", "0.bias", "2.weight", "2.bias")
+    np.savez(tmp_path / "a.npz", **dict(zip(keys, (W1, b1, W2, b2), strict=True)))
+    moved = W1.copy()
+    moved[3, 7] = np.nextafter(moved[3, 7], np.float32(9))
+    np.savez(tmp_path / "b.npz", **dict(zip(keys, (moved, b1, W2, b2), strict=True)))
+    cert = tmp_path / "c.json"
+    assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--box", "0,1", "--cert", str(cert)]) == 1
+    capfd.readouterr()
+    from fractions import Fraction
+
+    x = [Fraction(t) for t in json.loads(cert.read_text())["proof"]["witness"]]
+    assert len(x) == 40 and all(0 <= t <= 1 for t in x)
+    assert main(["check", str(cert), "--quiet"]) == 0
+    # a unit that only fires left of x_1 = -2: the networks agree on [0, 1]^40
+    A = np.vstack([W1, -np.eye(1, 40, dtype=np.float32)])
+    np.savez(tmp_path / "c.npz", **dict(zip(keys, (A, np.append(b1, np.float32(-2)),
+                                                 np.hstack([W2, np.ones((3, 1), np.float32)]), b2), strict=True)))
+    assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "c.npz"), "--box", "0,1"]) == 1
+    assert "no point of --box where they differ was found" in capfd.readouterr().out
