@@ -4,6 +4,7 @@ the certificate either way. Cost: O(n(m + k)) plus a sort, exact."""
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,10 @@ class _Verdict:
     def reading_lines(self) -> list[str]:
         """One line per source read as a ReLU network without saying so itself."""
         return [f"  {name}: {text}" for name, text in self.readings]
+
+    def _repr_html_(self) -> str:
+        """The verdict in a notebook: its text, escaped, in a <pre>."""
+        return f"<pre>{html.escape(str(self))}</pre>"
 
 
 @dataclass

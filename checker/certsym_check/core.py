@@ -40,6 +40,19 @@ class Report:
     def __bool__(self) -> bool:
         return self.valid
 
+    def __str__(self) -> str:
+        head = (f"VALID {self.kind}" if self.valid else f"CANNOT CHECK ({self.kind}): {self.reason}"
+                if self.cannot_check else f"INVALID ({self.kind}): {self.reason}")
+        lines = [head] + ([f"  {x}" for x in self.bound + self.facts] +
+                          [f"  verified {n} x {s}" for s, n in self.checks.items()] if self.valid else [])
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """The report in a notebook: its text, escaped, in a <pre>."""
+        import html  # standard library
+
+        return f"<pre>{html.escape(str(self))}</pre>"
+
 
 def keys(obj: object, required: set, where: str) -> dict:
     """The object, if it is a dict with exactly the ``required`` keys; otherwise reject."""

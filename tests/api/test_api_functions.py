@@ -87,3 +87,14 @@ def test_equivalent_says_what_the_reductions_removed_and_merged(tmp_path: Path) 
     text = str(v)
     assert "θ2: 1 dead neuron removed, 1 neuron merged into a proportional one before the matching" in text
     assert "θ1:" not in text and v.to_json()["moves"][1] == {"zero": 1, "bias_shift": 0, "merge": 1}
+
+
+def test_verdicts_and_reports_render_in_a_notebook(tmp_path: Path) -> None:
+    a, b = _files(tmp_path, "E1")
+    v = certsym.equivalent(a, b)
+    assert v._repr_html_().startswith("<pre>EQUIVALENT") and "&lt;" not in str(v)
+    report = certsym.check(v.certificate())
+    assert str(report).startswith("VALID equivalent") and report._repr_html_().startswith("<pre>VALID")
+    bad = v.certificate()
+    bad["kind"] = "nonsense"
+    assert str(certsym.check(bad)).startswith("INVALID (?): unknown kind")
