@@ -30,7 +30,31 @@ def distance_certificate(d, records: tuple[InputRecord, InputRecord], nets: tupl
                              "lower": str(d.lower)}
     if d.equivalence is not None:
         proof |= {"equivalence": equivalence_proof(d.equivalence), "statement": "Theorems 3/4"}
-    else:
+    elif d.search is None:
         proof |= {"pairs": [[i, j, str(s)] for i, j, s in d.pairs], "witness": [str(x) for x in d.witness],
                   "statement": "symbolic intervals and exact evaluation"}
+    else:
+        proof |= {"pairs": [[i, j, str(s)] for i, j, s in d.pairs], "witness": [str(x) for x in d.witness],
+                  "regions": regions_json(d.search.root), "statement": RELAXATION_STATEMENT}
+    if d.epsilon is not None:
+        proof |= {"epsilon": str(d.epsilon), "verdict": d.verdict}
     return document("distance_bound", QQ, inputs, proof)
+
+
+RELAXATION_STATEMENT = "linear relaxations with rational multipliers over a tree of regions"
+
+
+def regions_json(root) -> list:
+    """The branch-and-bound tree in preorder (certificates/FORMAT.md, Linear relaxations): each node's split and the
+    bounds computed on it, each with its multipliers. Cost: linear in the tree and its multipliers."""
+    out = []
+    for node in root.preorder():
+        entry: dict[str, Any] = {}
+        if node.children:
+            entry["split"] = list(node.split)
+        if node.bound is not None and node.bound.bounds:
+            entry["bounds"] = [[t, s, str(value), [[tag, idx, str(mu)] for (tag, idx), mu in
+                                                  sorted(node.bound.multipliers[(t, s)].items())]]
+                               for (t, s), value in sorted(node.bound.bounds.items())]
+        out.append(entry)
+    return out

@@ -29,7 +29,9 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from certsym.core.network import Network
+from certsym.decide.branch_and_bound import Search, branch_and_bound
 from certsym.decide.equivalence import decide
+from certsym.decide.relaxation import Pair
 from certsym.errors import InputError
 from certsym.numbers import QQ, parse_rational
 
@@ -50,6 +52,16 @@ class Distance:
     stable: int = 0
     unstable: int = 0
     equivalence: object = None
+    search: Search | None = None  # the branch and bound whose leaves give U (None: U from the interval rule)
+    interval: fmpq | None = None  # the symbolic-interval U, for comparison
+    epsilon: fmpq | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        """With ε: "verified" (U ≤ ε), "violated" (L > ε) or "unknown"."""
+        if self.epsilon is None:
+            return None
+        return "verified" if self.upper <= self.epsilon else "violated" if self.lower > self.epsilon else "unknown"
 
     @property
     def ratio(self) -> float | None:
@@ -287,9 +299,13 @@ def search_float_witness(fa: tuple, fb: tuple, box: Box, seed: int = 0, samples:
     return out
 
 
-def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0) -> Distance:
-    """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞ (module docstring). Raises InputError for
-    networks over a number field, or of different input or output sizes."""
+def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
+             target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = 2000,
+             progress=None) -> Distance:
+    """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
+    multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
+    ``epsilon`` until U ≤ ε or L > ε, or ``seconds`` or ``max_regions`` run out. Raises InputError for networks over
+    a number field, or of different input or output sizes."""
     if A.field is not QQ or B.field is not QQ:
         raise InputError("certsym distance works over QQ (model files and rational parameter files)")
     if (A.m, A.k) != (B.m, B.k):
@@ -300,15 +316,27 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0) -> D
     if any(int(end.p).bit_length() > BOX_NUMERATOR_BITS for b in box for end in b):
         raise InputError(f"the box has a bound whose numerator exceeds {BOX_NUMERATOR_BITS} bits, beyond what the "
                          "checker replays (certificates/FORMAT.md, Bounds)")
+    if epsilon is not None and epsilon < 0:
+        raise InputError("--epsilon must be nonnegative")
     x = search_witness(A, B, box, seed)
     values = evaluate_difference(A, B, x)
     L = max(abs(v) for v in values)
     if L == 0:  # only then can the networks be equivalent (a nonzero difference anywhere says they are not)
         verdict = decide(A, B)
         if verdict.equivalent:
-            return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict)
+            return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict,
+                            epsilon=epsilon)
     pairs = align(A, B)
-    U, stable, unstable = upper_bound(A, B, box, pairs)
-    if L > U:  # pragma: no cover - a soundness failure, never a result
+    interval, stable, unstable = upper_bound(A, B, box, pairs)
+    small = (A.n + B.n) * (A.m + 1) <= 20_000  # exact small-denominator duals are worth trying
+    work = (A.n + B.n + len(pairs)) * (A.m + 1)
+    regions = max(1, min(max_regions, REGION_WORK // max(1, work * (2 * A.k + 1))))
+    search = branch_and_bound(Pair(A, B, pairs), box, lambda y: evaluate_difference(A, B, y), x, target, seconds,
+                              regions, epsilon, small, progress)
+    if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result
         raise AssertionError("lower bound above the upper bound")
-    return Distance(L, U, box, pairs, x, values, stable, unstable)
+    return Distance(search.lower, search.upper, box, pairs, search.witness, search.values, stable, unstable,
+                    search=search, interval=interval, epsilon=epsilon)
+
+
+REGION_WORK = 3 * 10**8  # the checker's bound on Σ (1 + bounds)·(n1 + n2 + pairs)·(m + 1) (FORMAT.md, Bounds)

@@ -15,11 +15,15 @@ import itertools
 import math
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_axpy, charge_int_products, cost, int_cost, lcm
+from certsym_check.budget import charge, charge_axpy, charge_int_products, int_cost, lcm
 from certsym_check.core import Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
 from certsym_check.kinds.equivalence import check_equivalent
+from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
+from certsym_check.kinds.relaxation import check_regions
+
+RELAXATION = "linear relaxations with rational multipliers over a tree of regions"
 
 MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
 MAX_DENOMINATOR_BITS = 1 << 16  # the distinct denominators together: bounds every common denominator formed
@@ -54,42 +58,6 @@ def _numerators_bounded(numbers: list[Fraction], bound: int, what: str) -> None:
         raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in {what} (at most {bound})")
 
 
-def _ints(xs: list) -> tuple[list[int], int]:
-    d = lcm((x.denominator for x in xs), "numbers brought to integers")
-    return [x.numerator * (d // x.denominator) for x in xs], d
-
-
-class _Rows:
-    """A network's neurons as integer rows: (a_i, b_i) = ints_i / den_i, scaled by d_i for the paired ones."""
-
-    def __init__(self, t: Net, scale: dict[int, Fraction]):
-        self.rows, self.dens = [], []
-        for i, r in enumerate(t.rows):
-            ints, den = _ints(r)
-            d = scale.get(i, Fraction(1))
-            self.rows.append([x * d.numerator for x in ints] if d.numerator != 1 else ints)
-            self.dens.append(den * d.denominator)
-        self.v = [[x / scale.get(i, Fraction(1)) for x in v] for i, v in enumerate(t.v)]
-
-    def extremes(self, i: int, LO: list[int], HI: list[int], Db: int) -> tuple[Fraction, Fraction]:
-        """(min, max) of a_i·x + b_i over the box lo = LO/Db, hi = HI/Db."""
-        return _extremes(self.rows[i], self.dens[i], LO, HI, Db)
-
-
-def _extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int) -> tuple[Fraction, Fraction]:
-    a, b = row[:-1], row[-1]
-    width = max(abs(x).bit_length() for x in row)
-    ends = max((abs(x).bit_length() for x in (*LO, *HI, Db)), default=1)
-    # the sums, and the two Fractions they become: each reduced by a gcd of its numerator and denominator, which
-    # costs about four products of those sizes (Lehmer's algorithm)
-    gcds = 2 * 4 * int_cost(width + ends + len(row).bit_length(), den.bit_length() + ends)
-    charge(2 * len(row) * int_cost(width, ends) + 2 * cost((width + ends, den.bit_length()), (ends, 1)) + gcds,
-           "a neuron's extremes on the box")
-    top = sum(x * (H if x > 0 else L) for x, H, L in zip(a, HI, LO, strict=True))
-    bottom = sum(x * (L if x > 0 else H) for x, H, L in zip(a, HI, LO, strict=True))
-    return Fraction(bottom + b * Db, den * Db), Fraction(top + b * Db, den * Db)
-
-
 def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     """A ``distance_bound`` certificate (certificates/FORMAT.md)."""
     if not isinstance(F, QQ):
@@ -101,8 +69,12 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     if (t1.n + t2.n) * (m + k) > MAX_WEIGHTS:
         raise Reject(f"beyond the checker's bounds ((n1 + n2)(m + k) ≤ {MAX_WEIGHTS})")
     equivalent = isinstance(proof, dict) and "equivalence" in proof
-    p = keys(proof, {"box", "upper", "lower", "equivalence", "statement"} if equivalent else
-             {"box", "upper", "lower", "pairs", "witness", "statement"}, "proof")
+    relaxed = isinstance(proof, dict) and "regions" in proof
+    required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
+        {"box", "upper", "lower", "pairs", "witness", "statement"} | ({"regions"} if relaxed else set())
+    if isinstance(proof, dict) and "epsilon" in proof:
+        required |= {"epsilon", "verdict"}
+    p = keys(proof, required, "proof")
     box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], m, "proof.box")]
     if any(lo > hi for lo, hi in box):
         raise Reject("proof.box: lo > hi")
@@ -112,9 +84,11 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
             raise Reject("an equivalence proof gives L = U = 0 and cites 'Theorems 3/4'")
         check_equivalent(F, nets, p["equivalence"], rep)
         rep.facts.append(f"distance 0 on every box: rho(theta1) = rho(theta2); box {_box_text(box)}")
+        _epsilon(p, lower, upper, rep)
         return
-    if p["statement"] != "symbolic intervals and exact evaluation":
-        raise Reject("proof must cite 'symbolic intervals and exact evaluation'")
+    statement = RELAXATION if relaxed else "symbolic intervals and exact evaluation"
+    if p["statement"] != statement:
+        raise Reject(f"proof must cite {statement!r}")
     pairs, used1, used2 = [], set(), set()
     for s, pair in enumerate(seq(p["pairs"], None, "proof.pairs")):
         i, j, d = seq(pair, 3, f"proof.pairs[{s}]")
@@ -129,10 +103,16 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
                         "the scalings and the witness")
     _numerators_bounded([upper, lower], MAX_BOUND_BITS, "the bounds")
     _denominators_bounded(nets, [y for b in box for y in b] + [d for _, _, d in pairs] + x + [upper, lower])
-    computed = _upper(t1, t2, box, pairs)
-    if upper != computed:
-        raise Reject(f"the stated upper bound is not the one the alignment gives ({_show(computed)})")
-    rep.checks["distance: U recomputed from the box, the alignment and every neuron's extremes"] += 1
+    if relaxed:
+        computed = check_regions(t1, t2, box, pairs, p["regions"])
+        if upper != computed:
+            raise Reject(f"the stated upper bound is not the largest leaf bound ({_show(computed)})")
+        rep.checks["distance: every region's bounds recomputed from its multipliers, the leaves covering the box"] += 1
+    else:
+        computed = _upper(t1, t2, box, pairs)
+        if upper != computed:
+            raise Reject(f"the stated upper bound is not the one the alignment gives ({_show(computed)})")
+        rep.checks["distance: U recomputed from the box, the alignment and every neuron's extremes"] += 1
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(_evaluate(t1, x), _evaluate(t2, x), strict=True))
@@ -141,6 +121,22 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     rep.checks["distance: L = ‖D(witness)‖∞ evaluated exactly, witness in the box"] += 1
     rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
                      f"{_box_text(box)}")
+    _epsilon(p, lower, upper, rep)
+
+
+def _epsilon(p: dict, lower: Fraction, upper: Fraction, rep: Report) -> None:
+    """The verdict against ε, when one is stated: verified (U ≤ ε), violated (L > ε) or unknown (L ≤ ε < U)."""
+    if "epsilon" not in p:
+        return
+    eps = rational(p["epsilon"])
+    if eps < 0:
+        raise Reject("proof.epsilon must be nonnegative")
+    verdict = "verified" if upper <= eps else "violated" if lower > eps else "unknown"
+    if p["verdict"] != verdict:
+        raise Reject(f"proof.verdict must be {verdict!r} for the bounds and epsilon stated")
+    text = {"verified": "VERIFIED: sup ≤ ε", "violated": "VIOLATED: ‖D(witness)‖∞ > ε",
+            "unknown": "UNKNOWN: L ≤ ε < U"}[verdict]
+    rep.facts.append(f"{text}, ε = {_show(eps)}")
 
 
 def _box_text(box: list) -> str:

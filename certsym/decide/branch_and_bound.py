@@ -1,0 +1,193 @@
+"""Branch and bound for the distance of two aligned networks: the box is split on neuron phases (z ≤ 0 | z ≥ 0)
+until U/L reaches a target, ε is decided, or a time or region budget runs out.
+
+Every region carries the exact bound of ``certsym.decide.relaxation`` (rational multipliers, weak duality), so
+U = max over the leaves of their bounds is sound whatever the splits; the leaves cover the box because each split
+covers its parent (z ≤ 0 or z ≥ 0). L = ‖D(x*)‖∞ at the best point found, evaluated exactly; the points come from
+the linear programs' solutions and a floating-point search, which only propose.
+
+The split is the unstable neuron whose relaxation gaps (the triangle's and the pair chords' intercepts, weighted by
+their multipliers in the worst objective) contribute most to the worst leaf's bound (as BaBSR does).
+Cost: one ``bound_region`` per region (two per split), at most ``max_regions``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import fmpq
+
+from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_region
+
+
+@dataclass
+class Node:
+    """A region of the tree: a leaf with its bound, or split on a neuron's phase into (z ≤ 0, z ≥ 0)."""
+
+    region: Region
+    bound: RegionBound | None = None
+    split: Key | None = None
+    children: list[Node] = field(default_factory=list)
+    # every objective's bound on this region: its own where it was computed, else its nearest ancestor's
+    effective: dict[tuple[int, int], fmpq] = field(default_factory=dict)
+
+    @property
+    def upper(self) -> fmpq:
+        return max(self.effective.values())
+
+    def preorder(self) -> list[Node]:
+        out, stack = [], [self]
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(node.children))
+        return out
+
+    def leaves(self) -> list[Node]:
+        return [node for node in self.preorder() if not node.children]
+
+
+@dataclass
+class Search:
+    """The tree, the best exact lower bound and its point, and why the search stopped."""
+
+    root: Node
+    lower: fmpq
+    witness: list[fmpq]
+    values: list[fmpq]
+    stopped: str
+    regions: int
+    seconds: float
+
+    @property
+    def upper(self) -> fmpq:
+        return max(leaf.upper for leaf in self.root.leaves())
+
+
+def _split_key(node: Node) -> Key | None:
+    """The unstable neuron to split: largest multiplier-weighted intercept in the worst objective."""
+    rb = node.bound
+    worst = max(node.effective, key=lambda o: node.effective[o])
+
+    score: dict[Key, float] = {}
+    unstable = {key for key, _ in rb.unstable}
+    for (tag, idx), mu in rb.multipliers.get(worst, {}).items():
+        if tag[0] == "t":
+            key = (tag[1], idx)
+            score[key] = score.get(key, 0.0) + float(mu) * rb.gaps.get(key, 0.0)
+        elif tag[0] == "d":
+            for key in rb.pair_keys[idx]:
+                if key in unstable:
+                    score[key] = score.get(key, 0.0) + float(mu) * rb.pair_gaps.get(idx, 0.0)
+    if not score:
+        score = {key: s for key, s in rb.unstable}
+    score = {key: s for key, s in score.items() if key in unstable}
+    return max(score, key=lambda key: score[key]) if score else None
+
+
+def _children(region: Region, key: Key) -> list[Region]:
+    """The two regions of a split: z ≤ 0 and z ≥ 0 for a neuron, x_q ≤ mid and x_q ≥ mid for a coordinate."""
+    if key[0] == "x":
+        q = key[1]
+        lo, hi = region.box[q]
+        mid = (lo + hi) / 2
+        return [Region([*region.box[:q], (lo, mid), *region.box[q + 1:]], region.phases),
+                Region([*region.box[:q], (mid, hi), *region.box[q + 1:]], region.phases)]
+    return [Region(region.box, {**region.phases, key: phase}) for phase in (-1, 1)]
+
+
+def _threshold(epsilon: fmpq | None, lower: fmpq, target: float) -> fmpq:
+    """The bound below which an objective no longer keeps the search going."""
+    if epsilon is not None:
+        return epsilon
+    return lower * fmpq(int(target * 1000), 1000) if lower > 0 else fmpq(0)
+
+
+def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[fmpq]], start: list[fmpq],
+                     target: float = 1.1, seconds: float = 60.0, max_regions: int = 4000,
+                     epsilon: fmpq | None = None, snap: bool = False,
+                     progress: Callable[[str], None] | None = None) -> Search:
+    """Split the worst leaf until U ≤ target·L, or (with ``epsilon``) U ≤ ε or L > ε, or the budget is spent."""
+    t0 = time.monotonic()
+    best = {"lower": fmpq(-1), "x": start, "values": []}
+
+    def consider(x: list[fmpq]) -> None:
+        values = evaluate(x)
+        value = max(abs(v) for v in values)
+        if value > best["lower"]:
+            best.update(lower=value, x=x, values=values)
+
+    def to_box(point: np.ndarray) -> list[fmpq]:
+        out = []
+        for q, t in enumerate(point.tolist()):
+            num, den = float(t).as_integer_ratio()
+            out.append(min(max(fmpq(num, den), box[q][0]), box[q][1]))
+        return out
+
+    consider(start)
+    root = Node(Region(box))
+    root.bound = bound_region(P, root.region, snap)
+    root.effective = dict(root.bound.bounds)
+    for point in root.bound.points:
+        consider(to_box(point))
+    heap = [(-float(root.upper), 0, root)]
+    count, regions, stopped = 1, 1, "the target ratio"
+
+    linear = [0.0]  # the largest bound of the leaves that are linear (no longer in the heap)
+
+    def done() -> str | None:
+        U = max(-heap[0][0] if heap else 0.0, linear[0])
+        # floats decide only when to stop; the verdict is computed from the exact leaf bounds afterwards
+        lower = float(best["lower"])
+        if epsilon is not None:
+            if best["lower"] > epsilon:
+                return "L > ε"
+            if float(epsilon) >= U:
+                return "U ≤ ε"
+        elif lower > 0 and lower * target >= U:
+            return "the target ratio"
+        if U <= 0:
+            return "U = 0"
+        return None
+
+    while True:
+        reason = done()
+        if reason:
+            stopped = reason
+            break
+        if time.monotonic() - t0 > seconds:
+            stopped = "the time budget"
+            break
+        if regions + 2 > max_regions:
+            stopped = "the region budget"
+            break
+        if not heap:
+            stopped = "every region linear"
+            break
+        _, _, node = heapq.heappop(heap)
+        key = _split_key(node)
+        if key is None:
+            linear[0] = max(linear[0], float(node.upper))
+            continue  # linear on the region: its bound is the relaxation's optimum, nothing to split
+        node.split = key
+        for child_region in _children(node.region, key):
+            child = Node(child_region)
+            # only the objectives still above what would stop the search are bounded again; the others keep the
+            # parent's bound, which holds on every subregion
+            level = _threshold(epsilon, best["lower"], target)
+            open_ = [o for o, b in node.effective.items() if b > level]
+            child.bound = bound_region(P, child.region, snap, open_)
+            child.effective = node.effective | {o: min(b, node.effective[o]) for o, b in child.bound.bounds.items()}
+            for point in child.bound.points:
+                consider(to_box(point))
+            node.children.append(child)
+            count += 1
+            heapq.heappush(heap, (-float(child.upper), count, child))
+        regions += 2
+        if progress and regions % 50 == 1:
+            progress(f"{regions} regions, U ≈ {-heap[0][0]:.6g}, L ≈ {float(best['lower']):.6g}")
+    return Search(root, best["lower"], best["x"], best["values"], stopped, regions, time.monotonic() - t0)

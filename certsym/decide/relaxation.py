@@ -1,0 +1,284 @@
+"""The linear relaxation of the difference of two aligned networks on a region, certified by rational multipliers.
+
+A region is a box Q with a phase for some neurons (z ≥ 0 or z ≤ 0 imposed). On it every neuron has the exact
+extremes [l, u] of its pre-activation z over Q, and σ(z) is written S: z when the neuron is active (phase z ≥ 0, or
+l ≥ 0), 0 when it is inactive (phase z ≤ 0, or u ≤ 0), and a variable h ∈ [0, u] when it is unstable. Neurons of
+the second network are scaled by their pairing's d > 0 (σ(d z') = d σ(z'), weights divided by d). The constraints,
+each g ≤ 0 and valid at every point of the region with h = σ(z):
+
+- ``h`` (unstable):  z − h ≤ 0                                  (σ(z) ≥ z)
+- ``t`` (unstable):  (u − l) h − u (z − l) ≤ 0                   (the triangle's chord: σ is convex)
+- ``p`` (phased):    −z ≤ 0 for the phase z ≥ 0, z ≤ 0 for z ≤ 0
+- ``d+`` (pair):     c (S − S') − T ≤ 0, with Δ = z − z' ∈ [lΔ, uΔ] on Q:  σ(z) − σ(z') ≤ σ(Δ) ≤ chord of σ(Δ);
+  c = 1, T = 0 if uΔ ≤ 0; c = 1, T = Δ if lΔ ≥ 0; else c = uΔ − lΔ, T = uΔ (Δ − lΔ)
+- ``d-`` (pair):     the same for S' − S and −Δ ∈ [−uΔ, −lΔ].
+
+For an objective f = s·(D_t) (s = ±1, D_t the t-th output difference written with the S's) and any multipliers
+μ ≥ 0, f ≤ f − Σ μ g on the region, and f − Σ μ g is affine in (x, h): its maximum over x ∈ Q, h ∈ [0, u] is an
+exact rational, the region's bound (weak duality; certificates/FORMAT.md, Linear relaxations). Floating point (HiGHS)
+proposes μ; the bound is computed exactly from whatever μ it proposes, so no float decides anything.
+
+Cost per region: three exact matrix products for the extremes (O((n_A + n_B) m)), 2k linear programs of
+m + (unstable) variables and O(unstable + pairs) rows, and one exact product (2k × n)·(n × (m + 1)) per network for
+the bounds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+from scipy.optimize import linprog
+from scipy.sparse import csr_matrix
+
+from certsym.core.network import Network
+
+Box = list[tuple[fmpq, fmpq]]
+Key = tuple[str, int]  # ("A", i) or ("B", j)
+
+
+def _q(x: float) -> fmpq:
+    num, den = float(x).as_integer_ratio()
+    return fmpq(num, den)
+
+
+@dataclass
+class Region:
+    """A box and the phases imposed on some neurons (+1: z ≥ 0, −1: z ≤ 0)."""
+
+    box: Box
+    phases: dict[Key, int] = field(default_factory=dict)
+
+
+@dataclass
+class RegionBound:
+    """The exact bound of every objective (t, s) on a region, the multipliers that give it, and floating-point
+    points the programs proposed (witness candidates, in the region's box)."""
+
+    bounds: dict[tuple[int, int], fmpq]
+    multipliers: dict[tuple[int, int], dict[tuple[str, int], fmpq]]
+    points: list[np.ndarray]
+    unstable: list[tuple[Key, float]]  # unstable neurons with a split score
+    gaps: dict[Key, float] = field(default_factory=dict)  # u·(−l): the triangle's intercept, per unstable neuron
+    pair_gaps: dict[int, float] = field(default_factory=dict)  # uΔ·(−lΔ) for the pairs whose Δ changes sign
+    pair_keys: dict[int, tuple[Key, Key]] = field(default_factory=dict)
+
+    @property
+    def upper(self) -> fmpq:
+        return max(self.bounds.values())
+
+
+class Pair:
+    """Two networks aligned by ``pairs`` (i, j, d): the exact rows (a, b) of both (B's scaled by d), the output
+    weights (B's divided by d), and their floating-point copies for the programs."""
+
+    def __init__(self, A: Network, B: Network, pairs: list[tuple[int, int, fmpq]]):
+        self.m, self.k = A.m, A.k
+        self.pairs = pairs
+        scale = {j: d for _, j, d in pairs}
+        self.rows = {"A": fmpq_mat(A.n, A.m + 1, [x for i in range(A.n) for x in (*A.A[i], A.b[i])]),
+                     "B": fmpq_mat(B.n, B.m + 1, [x * scale.get(j, 1) for j in range(B.n)
+                                                  for x in (*B.A[j], B.b[j])])}
+        self.weights = {"A": [[A.M[t][i] for t in range(A.k)] for i in range(A.n)],
+                        "B": [[-B.M[t][j] / scale.get(j, 1) for t in range(B.k)] for j in range(B.n)]}
+        self.size = {"A": A.n, "B": B.n}
+        self.offset = [A.c[t] - B.c[t] for t in range(A.k)]
+        self.float_rows = {s: np.array([float(x) for x in self.rows[s].entries()]).reshape(self.size[s], self.m + 1)
+                           for s in "AB"}
+        self.float_weights = {s: np.array([[float(w) for w in row] for row in self.weights[s]]).reshape(
+            self.size[s], self.k) for s in "AB"}
+        diff = [x - y for i, j, _ in pairs for x, y in zip(self.rows["A"].entries()[i * (self.m + 1):(i + 1) *
+                                                                                   (self.m + 1)],
+                                                         self.rows["B"].entries()[j * (self.m + 1):(j + 1) *
+                                                                                   (self.m + 1)], strict=True)]
+        self.diff = fmpq_mat(len(pairs), self.m + 1, diff) if pairs else None
+
+
+def extremes(rows: fmpq_mat, box: Box) -> tuple[list[fmpq], list[fmpq]]:
+    """(min, max) over the box of every row's affine function (a, b)·(x, 1), exactly: centre ∓ |a|·radius."""
+    m = rows.ncols() - 1
+    mid = fmpq_mat(m + 1, 1, [(lo + hi) / 2 for lo, hi in box] + [fmpq(1)])
+    rad = fmpq_mat(m + 1, 1, [(hi - lo) / 2 for lo, hi in box] + [fmpq(0)])
+    centre = (rows * mid).entries()
+    spread = (fmpq_mat(rows.nrows(), m + 1, [abs(x) for x in rows.entries()]) * rad).entries()
+    return [c - s for c, s in zip(centre, spread, strict=True)], [c + s for c, s in zip(centre, spread, strict=True)]
+
+
+class _Leaf:
+    """One region's exact extremes, statuses and constraints."""
+
+    def __init__(self, P: Pair, region: Region):
+        self.P, self.region = P, region
+        self.lo, self.hi, self.status = {}, {}, {}
+        for s in "AB":
+            lo, hi = extremes(P.rows[s], region.box) if P.size[s] else ([], [])
+            self.lo[s], self.hi[s] = lo, hi
+            self.status[s] = [_status(region.phases.get((s, i)), lo[i], hi[i]) for i in range(P.size[s])]
+        self.dlo, self.dhi = extremes(P.diff, region.box) if P.diff is not None else ([], [])
+        self.unstable = [(s, i) for s in "AB" for i in range(P.size[s]) if self.status[s][i] == 0]
+        self.column = {key: P.m + c for c, key in enumerate(self.unstable)}
+        # the constraints: (tag, index) with, per constraint, its terms on S's, on rows z, and its constant
+        self.names: list[tuple[str, int]] = []
+        for key in self.unstable:
+            self.names += [(f"h{key[0]}", key[1]), (f"t{key[0]}", key[1])]
+        self.names += [(f"p{s}", i) for (s, i) in sorted(region.phases)]
+        for p, (i, j, _) in enumerate(P.pairs):
+            if self.status["A"][i] == 0 or self.status["B"][j] == 0:
+                self.names += [("d+", p), ("d-", p)]
+
+    def terms(self, name: tuple[str, int]) -> tuple[list, list, fmpq]:
+        """Constraint ``name`` as (S terms [(key, coeff)], row terms [(key, coeff)], constant): g = Σ coeff·S_key +
+        Σ coeff·z_key + constant, in the scaled (exact) form of the module docstring."""
+        tag, idx = name
+        if tag[0] in "ht":
+            key = (tag[1], idx)
+            lo, hi = self.lo[key[0]][idx], self.hi[key[0]][idx]
+            if tag[0] == "h":
+                return [(key, fmpq(-1))], [(key, fmpq(1))], fmpq(0)
+            return [(key, hi - lo)], [(key, -hi)], hi * lo
+        if tag[0] == "p":
+            key = (tag[1], idx)
+            return [], [(key, fmpq(-1) if self.region.phases[key] > 0 else fmpq(1))], fmpq(0)
+        i, j, _ = self.P.pairs[idx]
+        a, b = ("A", i), ("B", j)
+        lo, hi = (self.dlo[idx], self.dhi[idx]) if tag == "d+" else (-self.dhi[idx], -self.dlo[idx])
+        first, second = (a, b) if tag == "d+" else (b, a)
+        if hi <= 0:
+            return [(first, fmpq(1)), (second, fmpq(-1))], [], fmpq(0)
+        if lo >= 0:
+            return [(first, fmpq(1)), (second, fmpq(-1))], [(first, fmpq(-1)), (second, fmpq(1))], fmpq(0)
+        return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
+
+    def expand(self, s_terms: list, r_terms: list, const: fmpq) -> tuple[dict, dict, fmpq]:
+        """Terms on S written in the region's variables: rows z (active S = z), h columns (unstable), or nothing."""
+        rows: dict[Key, fmpq] = {}
+        cols: dict[Key, fmpq] = {}
+        for key, c in r_terms:
+            rows[key] = rows.get(key, 0) + c
+        for key, c in s_terms:
+            status = self.status[key[0]][key[1]]
+            if status > 0:
+                rows[key] = rows.get(key, 0) + c
+            elif status == 0:
+                cols[key] = cols.get(key, 0) + c
+        return rows, cols, const
+
+
+def _status(phase: int | None, lo: fmpq, hi: fmpq) -> int:
+    """+1 active (S = z), −1 inactive (S = 0), 0 unstable (S = h)."""
+    if phase is not None:
+        return phase
+    return 1 if lo >= 0 else -1 if hi <= 0 else 0
+
+
+def bound_region(P: Pair, region: Region, snap: bool = False,
+                 objectives: list[tuple[int, int]] | None = None) -> RegionBound:
+    """The exact bound of every objective s·D_t on ``region`` from multipliers a floating-point LP proposes (module
+    docstring). With ``snap``, multipliers are also tried rounded to rationals of small denominators (exact duals of
+    problems with small rational data), and the smaller exact bound is kept. ``objectives``: the (t, s) to bound
+    (default all 2k)."""
+    leaf = _Leaf(P, region)
+    m, k = P.m, P.k
+    nvar = m + len(leaf.unstable)
+    # the float constraint matrix G y ≤ g, one row per constraint (unscaled: the scaled rows divided by their scale)
+    data, cols_idx, rowptr, rhs, scales = [], [], [0], [], []
+    expanded = [leaf.expand(*leaf.terms(name)) for name in leaf.names]
+    for rows, cols, const in expanded:
+        vec = np.zeros(nvar)
+        c0 = float(const)
+        for key, c in rows.items():
+            vec[:m] += float(c) * P.float_rows[key[0]][key[1], :m]
+            c0 += float(c) * P.float_rows[key[0]][key[1], m]
+        for key, c in cols.items():
+            vec[leaf.column[key]] += float(c)
+        scale = max(np.abs(vec).max(initial=0.0), abs(c0), 1e-300)
+        scales.append(scale)
+        nz = np.flatnonzero(vec)
+        data += (vec[nz] / scale).tolist()
+        cols_idx += nz.tolist()
+        rowptr.append(len(data))
+        rhs.append(-c0 / scale)
+    G = csr_matrix((data, cols_idx, rowptr), shape=(len(expanded), nvar)) if expanded else None
+    bounds = [(float(lo), float(hi)) for lo, hi in region.box] + \
+        [(0.0, float(leaf.hi[s][i])) for s, i in leaf.unstable]
+    out_bounds, out_mult, points = {}, {}, []
+    for t, sgn in objectives or [(t, sgn) for t in range(k) for sgn in (1, -1)]:
+        cvec = np.zeros(nvar)
+        for s in "AB":
+            for i in range(P.size[s]):
+                w = sgn * P.float_weights[s][i, t]
+                st = leaf.status[s][i]
+                if st > 0:
+                    cvec[:m] += w * P.float_rows[s][i, :m]
+                elif st == 0:
+                    cvec[leaf.column[(s, i)]] += w
+        mu = np.zeros(len(expanded))
+        if G is not None:
+            res = linprog(-cvec, A_ub=G, b_ub=np.array(rhs), bounds=bounds, method="highs")
+            if res.status == 0:
+                mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / np.array(scales)
+                points.append(np.asarray(res.x[:m]))
+        candidates = [{name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0}]
+        if snap:
+            candidates.append({name: fmpq(f.numerator, f.denominator) for name, x in zip(leaf.names, mu, strict=True)
+                               if x > 0 and (f := Fraction(float(x)).limit_denominator(1 << 20))})
+        best = None
+        for mult in candidates:
+            value = lagrangian_bound(leaf, t, sgn, mult)
+            if best is None or value < best[0]:
+                best = (value, mult)
+        out_bounds[(t, sgn)], out_mult[(t, sgn)] = best
+    score = []
+    for s, i in leaf.unstable:
+        lo, hi = float(leaf.lo[s][i]), float(leaf.hi[s][i])
+        weight = float(np.abs(P.float_weights[s][i]).max(initial=0.0))
+        score.append(((s, i), weight * hi * (-lo) / (hi - lo)))
+    gaps = {(s, i): float(leaf.hi[s][i]) * -float(leaf.lo[s][i]) for s, i in leaf.unstable}
+    pair_gaps = {p: max(0.0, float(hi)) * max(0.0, -float(lo))
+                 for p, (lo, hi) in enumerate(zip(leaf.dlo, leaf.dhi, strict=True))}
+    pair_keys = {p: (("A", i), ("B", j)) for p, (i, j, _) in enumerate(P.pairs)}
+    return RegionBound(out_bounds, out_mult, points, score, gaps, pair_gaps, pair_keys)
+
+
+def lagrangian_bound(leaf: _Leaf, t: int, sgn: int, mult: dict[tuple[str, int], fmpq]) -> fmpq:
+    """max over x ∈ Q, h ∈ [0, u] of f − Σ μ g for the objective s·D_t, exactly. Cost: O(constraints) scalar
+    operations and one product of the combined row with the box (O((n_A + n_B) m))."""
+    P = leaf.P
+    rows: dict[Key, fmpq] = {}
+    cols: dict[Key, fmpq] = {}
+    const = P.offset[t] * sgn
+    for s in "AB":
+        for i in range(P.size[s]):
+            w = P.weights[s][i][t] * sgn
+            if w == 0:
+                continue
+            st = leaf.status[s][i]
+            if st > 0:
+                rows[(s, i)] = rows.get((s, i), 0) + w
+            elif st == 0:
+                cols[(s, i)] = cols.get((s, i), 0) + w
+    for name, mu in mult.items():
+        r, c, c0 = leaf.expand(*leaf.terms(name))
+        for key, v in r.items():
+            rows[key] = rows.get(key, 0) - mu * v
+        for key, v in c.items():
+            cols[key] = cols.get(key, 0) - mu * v
+        const -= mu * c0
+    value = const
+    combined = None
+    for s in "AB":
+        if any(side == s and v != 0 for (side, _), v in rows.items()):
+            coeff = [fmpq(0)] * P.size[s]
+            for (side, i), v in rows.items():
+                if side == s:
+                    coeff[i] = v
+            part = fmpq_mat(1, P.size[s], coeff) * P.rows[s]
+            combined = part if combined is None else combined + part
+    if combined is not None:
+        value += extremes(combined, leaf.region.box)[1][0]
+    for key, v in cols.items():
+        if v > 0:
+            value += v * leaf.hi[key[0]][key[1]]
+    return value

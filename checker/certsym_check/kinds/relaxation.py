@@ -1,0 +1,209 @@
+"""Replay of a distance bound by linear relaxations over a tree of regions (certificates/FORMAT.md, Linear
+relaxations).
+
+The tree is given in preorder. A node is a region: the root is the box; a split on a neuron's phase gives the
+regions z ≤ 0 and z ≥ 0 (in that order), a split on a coordinate q the halves x_q ≤ mid and x_q ≥ mid. Each split
+covers its parent, so the leaves cover the box. Any node may carry bounds for objectives (t, s), each with rational
+multipliers μ ≥ 0 of the region's constraints; the checker rebuilds the constraints itself from the networks and
+the region (never from the certificate), computes max over the region's variable box of f − Σ μ g exactly and
+requires the stated bound to be that number. A bound holds on every subregion, so an objective's bound at a leaf is
+the least of those computed at the leaf and its ancestors; every leaf needs all 2k, and U is their maximum.
+No search. Cost per bound: O((n1 + n2)(m + 1)) integer operations; per region, the extremes of every neuron and
+pair, the same. Both are bounded before the work (MAX_REGION_WORK). Standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from certsym_check.budget import charge, int_cost, lcm
+from certsym_check.core import Net, index, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import rational
+from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
+
+MAX_REGIONS = 20_000
+MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 + pairs) · (m + 1): integer operations
+MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
+TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
+
+
+class _Region:
+    """A region's box (integers over one denominator), its phases, every neuron's extremes and status."""
+
+    def __init__(self, box: list[tuple[Fraction, Fraction]], phases: dict, nets: dict, pairs: list):
+        self.box, self.phases = box, phases
+        LO, Dl = _ints([lo for lo, _ in box])
+        HI, Dh = _ints([hi for _, hi in box])
+        D = math.lcm(Dl, Dh)
+        self.LO, self.HI, self.D = [y * (D // Dl) for y in LO], [y * (D // Dh) for y in HI], D
+        self.lo, self.hi, self.status = {}, {}, {}
+        for s, R in nets.items():
+            ext = [R.extremes(i, self.LO, self.HI, D) for i in range(len(R.rows))]
+            self.lo[s], self.hi[s] = [e[0] for e in ext], [e[1] for e in ext]
+            self.status[s] = [phases.get((s, i), 1 if e[0] >= 0 else -1 if e[1] <= 0 else 0)
+                              for i, e in enumerate(ext)]
+        self.delta = []
+        for i, j in pairs:
+            A, B = nets["A"], nets["B"]
+            den = math.lcm(A.dens[i], B.dens[j])
+            diff = [x * (den // A.dens[i]) - y * (den // B.dens[j]) for x, y in zip(A.rows[i], B.rows[j], strict=True)]
+            self.delta.append(_extremes(diff, den, self.LO, self.HI, D))
+
+
+def _constraint(region: _Region, pairs: list, tag: str, idx: int, size: dict) -> tuple[list, list, Fraction]:
+    """Constraint (tag, idx) as (S terms, z terms, constant), each term ((net, neuron), coefficient): g ≤ 0 with
+    g = Σ c·S + Σ c·z + constant, rebuilt from the region (FORMAT.md's list); reject one that does not exist."""
+    if tag[0] in "htp":
+        key = (tag[1], index(idx, size[tag[1]], f"multiplier {tag}"))
+        status = region.status[key[0]][key[1]]
+        if tag[0] == "p":
+            if key not in region.phases:
+                raise Reject(f"multiplier {tag} {idx}: the neuron has no phase in this region")
+            return [], [(key, Fraction(-1 if region.phases[key] > 0 else 1))], Fraction(0)
+        if status != 0 or key in region.phases:
+            raise Reject(f"multiplier {tag} {idx}: the neuron is not unstable in this region")
+        lo, hi = region.lo[key[0]][key[1]], region.hi[key[0]][key[1]]
+        if tag[0] == "h":
+            return [(key, Fraction(-1))], [(key, Fraction(1))], Fraction(0)
+        return [(key, hi - lo)], [(key, -hi)], hi * lo
+    p = index(idx, len(pairs), f"multiplier {tag}")
+    i, j = pairs[p]
+    lo, hi = region.delta[p] if tag == "d+" else (-region.delta[p][1], -region.delta[p][0])
+    first, second = (("A", i), ("B", j)) if tag == "d+" else (("B", j), ("A", i))
+    if hi <= 0:
+        return [(first, Fraction(1)), (second, Fraction(-1))], [], Fraction(0)
+    if lo >= 0:
+        return [(first, Fraction(1)), (second, Fraction(-1))], [(first, Fraction(-1)), (second, Fraction(1))], \
+            Fraction(0)
+    return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
+
+
+def _bound(region: _Region, nets: dict, offset: list, pairs: list, t: int, sign: int, mult: list) -> Fraction:
+    """max over the region's variables of s·D_t − Σ μ g, exactly."""
+    size = {s: len(R.rows) for s, R in nets.items()}
+    rows: dict = {}
+    cols: dict = {}
+
+    def add(target: dict, key, c: Fraction) -> None:
+        target[key] = target.get(key, 0) + c
+
+    def add_s(key, c: Fraction) -> None:
+        status = region.status[key[0]][key[1]]
+        if status > 0:
+            add(rows, key, c)
+        elif status == 0:
+            add(cols, key, c)
+
+    for s, R in nets.items():
+        for i in range(size[s]):
+            w = R.v[i][t] * sign if s == "A" else -R.v[i][t] * sign
+            if w:
+                add_s((s, i), w)
+    const = offset[t] * sign
+    seen = set()
+    for e, entry in enumerate(seq(mult, None, "multipliers")):
+        tag, idx, mu = seq(entry, 3, f"multipliers[{e}]")
+        if tag not in TAGS:
+            raise Reject(f"multipliers[{e}]: unknown constraint {tag!r}")
+        mu = rational(mu)
+        if mu < 0:
+            raise Reject(f"multipliers[{e}]: a multiplier is negative")
+        if max(mu.numerator.bit_length(), mu.denominator.bit_length()) > MAX_MULTIPLIER_BITS:
+            raise Reject(f"beyond the checker's bounds: a multiplier of more than {MAX_MULTIPLIER_BITS} bits")
+        if (tag, idx) in seen:
+            raise Reject(f"multipliers[{e}]: constraint {tag} {idx} given twice")
+        seen.add((tag, idx))
+        s_terms, z_terms, c0 = _constraint(region, pairs, tag, idx, size)
+        for key, c in s_terms:
+            add_s(key, -mu * c)
+        for key, c in z_terms:
+            add(rows, key, -mu * c)
+        const -= mu * c0
+    value = const
+    for key, c in cols.items():
+        if c > 0:
+            value += c * region.hi[key[0]][key[1]]
+    live = [(key, c) for key, c in rows.items() if c != 0]
+    if live:
+        G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), "a relaxation bound")
+        acc = [0] * (len(region.LO) + 1)
+        for (s, i), c in live:
+            scale = c.numerator * (G // (c.denominator * nets[s].dens[i]))
+            row = nets[s].rows[i]
+            charge(len(row) * int_cost(scale.bit_length(), max(abs(y).bit_length() for y in row)),
+                   "a relaxation bound")
+            acc = [x + scale * y for x, y in zip(acc, row, strict=True)]
+        value += _extremes(acc, G, region.LO, region.HI, region.D)[1]
+    return value
+
+
+def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object) -> Fraction:
+    """U from the preorder tree ``nodes`` (module docstring), or a rejection; checks every bound stated."""
+    m, k = t1.m, t1.k
+    nodes = seq(nodes, None, "proof.regions")
+    if not 1 <= len(nodes) <= MAX_REGIONS:
+        raise Reject(f"proof.regions: between 1 and {MAX_REGIONS} regions")
+    stated = 0
+    for e, node in enumerate(nodes):
+        if not isinstance(node, dict) or not set(node) <= {"split", "bounds"}:
+            raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'")
+        stated += len(seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds"))
+    work = (len(nodes) + stated) * (t1.n + t2.n + len(pairs)) * (m + 1)
+    if work > MAX_REGION_WORK:
+        raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
+                     f"(at most {MAX_REGION_WORK:,})")
+    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
+    size = {"A": t1.n, "B": t2.n}
+    offset = [a - b for a, b in zip(t1.c, t2.c, strict=True)]
+    plain_pairs = [(i, j) for i, j, _ in pairs]
+    objectives = {(t, s) for t in range(k) for s in (1, -1)}
+    stack: list[tuple[list, dict, dict]] = [(list(box), {}, {})]
+    upper = None
+    for e, node in enumerate(nodes):
+        if not stack:
+            raise Reject(f"proof.regions[{e}]: more regions than the splits make")
+        where = f"proof.regions[{e}]"
+        region_box, phases, inherited = stack.pop()
+        p = node
+        region = _Region(region_box, phases, nets, plain_pairs)
+        effective = dict(inherited)
+        done = set()
+        for b, entry in enumerate(seq(p.get("bounds", []), None, f"{where}.bounds")):
+            t, s, value, mult = seq(entry, 4, f"{where}.bounds[{b}]")
+            t = index(t, k, f"{where}.bounds[{b}]")
+            if s not in (1, -1) or isinstance(s, bool) or (t, s) in done:
+                raise Reject(f"{where}.bounds[{b}]: the sign is 1 or -1, each objective once per region")
+            done.add((t, s))
+            computed = _bound(region, nets, offset, plain_pairs, t, s, mult)
+            if rational(value) != computed:
+                raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give")
+            effective[(t, s)] = min(computed, effective.get((t, s), computed))
+        if "split" not in p:
+            if set(effective) != objectives:
+                raise Reject(f"{where}: a leaf without a bound for every output and sign")
+            leaf = max(effective.values())
+            upper = leaf if upper is None else max(upper, leaf)
+            continue
+        split = seq(p["split"], 2, f"{where}.split")
+        if split[0] == "x":
+            q = index(split[1], m, f"{where}.split")
+            lo, hi = region_box[q]
+            if lo == hi:
+                raise Reject(f"{where}.split: the coordinate's interval is a point")
+            mid = (lo + hi) / 2
+            halves = [[*region_box[:q], (lo, mid), *region_box[q + 1:]],
+                      [*region_box[:q], (mid, hi), *region_box[q + 1:]]]
+            children = [(h, phases, effective) for h in halves]
+        elif split[0] in ("A", "B"):
+            key = (split[0], index(split[1], size[split[0]], f"{where}.split"))
+            if key in phases:
+                raise Reject(f"{where}.split: the neuron's phase is already fixed")
+            children = [(region_box, {**phases, key: ph}, effective) for ph in (-1, 1)]
+        else:
+            raise Reject(f"{where}.split: 'x', 'A' or 'B'")
+        stack.extend(reversed(children))
+    if stack:
+        raise Reject("proof.regions: a split without its two regions (a leaf is missing)")
+    return upper
