@@ -60,7 +60,7 @@ from certsym.io import (
 )
 from certsym.io.models import Selection, is_model_file, parse_keys, reading
 from certsym.io.sources import Model, load, read_pair
-from certsym.numbers import DEFAULT_MAX_DIGITS
+from certsym.numbers import DEFAULT_MAX_DIGITS, parse_rational
 from certsym_check import check_certificate
 
 _VALUE_OPTIONS = {"--at"}
@@ -359,28 +359,71 @@ def cmd_distance(args: argparse.Namespace) -> int:
     t1, t2, records = read_pair(*sources)
     spec = args.box
     box = _box(spec, t1.m)
-    d = distance(t1, t2, box, seed=args.seed)
+    epsilon = _epsilon(args.epsilon)
+    if not args.seconds > 0 or not args.target >= 1:
+        raise InputError("--seconds must be positive and --target at least 1")
+    d = distance(t1, t2, box, seed=args.seed, seconds=args.seconds, target=args.target, epsilon=epsilon,
+                 progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), _embed(args, records, (t1, t2))))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
+    code = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[d.verdict]
+    search = d.search
     if args.json:
         emit_json(_bounds_json(d, box, spec, readings) | {
-            "pairs": len(d.pairs), "stable_terms": d.stable, "unstable_terms": d.unstable})
-        return EXIT_OK
+            "pairs": len(d.pairs), "stable_terms": d.stable, "unstable_terms": d.unstable,
+            "upper_interval": None if d.interval is None else str(d.interval),
+            "regions": None if search is None else search.regions,
+            "leaves": None if search is None else len(search.root.leaves()),
+            "stopped": None if search is None else search.stopped,
+            "epsilon": None if epsilon is None else str(epsilon), "verdict": d.verdict})
+        return code
+    if epsilon is not None:
+        print(_epsilon_line(d, epsilon, where))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
         _print_readings(readings)
-        return EXIT_OK
+        return code
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ∈ [L, U], exact rationals")
     print(f"  L ≈ {float(d.lower):.6g}  (‖D(x*)‖∞ at a witness x* in the box, evaluated exactly; exact in --json)")
-    print(f"  U ≈ {float(d.upper):.6g}  (sound: symbolic intervals over the aligned networks)")
+    print(f"  U ≈ {float(d.upper):.6g}  (sound: linear relaxations of the aligned networks with rational multipliers, "
+          f"{_regions(len(search.root.leaves()))}; symbolic intervals alone give {float(d.interval):.6g})")
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
+    print(f"  branch and bound: {_regions(search.regions)} in {search.seconds:.1f} s, stopped at {search.stopped}")
     print(f"  alignment: {len(d.pairs)} neuron pairs (an H_n element), {t1.n - len(d.pairs)} + "
           f"{t2.n - len(d.pairs)} unpaired; {d.stable} stable and {d.unstable} unstable terms on the box")
     _print_readings(readings)
-    return EXIT_OK
+    return code
+
+
+def _regions(count: int) -> str:
+    return f"{count} region" + ("" if count == 1 else "s")
+
+
+def _epsilon(text: str | None):
+    """--epsilon as an exact nonnegative rational, or None."""
+    if text is None:
+        return None
+    value = parse_rational(text)
+    if value is None or value < 0:
+        raise InputError(f"--epsilon: not an exact nonnegative number: {text!r}")
+    return value
+
+
+def _epsilon_line(d, epsilon, where: str) -> str:
+    """The verdict against ε, first: VERIFIED, VIOLATED with the witness's value, or UNKNOWN with [L, U]."""
+    if d.verdict == "verified":
+        return f"VERIFIED: sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ≤ U ≤ ε = {epsilon} on {where}"
+    if d.verdict == "violated":
+        return (f"VIOLATED: ‖ρ(θ1)(x*) − ρ(θ2)(x*)‖∞ = L ≈ {float(d.lower):.6g} > ε = {epsilon} at an exact witness "
+                "x* in the box (in --json and the certificate)")
+    return f"UNKNOWN within the budget: L ≤ ε = {epsilon} < U (raise --seconds, or see [L, U] below)"
+
+
+def _progress(text: str) -> None:
+    print(f"  … {text}", file=sys.stderr, flush=True)
 
 
 def np_float(array) -> bool:
@@ -824,6 +867,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
                    "file (its input bounds); default [0, 1]^m")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
+    p.add_argument("--epsilon", metavar="E", help="decide sup ‖ρ(θ1) − ρ(θ2)‖∞ ≤ E: VERIFIED (exit 0), VIOLATED "
+                   "(exit 1, an exact witness above E) or UNKNOWN within the budget (exit 3)")
+    p.add_argument("--seconds", type=float, default=10.0, metavar="S",
+                   help="time budget of the branch and bound (default 10)")
+    p.add_argument("--target", type=float, default=1.1, metavar="R",
+                   help="stop the branch and bound once U/L ≤ R (default 1.1; 1 asks for U = L)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")

@@ -4,7 +4,9 @@ tampered bounds, alignments and witnesses."""
 from __future__ import annotations
 
 import copy
+import functools
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from flint import fmpq
 from certsym.api import load
 from certsym.certify import InputRecord, distance_certificate
 from certsym.cli import main
+from certsym.core.network import Network
 from certsym.decide.distance import distance, evaluate_difference, parse_box, parse_vnnlib
 from certsym.errors import InputError
 from certsym_check import check_certificate
@@ -53,7 +56,7 @@ def test_bounds_are_sound_on_ten_thousand_samples(seed: int, kind: str) -> None:
     b = _copies(a)[kind]
     A, B = load(a).network, load(b).network
     box = parse_box("-1,2", A.m) if seed == 2 else None
-    d = distance(A, B, box)
+    d = distance(A, B, box, seconds=1)
     assert d.lower <= d.upper
     lo, hi = np.array([float(x) for x, _ in d.box]), np.array([float(y) for _, y in d.box])
     X = lo + (hi - lo) * np.random.default_rng(seed + 7).random((10_000, A.m))
@@ -84,10 +87,38 @@ def test_equivalent_pair_has_distance_zero() -> None:
     assert not check_certificate(forged).valid
 
 
-def _doc():
+@functools.cache
+def _cached_doc() -> str:
     a = _model(5)
     A, B = load(a).network, load(_copies(a)["float16"]).network
-    return distance_certificate(distance(A, B), RECORDS, (A, B))
+    d = distance(A, B, seconds=1, max_regions=40)
+    assert len(d.search.root.leaves()) > 4  # a tree, so that splits and leaves can be tampered with
+    return json.dumps(distance_certificate(d, RECORDS, (A, B)))
+
+
+def _doc() -> dict:
+    return json.loads(_cached_doc())
+
+
+def _first(doc: dict, test) -> dict:
+    return next(node for node in doc["proof"]["regions"] if test(node))
+
+
+def _nudge(doc: dict) -> None:
+    multipliers = _first(doc, lambda n: any(b[3] for b in n.get("bounds", [])))["bounds"]
+    entry = next(b for b in multipliers if b[3])[3][0]
+    entry[2] = str(Fraction(entry[2]) * Fraction(1001, 1000))
+
+
+def _drop_leaf(doc: dict) -> None:
+    regions = doc["proof"]["regions"]
+    regions.pop(max(i for i, node in enumerate(regions) if "split" not in node))
+
+
+def _shift_split(doc: dict) -> None:
+    """A phase split moved to another neuron: every region below it is another one."""
+    node = _first(doc, lambda n: "split" in n)
+    node["split"][1] = (node["split"][1] + 1) % 10
 
 
 MUTATIONS = {
@@ -108,6 +139,17 @@ MUTATIONS = {
     "weight changed": lambda d: d["inputs"][1]["parameters"]["M"][0].__setitem__(0, "7"),
     "unknown key": lambda d: d["proof"].__setitem__("multipliers", []),
     "statement": lambda d: d["proof"].__setitem__("statement", "trust me"),
+    "multiplier nudged": _nudge,
+    "multiplier negative": lambda d: next(b for b in d["proof"]["regions"][0]["bounds"] if b[3])[3][0].__setitem__(
+        2, "-1"),
+    "multiplier on a made-up constraint": lambda d: d["proof"]["regions"][0]["bounds"][0][3].append(["tA", 0, "1"]) if
+    any(e[:2] == ["tA", 0] for e in d["proof"]["regions"][0]["bounds"][0][3]) else
+    d["proof"]["regions"][0]["bounds"][0][3].append(["pA", 0, "1"]),
+    "bound lowered": lambda d: d["proof"]["regions"][-1]["bounds"][0].__setitem__(2, "0"),
+    "leaf dropped": _drop_leaf,
+    "split moved": _shift_split,
+    "split on a coordinate instead": lambda d: _first(d, lambda n: "split" in n).__setitem__("split", ["x", 0]),
+    "region added": lambda d: d["proof"]["regions"].append({}),
 }
 
 
@@ -116,9 +158,69 @@ def test_checker_rejects_tampered_distance_certificates(name: str) -> None:
     doc = _doc()
     assert check_certificate(doc).valid
     broken = copy.deepcopy(doc)
+    assert broken == doc
     MUTATIONS[name](broken)
     report = check_certificate(json.loads(json.dumps(broken)))
     assert not report.valid, name
+
+
+def test_a_leaf_needs_every_objective() -> None:
+    """One region whose bounds omit an objective, U restated as the largest of the rest: rejected for the omission."""
+    doc = _doc()
+    root = doc["proof"]["regions"][0]
+    root.pop("split")
+    dropped = max(root["bounds"], key=lambda b: Fraction(b[2]))
+    root["bounds"].remove(dropped)
+    doc["proof"]["regions"] = [root]
+    doc["proof"]["upper"] = str(max(Fraction(b[2]) for b in root["bounds"]))
+    report = check_certificate(doc)
+    assert not report.valid and "every output and sign" in report.reason
+
+
+def _one_neuron() -> tuple[Network, Network]:
+    q = fmpq
+    return (Network.build([[q(1)]], [[q(1), q(-2), q(1, 2)]], [q(1, 4)], [q(0)]),
+            Network.build([[q(3, 2)]], [[q(1), q(-1), q(1, 3)]], [q(-1, 4)], [q(1, 8)]))
+
+
+def test_point_box_and_single_neuron_give_u_equal_to_l() -> None:
+    """On a point every neuron is stable, so U is the exact value there; one neuron per network on a box is settled
+    by splitting both phases, with exact (small-denominator) multipliers."""
+    A, B = _one_neuron()
+    point = parse_box("1/3,1/3;-1/2,-1/2;2,2", 3)
+    d = distance(A, B, point, seconds=5)
+    assert d.upper == d.lower == max(abs(v) for v in evaluate_difference(A, B, [x for x, _ in point]))
+    d = distance(A, B, parse_box("-1,1", 3), seconds=5, target=1.0)
+    assert d.upper == d.lower > 0
+    assert check_certificate(distance_certificate(d, RECORDS, (A, B))).valid
+    a = _model(8)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    corner = parse_box("1/4,1/4", A.m)
+    d = distance(A, B, corner, seconds=5)
+    assert d.upper == d.lower
+
+
+@pytest.mark.parametrize("scale", [Fraction(1, 2), Fraction(2), Fraction(1, 1000)])
+def test_epsilon_verdicts_replay(scale: Fraction) -> None:
+    """--epsilon between L and U, below L and above U: each verdict is the one the exact bounds give, the
+    certificate replays, and a VIOLATED witness evaluates exactly above ε; a verdict flipped is rejected."""
+    a = _model(9)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    plain = distance(A, B, seconds=1, max_regions=20)
+    eps = fmpq(scale.numerator, scale.denominator) * (plain.lower + plain.upper)
+    d = distance(A, B, seconds=2, epsilon=eps)
+    assert d.verdict == ("verified" if d.upper <= eps else "violated" if d.lower > eps else "unknown")
+    if scale == Fraction(1, 1000):
+        assert d.verdict == "violated"
+    if scale == Fraction(2):
+        assert d.verdict == "verified"
+    if d.verdict == "violated":
+        assert max(abs(v) for v in evaluate_difference(A, B, d.witness)) > eps
+    doc = json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
+    report = check_certificate(doc)
+    assert report.valid and any(d.verdict.upper() in fact for fact in report.facts)
+    doc["proof"]["verdict"] = "verified" if d.verdict != "verified" else "violated"
+    assert not check_certificate(doc).valid
 
 
 def test_box_and_vnnlib_parsing() -> None:
