@@ -20,7 +20,7 @@ from fractions import Fraction
 from certsym_check.budget import charge, int_cost, lcm
 from certsym_check.core import Net, index, seq
 from certsym_check.errors import Reject
-from certsym_check.fields import rational
+from certsym_check.fields import rational, show
 from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
 
 MAX_REGIONS = 20_000
@@ -178,7 +178,8 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
             done.add((t, s))
             computed = _bound(region, nets, offset, plain_pairs, t, s, mult)
             if rational(value) != computed:
-                raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give")
+                raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give "
+                             f"({show(computed)})")
             effective[(t, s)] = min(computed, effective.get((t, s), computed))
         if "split" not in p:
             if set(effective) != objectives:
