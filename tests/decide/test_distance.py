@@ -249,6 +249,16 @@ def test_cli_distance(tmp_path, capfd) -> None:
         fmpq(*map(int, (out["upper"] + "/1").split("/")[:2]))
     assert main(["check", str(cert), "--inputs", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 0
     assert "sup over the box" in capfd.readouterr().out
+    lower = Fraction(out["lower"])
+    files = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
+    for eps, code, word in ((lower / 2, 1, "VIOLATED"), (lower * 100, 0, "VERIFIED")):
+        assert main(["distance", *files, "--epsilon", str(eps), "--seconds", "2", "--cert", str(cert)]) == code
+        assert capfd.readouterr().out.startswith(word)
+        assert main(["check", str(cert), "--inputs", *files]) == 0
+        assert word in capfd.readouterr().out
+    for bad in (["--epsilon", "-1"], ["--epsilon", "x"], ["--seconds", "0"], ["--target", "0.5"]):
+        assert main(["distance", *files, *bad]) == 2
+        assert "error" in capfd.readouterr().err
     (tmp_path / "p.vnnlib").write_text("(assert (<= X_0 1))\n")
     assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--box", str(tmp_path / "p.vnnlib")]) \
         == 2
