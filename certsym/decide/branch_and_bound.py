@@ -176,9 +176,10 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         node.split = key
         for child_region in _children(node.region, key):
             child = Node(child_region)
-            # only the objectives still above what would stop the search are bounded again; the others keep the
-            # parent's bound, which holds on every subregion
-            level = _threshold(epsilon, best["lower"], target)
+            # only the objectives within 3% of the region's worst (and above what would stop the search) are
+            # bounded again: a split is spent on the bound that decides U; the others keep the parent's bound,
+            # which holds on every subregion, and are bounded again when they become the worst
+            level = max(_threshold(epsilon, best["lower"], target), node.upper * fmpq(97, 100))
             open_ = [o for o, b in node.effective.items() if b > level]
             child.bound = bound_region(P, child.region, snap, open_)
             child.effective = node.effective | {o: min(b, node.effective[o]) for o, b in child.bound.bounds.items()}
