@@ -17,6 +17,7 @@ import heapq
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 from flint import fmpq
@@ -121,19 +122,30 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         if value > best["lower"]:
             best.update(lower=value, x=x, values=values)
 
-    def to_box(point: np.ndarray) -> list[fmpq]:
-        out = []
-        for q, t in enumerate(point.tolist()):
-            num, den = float(t).as_integer_ratio()
-            out.append(min(max(fmpq(num, den), box[q][0]), box[q][1]))
-        return out
+    def propose(point: np.ndarray, region: Region) -> None:
+        """The LP's point as the rationals its floats are, then with coordinates near the region's ends moved onto
+        them (a vertex of the region, where a linear piece takes its extremes), then (small problems) rounded to
+        small denominators; each clipped to the box and evaluated exactly."""
+        floats = point.tolist()
+        exact = [fmpq(*float(t).as_integer_ratio()) for t in floats]
+        candidates = [exact]
+        ends = []
+        for t, x, (lo, hi) in zip(floats, exact, region.box, strict=True):
+            width = float(hi - lo)
+            ends.append(lo if abs(t - float(lo)) <= 1e-9 * width else hi if abs(t - float(hi)) <= 1e-9 * width else x)
+        candidates.append(ends)
+        if snap:
+            candidates.append([fmpq(f.numerator, f.denominator) for f in
+                               (Fraction(t).limit_denominator(1 << 20) for t in floats)])
+        for candidate in candidates:
+            consider([min(max(x, lo), hi) for x, (lo, hi) in zip(candidate, box, strict=True)])
 
     consider(start)
     root = Node(Region(box))
     root.bound = bound_region(P, root.region, snap)
     root.effective = dict(root.bound.bounds)
     for point in root.bound.points:
-        consider(to_box(point))
+        propose(point, root.region)
     heap = [(-float(root.upper), 0, root)]
     count, regions, stopped = 1, 1, "the target ratio"
 
@@ -170,9 +182,17 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             break
         _, _, node = heapq.heappop(heap)
         key = _split_key(node)
-        if key is None:
+        if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
+            stale = [o for o in node.effective if o not in node.bound.bounds]
+            if stale:
+                extra = bound_region(P, node.region, snap, stale)
+                node.bound.bounds |= extra.bounds
+                node.bound.multipliers |= extra.multipliers
+                node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
+                for point in extra.points:
+                    propose(point, node.region)
             linear[0] = max(linear[0], float(node.upper))
-            continue  # linear on the region: its bound is the relaxation's optimum, nothing to split
+            continue
         node.split = key
         for child_region in _children(node.region, key):
             child = Node(child_region)
@@ -184,7 +204,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             child.bound = bound_region(P, child.region, snap, open_)
             child.effective = node.effective | {o: min(b, node.effective[o]) for o, b in child.bound.bounds.items()}
             for point in child.bound.points:
-                consider(to_box(point))
+                propose(point, child.region)
             node.children.append(child)
             count += 1
             heapq.heappush(heap, (-float(child.upper), count, child))

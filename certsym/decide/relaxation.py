@@ -215,6 +215,8 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                 elif st == 0:
                     cvec[leaf.column[(s, i)]] += w
         mu = np.zeros(len(expanded))
+        # the corner of the box where the x part of the objective is largest: exact for a linear region
+        points.append(np.where(cvec[:m] > 0, [hi for _, hi in bounds[:m]], [lo for lo, _ in bounds[:m]]))
         if G is not None:
             res = linprog(-cvec, A_ub=G, b_ub=np.array(rhs), bounds=bounds, method="highs")
             if res.status == 0:
