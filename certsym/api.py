@@ -146,17 +146,23 @@ def minimal(source: Any) -> Network | DeepNetwork:
 
 
 @_api_terms
-def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0):
+def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0, epsilon: Any = None,
+             seconds: float = 10.0, target: float = 1.1):
     """Exact bounds [L, U] on sup over a box (default [0, 1]^m; pairs of exact numbers) of ‖f_a − f_b‖∞, as
-    ``certsym distance`` computes them: a ``Distance`` for one-hidden-layer networks, a ``DeepDistance`` otherwise
-    (``.lower``, ``.upper``, ``.witness``). Cost: linear in the weights, plus the witness search."""
+    ``certsym distance`` computes them: a ``Distance`` for one-hidden-layer networks (linear relaxations with
+    rational multipliers, branch and bound until U/L ≤ ``target``, or with ``epsilon`` until U ≤ ε or L > ε, within
+    ``seconds``; ``.verdict`` then says "verified", "violated" or "unknown"), a ``DeepDistance`` otherwise
+    (``.lower``, ``.upper``, ``.witness``). Cost: linear in the weights per region, plus the witness search."""
     A, B = load(a), load(b)
     m = (A.deep_network() if A.is_deep else A.network).m
     ends = parse_box(None, m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
     if A.is_deep or B.is_deep:
+        if epsilon is not None:
+            raise InputError("epsilon is for one-hidden-layer networks (deep networks get [L, U] only)")
         return deep_distance(A.deep_network(), B.deep_network(), ends, seed)
     t1, t2, _ = read_pair(A, B)
-    return shallow_distance(t1, t2, ends, seed)
+    return shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target,
+                            epsilon=None if epsilon is None else _exact(epsilon))
 
 
 def _exact(x: Any):

@@ -321,6 +321,8 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
 
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
+    if args.epsilon is not None:
+        raise InputError("--epsilon works on one-hidden-layer networks; for deep ones, distance gives [L, U]")
     t1, t2 = (x.deep_network() for x in models)
     records = tuple(x.record for x in models)
     spec = args.box
