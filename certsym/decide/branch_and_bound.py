@@ -142,7 +142,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
 
     consider(start)
     root = Node(Region(box))
-    root.bound = bound_region(P, root.region, snap)
+    root.bound = bound_region(P, root.region, snap, deadline=t0 + seconds)
     root.effective = dict(root.bound.bounds)
     for point in root.bound.points:
         propose(point, root.region)
@@ -185,7 +185,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
             stale = [o for o in node.effective if o not in node.bound.bounds]
             if stale:
-                extra = bound_region(P, node.region, snap, stale)
+                extra = bound_region(P, node.region, snap, stale, t0 + seconds)
                 node.bound.bounds |= extra.bounds
                 node.bound.multipliers |= extra.multipliers
                 node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
@@ -201,7 +201,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             # which holds on every subregion, and are bounded again when they become the worst
             level = max(_threshold(epsilon, best["lower"], target), node.upper * fmpq(97, 100))
             open_ = [o for o, b in node.effective.items() if b > level]
-            child.bound = bound_region(P, child.region, snap, open_)
+            child.bound = bound_region(P, child.region, snap, open_, t0 + seconds)
             child.effective = node.effective | {o: min(b, node.effective[o]) for o, b in child.bound.bounds.items()}
             for point in child.bound.points:
                 propose(point, child.region)

@@ -25,6 +25,7 @@ the bounds.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -174,11 +175,12 @@ def _status(phase: int | None, lo: fmpq, hi: fmpq) -> int:
 
 
 def bound_region(P: Pair, region: Region, snap: bool = False,
-                 objectives: list[tuple[int, int]] | None = None) -> RegionBound:
+                 objectives: list[tuple[int, int]] | None = None, deadline: float | None = None) -> RegionBound:
     """The exact bound of every objective s·D_t on ``region`` from multipliers a floating-point LP proposes (module
     docstring). With ``snap``, multipliers are also tried rounded to rationals of small denominators (exact duals of
     problems with small rational data), and the smaller exact bound is kept. ``objectives``: the (t, s) to bound
-    (default all 2k)."""
+    (default all 2k). Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
+    a valid (looser) bound."""
     leaf = _Leaf(P, region)
     m, k = P.m, P.k
     nvar = m + len(leaf.unstable)
@@ -214,16 +216,19 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                     cvec[:m] += w * P.float_rows[s][i, :m]
                 elif st == 0:
                     cvec[leaf.column[(s, i)]] += w
-        mu = np.zeros(len(expanded))
+        mu = None
         # the corner of the box where the x part of the objective is largest: exact for a linear region
         points.append(np.where(cvec[:m] > 0, [hi for _, hi in bounds[:m]], [lo for lo, _ in bounds[:m]]))
-        if G is not None:
+        if G is not None and (deadline is None or time.monotonic() < deadline):
             res = linprog(-cvec, A_ub=G, b_ub=np.array(rhs), bounds=bounds, method="highs")
             if res.status == 0:
                 mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / np.array(scales)
                 points.append(np.asarray(res.x[:m]))
-        candidates = [{name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0}]
-        if snap:
+        if mu is None:  # no program solved (past the deadline, or it failed): the pairing's own multipliers
+            candidates = [pairing_multipliers(leaf, t, sgn)]
+        else:
+            candidates = [{name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0}]
+        if snap and mu is not None:
             candidates.append({name: fmpq(f.numerator, f.denominator) for name, x in zip(leaf.names, mu, strict=True)
                                if x > 0 and (f := Fraction(float(x)).limit_denominator(1 << 20))})
         best = None
@@ -242,6 +247,24 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                  for p, (lo, hi) in enumerate(zip(leaf.dlo, leaf.dhi, strict=True))}
     pair_keys = {p: (("A", i), ("B", j)) for p, (i, j, _) in enumerate(P.pairs)}
     return RegionBound(out_bounds, out_mult, points, score, gaps, pair_gaps, pair_keys)
+
+
+def pairing_multipliers(leaf: _Leaf, t: int, sgn: int) -> dict[tuple[str, int], fmpq]:
+    """Multipliers that need no program: for a pair, w σ(z) − ω σ(z') = (w − ω) σ(z) + ω (σ(z) − σ(z')), and the
+    second term is bounded by ω times the chord of σ(±Δ) (``d+`` for ω > 0, ``d-`` for ω < 0, μ = |ω| / scale).
+    The symbolic-interval rule's bound, with the chords maximized jointly over the box. Cost O(pairs)."""
+    P = leaf.P
+    names = set(leaf.names)
+    out: dict[tuple[str, int], fmpq] = {}
+    for p, (_, j, _) in enumerate(P.pairs):
+        omega = -P.weights["B"][j][t] * sgn
+        tag = "d+" if omega > 0 else "d-"
+        if omega == 0 or (tag, p) not in names:
+            continue
+        lo, hi = leaf.dlo[p], leaf.dhi[p]
+        scale = hi - lo if lo < 0 < hi else fmpq(1)
+        out[(tag, p)] = abs(omega) / scale
+    return out
 
 
 def lagrangian_bound(leaf: _Leaf, t: int, sgn: int, mult: dict[tuple[str, int], fmpq]) -> fmpq:
