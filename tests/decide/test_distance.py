@@ -274,3 +274,14 @@ def test_reference_with_parameter_files_embeds_them(tmp_path, capfd) -> None:
     assert main(["distance", str(a), str(b), "--cert", str(cert), "--reference"]) == 0
     assert "parameter files are embedded" in capfd.readouterr().err
     assert main(["check", str(cert)]) == 0
+
+
+@pytest.mark.parametrize("kind", ["float16", "pruned", "times3"])
+def test_no_time_for_programs_still_beats_the_interval_rule(kind: str) -> None:
+    """With no time to solve a program, the root's bounds come from the pairing's own multipliers: never above the
+    symbolic-interval U, and the certificate replays."""
+    a = _model(11)
+    A, B = load(a).network, load(_copies(a)[kind]).network
+    d = distance(A, B, parse_box("-1,1", A.m), seconds=1e-9)
+    assert d.search.regions == 1 and d.lower <= d.upper <= d.interval
+    assert check_certificate(json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))).valid
