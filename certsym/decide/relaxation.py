@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq, fmpq_mat
 from scipy.optimize import linprog
-from scipy.sparse import csr_matrix
+from scipy.sparse import csr_matrix, hstack
 
 from certsym.core.network import Network
 
@@ -206,6 +206,7 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     bounds = [(float(lo), float(hi)) for lo, hi in region.box] + \
         [(0.0, float(leaf.hi[s][i])) for s, i in leaf.unstable]
     out_bounds, out_mult, points = {}, {}, []
+    farkas = None
     for t, sgn in objectives or [(t, sgn) for t in range(k) for sgn in (1, -1)]:
         cvec = np.zeros(nvar)
         for s in "AB":
@@ -224,6 +225,12 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
             if res.status == 0:
                 mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / np.array(scales)
                 points.append(np.asarray(res.x[:m]))
+            elif res.status == 2:  # infeasible: the region is empty, so a Farkas combination closes it
+                if farkas is None:
+                    farkas = _farkas(G, np.array(rhs), bounds, np.array(scales), leaf.names)
+                if farkas:
+                    out_bounds[(t, sgn)], out_mult[(t, sgn)] = _closed(leaf, t, sgn, farkas)
+                    continue
         if mu is None:  # no program solved (past the deadline, or it failed): the pairing's own multipliers
             candidates = [pairing_multipliers(leaf, t, sgn)]
         else:
@@ -247,6 +254,37 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                  for p, (lo, hi) in enumerate(zip(leaf.dlo, leaf.dhi, strict=True))}
     pair_keys = {p: (("A", i), ("B", j)) for p, (i, j, _) in enumerate(P.pairs)}
     return RegionBound(out_bounds, out_mult, points, score, gaps, pair_gaps, pair_keys)
+
+
+def _farkas(G, rhs: np.ndarray, bounds: list, scales: np.ndarray, names: list) -> dict:
+    """Multipliers ν ≥ 0 with min over the variables' box of Σ ν g > 0 (so no point satisfies every g ≤ 0), from
+    the dual of min τ subject to G y − τ ≤ rhs; {} when the programme finds none."""
+    n = G.shape[1]
+    res = linprog(np.r_[np.zeros(n), 1.0], A_ub=hstack([G, -np.ones((G.shape[0], 1))]).tocsr(), b_ub=rhs,
+                  bounds=[*bounds, (None, None)], method="highs")
+    if res.status != 0 or res.fun <= 1e-9:
+        return {}
+    nu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / scales
+    return {name: _q(x) for name, x in zip(names, nu, strict=True) if x > 0}
+
+
+def _closed(leaf: _Leaf, t: int, sgn: int, farkas: dict) -> tuple[fmpq, dict]:
+    """A bound ≤ 0 for the objective on an empty region: the pairing's multipliers plus λ·ν, λ doubled until the
+    exact bound is ≤ 0 (the Farkas part lowers it by λ times a positive amount); else the pairing's bound."""
+    base = pairing_multipliers(leaf, t, sgn)
+    best = (lagrangian_bound(leaf, t, sgn, base), base)
+    lam = fmpq(1)
+    for _ in range(64):
+        mult = dict(base)
+        for name, nu in farkas.items():
+            mult[name] = mult.get(name, fmpq(0)) + lam * nu
+        value = lagrangian_bound(leaf, t, sgn, mult)
+        if value < best[0]:
+            best = (value, mult)
+        if value <= 0:
+            break
+        lam *= 4
+    return best
 
 
 def pairing_multipliers(leaf: _Leaf, t: int, sgn: int) -> dict[tuple[str, int], fmpq]:
