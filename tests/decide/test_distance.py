@@ -285,3 +285,19 @@ def test_no_time_for_programs_still_beats_the_interval_rule(kind: str) -> None:
     d = distance(A, B, parse_box("-1,1", A.m), seconds=1e-9)
     assert d.search.regions == 1 and d.lower <= d.upper <= d.interval
     assert check_certificate(json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))).valid
+
+
+def test_empty_regions_are_closed_by_farkas_multipliers() -> None:
+    """One bias moved by 1/64: the phases z ≥ 0 and z' ≤ 0 of that pair leave an empty region, closed by a bound ≤ 0
+    (a Farkas combination); the search then ends at U/L ≈ 1 within a few regions, and the certificate replays."""
+    a = _model(0, m=20, n=64, k=5)
+    W1, b1, W2, b2 = a
+    bias = b1.copy()
+    bias[int(np.argmax(np.linalg.norm(W2, axis=0) * np.linalg.norm(W1, axis=1)))] += np.float32(1 / 64)
+    A, B = load(a).network, load([W1, bias, W2, b2]).network
+    d = distance(A, B, parse_box("-1,1", 20), seconds=20)
+    assert d.search.regions < 50 and d.upper <= d.lower * fmpq(1001, 1000)
+    root = d.search.root.effective
+    assert any(v <= 0 < root[o] for node in d.search.root.preorder()[1:] for o, v in node.bound.bounds.items())
+    doc = json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
+    assert check_certificate(doc).valid
