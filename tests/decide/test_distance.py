@@ -301,3 +301,38 @@ def test_empty_regions_are_closed_by_farkas_multipliers() -> None:
     assert any(v <= 0 < root[o] for node in d.search.root.preorder()[1:] for o, v in node.bound.bounds.items())
     doc = json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
     assert check_certificate(doc).valid
+
+
+def _float_sign_certificate(sign: object, weight: int) -> dict:
+    """Two one-neuron nets whose output weights 2^80 + 2^20 and 2^80 are one float: with the sign 1.0 the replay
+    would turn to floating point and accept U = 0 (a red-team finding)."""
+    def net(v: int) -> dict:
+        return {"M": [[str(v)]], "A": [["1"]], "b": ["0"], "c": ["0"], "shape": {"m": 1, "n": 1, "k": 1}}
+
+    mu = str(2**80)
+    return {"format": "certsym-certificate", "version": 1, "kind": "distance_bound",
+            "claim": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
+            "field": {"type": "QQ"},
+            "inputs": [{"name": "a", "sha256": "0" * 64, "atoms": [], "parameters": net(weight)},
+                       {"name": "b", "sha256": "1" * 64, "atoms": [], "parameters": net(2**80)}],
+            "proof": {"box": [["-1", "1"]], "upper": "0", "lower": "0", "pairs": [[0, 0, "1"]], "witness": ["-1"],
+                      "statement": "linear relaxations with rational multipliers over a tree of regions",
+                      "epsilon": "0", "verdict": "verified",
+                      "regions": [{"bounds": [[0, sign, "0", [["d+", 0, mu]]],
+                                              [0, -sign, "0", [["d-", 0, mu]]]]}]}}
+
+
+def test_a_float_sign_is_refused() -> None:
+    """The same certificate with the integer sign and equal weights is valid (U = 0 is true); with 1.0, or with the
+    weights 2^20 apart, it is rejected."""
+    assert check_certificate(_float_sign_certificate(1, 2**80)).valid
+    assert not check_certificate(_float_sign_certificate(1, 2**80 + 2**20)).valid
+    report = check_certificate(_float_sign_certificate(1.0, 2**80 + 2**20))
+    assert not report.valid and "sign" in report.reason
+
+
+def test_lower_above_upper_is_refused() -> None:
+    doc = _float_sign_certificate(1, 2**80)
+    doc["proof"]["lower"] = "1"
+    report = check_certificate(doc)
+    assert not report.valid and "exceeds the upper bound" in report.reason

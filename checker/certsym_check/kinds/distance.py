@@ -79,6 +79,8 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     if any(lo > hi for lo, hi in box):
         raise Reject("proof.box: lo > hi")
     upper, lower = rational(p["upper"]), rational(p["lower"])
+    if lower > upper:
+        raise Reject("proof: the lower bound exceeds the upper bound")
     if equivalent:
         if p["statement"] != "Theorems 3/4" or upper != 0 or lower != 0:
             raise Reject("an equivalence proof gives L = U = 0 and cites 'Theorems 3/4'")

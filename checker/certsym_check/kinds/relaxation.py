@@ -173,10 +173,12 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
         for b, entry in enumerate(seq(p.get("bounds", []), None, f"{where}.bounds")):
             t, s, value, mult = seq(entry, 4, f"{where}.bounds[{b}]")
             t = index(t, k, f"{where}.bounds[{b}]")
-            if s not in (1, -1) or isinstance(s, bool) or (t, s) in done:
+            if type(s) is not int or s not in (1, -1) or (t, s) in done:  # 1.0 would turn the replay into floats
                 raise Reject(f"{where}.bounds[{b}]: the sign is 1 or -1, each objective once per region")
             done.add((t, s))
             computed = _bound(region, nets, offset, plain_pairs, t, s, mult)
+            if not isinstance(computed, Fraction):
+                raise Reject(f"{where}.bounds[{b}]: the bound is not an exact rational")
             if rational(value) != computed:
                 raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give "
                              f"({show(computed)})")
