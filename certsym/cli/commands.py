@@ -874,7 +874,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seconds", type=float, default=10.0, metavar="S",
                    help="time budget of the branch and bound (default 10)")
     p.add_argument("--target", type=float, default=1.1, metavar="R",
-                   help="stop the branch and bound once U/L ≤ R (default 1.1; 1 asks for U = L)")
+                   help="stop the branch and bound once U/L ≤ R (default 1.1; 1: until U = L or the budget ends)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")

@@ -91,13 +91,7 @@ def _split_key(node: Node) -> Key | None:
 
 
 def _children(region: Region, key: Key) -> list[Region]:
-    """The two regions of a split: z ≤ 0 and z ≥ 0 for a neuron, x_q ≤ mid and x_q ≥ mid for a coordinate."""
-    if key[0] == "x":
-        q = key[1]
-        lo, hi = region.box[q]
-        mid = (lo + hi) / 2
-        return [Region([*region.box[:q], (lo, mid), *region.box[q + 1:]], region.phases),
-                Region([*region.box[:q], (mid, hi), *region.box[q + 1:]], region.phases)]
+    """The two regions of a phase split: z ≤ 0, then z ≥ 0."""
     return [Region(region.box, {**region.phases, key: phase}) for phase in (-1, 1)]
 
 

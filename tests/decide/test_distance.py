@@ -336,3 +336,18 @@ def test_lower_above_upper_is_refused() -> None:
     doc["proof"]["lower"] = "1"
     report = check_certificate(doc)
     assert not report.valid and "exceeds the upper bound" in report.reason
+
+
+def test_a_coordinate_split_replays() -> None:
+    """The checker's coordinate split: the root's bounds hold on both halves (inherited), so the tree root → two
+    halves with no bounds of their own replays with the same U; halves whose interval is a point are refused."""
+    doc = _doc()
+    root = doc["proof"]["regions"][0]
+    doc["proof"]["upper"] = str(max(Fraction(b[2]) for b in root["bounds"]))
+    doc["proof"]["regions"] = [{"split": ["x", 0], "bounds": root["bounds"]}, {}, {}]
+    assert check_certificate(doc).valid
+    doc["proof"]["regions"][1] = {"split": ["x", 0]}
+    assert not check_certificate(doc).valid  # a split without its two regions
+    doc["proof"]["box"][0] = ["1/2", "1/2"]
+    doc["proof"]["regions"] = [{"split": ["x", 0]}, {"bounds": root["bounds"]}, {"bounds": root["bounds"]}]
+    assert "a point" in check_certificate(doc).reason
