@@ -143,20 +143,24 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
     heap = [(-float(root.upper), 0, root)]
     count, regions, stopped = 1, 1, "the target ratio"
 
-    linear = [0.0]  # the largest bound of the leaves that are linear (no longer in the heap)
+    linear = [fmpq(0)]  # the largest bound of the leaves that are linear (no longer in the heap)
+
+    def exact_upper() -> fmpq:
+        return max([linear[0], *(node.upper for _, _, node in heap)])
 
     def done() -> str | None:
-        U = max(-heap[0][0] if heap else 0.0, linear[0])
-        # floats decide only when to stop; the verdict is computed from the exact leaf bounds afterwards
+        U = max(-heap[0][0] if heap else 0.0, float(linear[0]))
+        # floats say when to look; an exact comparison confirms (a verdict is computed from the exact leaf bounds)
         lower = float(best["lower"])
         if epsilon is not None:
             if best["lower"] > epsilon:
                 return "L > ε"
-            if float(epsilon) >= U:
+            if float(epsilon) >= U and epsilon >= exact_upper():
                 return "U ≤ ε"
-        elif lower > 0 and lower * target >= U:
+        elif lower > 0 and lower * target >= U and best["lower"] * fmpq(*float(target).as_integer_ratio()) >= \
+                exact_upper():
             return "the target ratio"
-        if U <= 0:
+        if U <= 0 and exact_upper() <= 0:
             return "U = 0"
         return None
 
@@ -185,7 +189,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
                 node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
                 for point in extra.points:
                     propose(point, node.region)
-            linear[0] = max(linear[0], float(node.upper))
+            linear[0] = max(linear[0], node.upper)
             continue
         node.split = key
         for child_region in _children(node.region, key):

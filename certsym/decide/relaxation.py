@@ -13,10 +13,14 @@ each g ≤ 0 and valid at every point of the region with h = σ(z):
   c = 1, T = 0 if uΔ ≤ 0; c = 1, T = Δ if lΔ ≥ 0; else c = uΔ − lΔ, T = uΔ (Δ − lΔ)
 - ``d-`` (pair):     the same for S' − S and −Δ ∈ [−uΔ, −lΔ].
 
-For an objective f = s·(D_t) (s = ±1, D_t the t-th output difference written with the S's) and any multipliers
-μ ≥ 0, f ≤ f − Σ μ g on the region, and f − Σ μ g is affine in (x, h): its maximum over x ∈ Q, h ∈ [0, u] is an
-exact rational, the region's bound (weak duality; certificates/FORMAT.md, Linear relaxations). Floating point (HiGHS)
-proposes μ; the bound is computed exactly from whatever μ it proposes, so no float decides anything.
+For an objective f, a linear function of the S's and a constant, and any multipliers μ ≥ 0, f ≤ f − Σ μ g on the
+region, and f − Σ μ g is affine in (x, h): its maximum over x ∈ Q, h ∈ [0, u] is an exact rational, the region's
+bound (weak duality; certificates/FORMAT.md, Linear relaxations). Floating point (HiGHS) proposes μ; the bound is
+computed exactly from whatever μ it proposes, so no float decides anything.
+
+The objectives (``Pair.objective``): (t, s) is s·D_t, D_t the t-th output difference (the distance); ("A", c, j)
+is f1_j − f1_c and ("B", c, j) is f2_j − f2_c, a network's margin of class j over class c (top-1 agreement: a bound
+below 0 says class c beats class j on the whole region).
 
 Cost per region: three exact matrix products for the extremes (O((n_A + n_B) m)), 2k linear programs of
 m + (unstable) variables and O(unstable + pairs) rows, and one exact product (2k × n)·(n × (m + 1)) per network for
@@ -38,6 +42,7 @@ from certsym.core.network import Network
 
 Box = list[tuple[fmpq, fmpq]]
 Key = tuple[str, int]  # ("A", i) or ("B", j)
+Objective = tuple  # (t, s) or (net, c, j): module docstring
 
 
 def _q(x: float) -> fmpq:
@@ -86,6 +91,8 @@ class Pair:
                         "B": [[-B.M[t][j] / scale.get(j, 1) for t in range(B.k)] for j in range(B.n)]}
         self.size = {"A": A.n, "B": B.n}
         self.offset = [A.c[t] - B.c[t] for t in range(A.k)]
+        self.c = {"A": list(A.c), "B": list(B.c)}
+        self._objectives: dict[Objective, tuple[dict[str, list[fmpq]], fmpq]] = {}
         self.float_rows = {s: np.array([float(x) for x in self.rows[s].entries()]).reshape(self.size[s], self.m + 1)
                            for s in "AB"}
         self.float_weights = {s: np.array([[float(w) for w in row] for row in self.weights[s]]).reshape(
@@ -95,6 +102,23 @@ class Pair:
                                                          self.rows["B"].entries()[j * (self.m + 1):(j + 1) *
                                                                                    (self.m + 1)], strict=True)]
         self.diff = fmpq_mat(len(pairs), self.m + 1, diff) if pairs else None
+
+
+    def objective(self, o: Objective) -> tuple[dict[str, list[fmpq]], fmpq]:
+        """The objective ``o`` (module docstring) as the coefficients of every S, per network, and its constant."""
+        if o not in self._objectives:
+            if len(o) == 2:
+                t, sgn = o
+                weights = {s: [row[t] * sgn for row in self.weights[s]] for s in "AB"}
+                const = self.offset[t] * sgn
+            else:
+                net, c, j = o
+                sign = 1 if net == "A" else -1  # B's weights are stored negated (they enter D with a minus)
+                weights = {s: [(row[j] - row[c]) * sign if s == net else fmpq(0) for row in self.weights[s]]
+                           for s in "AB"}
+                const = self.c[net][j] - self.c[net][c]
+            self._objectives[o] = (weights, const)
+        return self._objectives[o]
 
 
 def extremes(rows: fmpq_mat, box: Box) -> tuple[list[fmpq], list[fmpq]]:
@@ -175,11 +199,11 @@ def _status(phase: int | None, lo: fmpq, hi: fmpq) -> int:
 
 
 def bound_region(P: Pair, region: Region, snap: bool = False,
-                 objectives: list[tuple[int, int]] | None = None, deadline: float | None = None) -> RegionBound:
-    """The exact bound of every objective s·D_t on ``region`` from multipliers a floating-point LP proposes (module
-    docstring). With ``snap``, multipliers are also tried rounded to rationals of small denominators (exact duals of
-    problems with small rational data), and the smaller exact bound is kept. ``objectives``: the (t, s) to bound
-    (default all 2k). Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
+                 objectives: list[Objective] | None = None, deadline: float | None = None) -> RegionBound:
+    """The exact bound of every objective (default the 2k objectives ±D_t of the distance) on ``region`` from
+    multipliers a floating-point LP proposes (module docstring). With ``snap``, multipliers are also tried rounded
+    to rationals of small denominators (exact duals of problems with small rational data), and the smaller exact
+    bound is kept. Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
     a valid (looser) bound."""
     leaf = _Leaf(P, region)
     m, k = P.m, P.k
@@ -207,11 +231,12 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
         [(0.0, float(leaf.hi[s][i])) for s, i in leaf.unstable]
     out_bounds, out_mult, points = {}, {}, []
     farkas = None
-    for t, sgn in objectives or [(t, sgn) for t in range(k) for sgn in (1, -1)]:
+    for o in objectives or [(t, sgn) for t in range(k) for sgn in (1, -1)]:
         cvec = np.zeros(nvar)
+        weights, _ = P.objective(o)
         for s in "AB":
             for i in range(P.size[s]):
-                w = sgn * P.float_weights[s][i, t]
+                w = float(weights[s][i])
                 st = leaf.status[s][i]
                 if st > 0:
                     cvec[:m] += w * P.float_rows[s][i, :m]
@@ -229,10 +254,10 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                 if farkas is None:
                     farkas = _farkas(G, np.array(rhs), bounds, np.array(scales), leaf.names)
                 if farkas:
-                    out_bounds[(t, sgn)], out_mult[(t, sgn)] = _closed(leaf, t, sgn, farkas)
+                    out_bounds[o], out_mult[o] = _closed(leaf, o, farkas)
                     continue
         if mu is None:  # no program solved (past the deadline, or it failed): the pairing's own multipliers
-            candidates = [pairing_multipliers(leaf, t, sgn)]
+            candidates = [pairing_multipliers(leaf, o)]
         else:
             candidates = [{name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0}]
         if snap and mu is not None:
@@ -240,10 +265,10 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                                if x > 0 and (f := Fraction(float(x)).limit_denominator(1 << 20))})
         best = None
         for mult in candidates:
-            value = lagrangian_bound(leaf, t, sgn, mult)
+            value = lagrangian_bound(leaf, o, mult)
             if best is None or value < best[0]:
                 best = (value, mult)
-        out_bounds[(t, sgn)], out_mult[(t, sgn)] = best
+        out_bounds[o], out_mult[o] = best
     score = []
     for s, i in leaf.unstable:
         lo, hi = float(leaf.lo[s][i]), float(leaf.hi[s][i])
@@ -268,17 +293,17 @@ def _farkas(G, rhs: np.ndarray, bounds: list, scales: np.ndarray, names: list) -
     return {name: _q(x) for name, x in zip(names, nu, strict=True) if x > 0}
 
 
-def _closed(leaf: _Leaf, t: int, sgn: int, farkas: dict) -> tuple[fmpq, dict]:
+def _closed(leaf: _Leaf, o: Objective, farkas: dict) -> tuple[fmpq, dict]:
     """A bound ≤ 0 for the objective on an empty region: the pairing's multipliers plus λ·ν, λ doubled until the
     exact bound is ≤ 0 (the Farkas part lowers it by λ times a positive amount); else the pairing's bound."""
-    base = pairing_multipliers(leaf, t, sgn)
-    best = (lagrangian_bound(leaf, t, sgn, base), base)
+    base = pairing_multipliers(leaf, o)
+    best = (lagrangian_bound(leaf, o, base), base)
     lam = fmpq(1)
     for _ in range(64):
         mult = dict(base)
         for name, nu in farkas.items():
             mult[name] = mult.get(name, fmpq(0)) + lam * nu
-        value = lagrangian_bound(leaf, t, sgn, mult)
+        value = lagrangian_bound(leaf, o, mult)
         if value < best[0]:
             best = (value, mult)
         if value <= 0:
@@ -287,15 +312,16 @@ def _closed(leaf: _Leaf, t: int, sgn: int, farkas: dict) -> tuple[fmpq, dict]:
     return best
 
 
-def pairing_multipliers(leaf: _Leaf, t: int, sgn: int) -> dict[tuple[str, int], fmpq]:
+def pairing_multipliers(leaf: _Leaf, o: Objective) -> dict[tuple[str, int], fmpq]:
     """Multipliers that need no program: for a pair, w σ(z) − ω σ(z') = (w − ω) σ(z) + ω (σ(z) − σ(z')), and the
     second term is bounded by ω times the chord of σ(±Δ) (``d+`` for ω > 0, ``d-`` for ω < 0, μ = |ω| / scale).
     The symbolic-interval rule's bound, with the chords maximized jointly over the box. Cost O(pairs)."""
     P = leaf.P
     names = set(leaf.names)
+    weights, _ = P.objective(o)
     out: dict[tuple[str, int], fmpq] = {}
     for p, (_, j, _) in enumerate(P.pairs):
-        omega = -P.weights["B"][j][t] * sgn
+        omega = -weights["B"][j]
         tag = "d+" if omega > 0 else "d-"
         if omega == 0 or (tag, p) not in names:
             continue
@@ -305,16 +331,16 @@ def pairing_multipliers(leaf: _Leaf, t: int, sgn: int) -> dict[tuple[str, int], 
     return out
 
 
-def lagrangian_bound(leaf: _Leaf, t: int, sgn: int, mult: dict[tuple[str, int], fmpq]) -> fmpq:
-    """max over x ∈ Q, h ∈ [0, u] of f − Σ μ g for the objective s·D_t, exactly. Cost: O(constraints) scalar
+def lagrangian_bound(leaf: _Leaf, o: Objective, mult: dict[tuple[str, int], fmpq]) -> fmpq:
+    """max over x ∈ Q, h ∈ [0, u] of f − Σ μ g for the objective ``o``, exactly. Cost: O(constraints) scalar
     operations and one product of the combined row with the box (O((n_A + n_B) m))."""
     P = leaf.P
     rows: dict[Key, fmpq] = {}
     cols: dict[Key, fmpq] = {}
-    const = P.offset[t] * sgn
+    weights, const = P.objective(o)
     for s in "AB":
         for i in range(P.size[s]):
-            w = P.weights[s][i][t] * sgn
+            w = weights[s][i]
             if w == 0:
                 continue
             st = leaf.status[s][i]
