@@ -30,6 +30,7 @@ from certsym.certify.landscape import (
                                       wide_critical_point_certificate,
 )
 from certsym.certify.stabilizer import stabilizer_certificate
+from certsym.certify.top1 import top1_certificate
 
 __all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRecord", "added_neuron_certificates",
            "affine_certificate", "critical_point_certificate", "deep_certificate", "deep_distance_certificate",
@@ -37,4 +38,4 @@ __all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRec
            "equivalence_certificate", "equivalence_proof", "fast_equivalence_certificate", "field_json",
            "hessian_inertia_certificate", "identifiability_certificate", "layered_json",
            "minimal_form_certificate", "network_to_json", "number_json", "parameters_json",
-           "stabilizer_certificate", "steps_json", "wide_critical_point_certificate"]
+           "stabilizer_certificate", "steps_json", "top1_certificate", "wide_critical_point_certificate"]

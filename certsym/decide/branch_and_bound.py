@@ -27,14 +27,16 @@ from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_regi
 
 @dataclass
 class Node:
-    """A region of the tree: a leaf with its bound, or split on a neuron's phase into (z ≤ 0, z ≥ 0)."""
+    """A region of the tree: a leaf with its bound, or split on a neuron's phase into (z ≤ 0, z ≥ 0), or on a
+    coordinate ("x", q) into its two halves."""
 
     region: Region
     bound: RegionBound | None = None
     split: Key | None = None
     children: list[Node] = field(default_factory=list)
     # every objective's bound on this region: its own where it was computed, else its nearest ancestor's
-    effective: dict[tuple[int, int], fmpq] = field(default_factory=dict)
+    effective: dict[tuple, fmpq] = field(default_factory=dict)
+    label: int | None = None  # top-1 agreement: the class the region is bounded for
 
     @property
     def upper(self) -> fmpq:
@@ -69,10 +71,12 @@ class Search:
         return max(leaf.upper for leaf in self.root.leaves())
 
 
-def _split_key(node: Node) -> Key | None:
-    """The unstable neuron to split: largest multiplier-weighted intercept in the worst objective."""
+def split_key(node: Node, worst: tuple | None = None) -> Key | None:
+    """The unstable neuron to split: largest multiplier-weighted intercept in the worst objective (default the one
+    with the largest bound); None when the region has no unstable neuron."""
     rb = node.bound
-    worst = max(node.effective, key=lambda o: node.effective[o])
+    if worst is None:
+        worst = max(node.effective, key=lambda o: node.effective[o])
 
     score: dict[Key, float] = {}
     unstable = {key for key, _ in rb.unstable}
@@ -90,8 +94,15 @@ def _split_key(node: Node) -> Key | None:
     return max(score, key=lambda key: score[key]) if score else None
 
 
-def _children(region: Region, key: Key) -> list[Region]:
-    """The two regions of a phase split: z ≤ 0, then z ≥ 0."""
+def children(region: Region, key: Key) -> list[Region]:
+    """The two regions of a split, in the certificate's order: a phase split z ≤ 0, then z ≥ 0; a coordinate
+    split ("x", q) x_q ≤ mid, then x_q ≥ mid."""
+    if key[0] == "x":
+        q = key[1]
+        lo, hi = region.box[q]
+        mid = (lo + hi) / 2
+        return [Region([*region.box[:q], half, *region.box[q + 1:]], dict(region.phases))
+                for half in ((lo, mid), (mid, hi))]
     return [Region(region.box, {**region.phases, key: phase}) for phase in (-1, 1)]
 
 
@@ -179,7 +190,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             stopped = "every region linear"
             break
         _, _, node = heapq.heappop(heap)
-        key = _split_key(node)
+        key = split_key(node)
         if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
             stale = [o for o in node.effective if o not in node.bound.bounds]
             if stale:
@@ -192,7 +203,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             linear[0] = max(linear[0], node.upper)
             continue
         node.split = key
-        for child_region in _children(node.region, key):
+        for child_region in children(node.region, key):
             child = Node(child_region)
             # only the objectives within 3% of the region's worst (and above what would stop the search) are
             # bounded again: a split is spent on the bound that decides U; the others keep the parent's bound,

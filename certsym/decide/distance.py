@@ -113,7 +113,7 @@ def parse_vnnlib(text: str, m: int) -> Box:
     return [(lo[q], hi[q]) for q in range(m)]
 
 
-def _floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return (np.array([[float(x) for x in row] for row in net.A]).reshape(net.n, net.m),
             np.array([float(x) for x in net.b]), np.array([[float(x) for x in row] for row in net.M]).reshape(
                 net.k, net.n), np.array([float(x) for x in net.c]))
@@ -122,8 +122,8 @@ def _floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
     """Pairs (i, i', d): B's neuron i' scaled by d > 0 is nearest to A's neuron i (cosine of the rows (a, b),
     greedy by similarity; d from the ratio of norms, as a simple rational). Cost O(n_A n_B m) floating point."""
-    WA, bA, _, _ = _floats(A)
-    WB, bB, _, _ = _floats(B)
+    WA, bA, _, _ = floats(A)
+    WB, bB, _, _ = floats(B)
     RA, RB = np.hstack([WA, bA[:, None]]), np.hstack([WB, bB[:, None]])
     nA, nB = np.linalg.norm(RA, axis=1), np.linalg.norm(RB, axis=1)
     live_A, live_B = np.flatnonzero(nA > 0), np.flatnonzero(nB > 0)
@@ -256,7 +256,7 @@ def evaluate_difference(A: Network, B: Network, x: list[fmpq]) -> list[fmpq]:
 def search_witness(A: Network, B: Network, box: Box, seed: int = 0, samples: int = 2000, steps: int = 60) -> list:
     """A point of the box where ‖D‖∞ is large, by floating point: random points and corners, then projected
     gradient ascent from the best ones. Only proposes; the value is computed exactly afterwards."""
-    return search_float_witness(_floats(A), _floats(B), box, seed, samples, steps)
+    return search_float_witness(floats(A), floats(B), box, seed, samples, steps)
 
 
 def search_float_witness(fa: tuple, fb: tuple, box: Box, seed: int = 0, samples: int = 2000,
@@ -299,13 +299,9 @@ def search_float_witness(fa: tuple, fb: tuple, box: Box, seed: int = 0, samples:
     return out
 
 
-def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
-             target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = 2000,
-             progress=None) -> Distance:
-    """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
-    multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
-    ``epsilon`` until U ≤ ε or L > ε, or ``seconds`` or ``max_regions`` run out. Raises InputError for networks over
-    a number field, or of different input or output sizes."""
+def checked_box(A: Network, B: Network, box: Box | None) -> Box:
+    """The box (default [0, 1]^m) after the checks every question on a box of two networks needs: both over QQ,
+    the same input and output sizes, one interval per input, ends the checker replays. Raises InputError."""
     if A.field is not QQ or B.field is not QQ:
         raise InputError("certsym distance works over QQ (model files and rational parameter files)")
     if (A.m, A.k) != (B.m, B.k):
@@ -316,6 +312,17 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     if any(int(end.p).bit_length() > BOX_NUMERATOR_BITS for b in box for end in b):
         raise InputError(f"the box has a bound whose numerator exceeds {BOX_NUMERATOR_BITS} bits, beyond what the "
                          "checker replays (certificates/FORMAT.md, Bounds)")
+    return box
+
+
+def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
+             target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = 2000,
+             progress=None) -> Distance:
+    """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
+    multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
+    ``epsilon`` until U ≤ ε or L > ε, or ``seconds`` or ``max_regions`` run out. Raises InputError for networks over
+    a number field, or of different input or output sizes."""
+    box = checked_box(A, B, box)
     if epsilon is not None and epsilon < 0:
         raise InputError("--epsilon must be nonnegative")
     x = search_witness(A, B, box, seed)

@@ -48,6 +48,9 @@ CLAIMS = {
                        "ReLU)",
     "deep_not_equivalent": "rho(theta1) != rho(theta2) for the deep networks given (sigma of each that ends in a "
                            "ReLU)",
+    "top1_agreement": "at every point of the box, rho(theta1) and rho(theta2) have the same set of largest outputs",
+    "top1_disagreement": "at the witness in the box, rho(theta1) and rho(theta2) have unique largest outputs, and "
+                         "they differ",
     "deep_distance_bound": "sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks "
                            "given (f = rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)",
 }
@@ -58,7 +61,8 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
 # the kinds whose inputs may be referenced by SHA-256 instead of embedded
-REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable")
+REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable", "top1_agreement",
+               "top1_disagreement")
 
 
 def _finite(t) -> bool:

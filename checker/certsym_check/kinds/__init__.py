@@ -19,6 +19,7 @@ from certsym_check.kinds import (
     minimal_form,
     not_identifiable,
     stabilizer,
+    top1,
     wide,
 )
 
@@ -41,5 +42,7 @@ KINDS: dict[str, tuple[int, Replay]] = {
     "deep_equivalent": (2, deep.check_deep_equivalent),
     "deep_not_equivalent": (2, deep.check_deep_not_equivalent),
     "deep_distance_bound": (2, deep_distance.check_deep_distance),
+    "top1_agreement": (2, top1.check_top1_agreement),
+    "top1_disagreement": (2, top1.check_top1_disagreement),
 }
 LAYERED = {"deep_equivalent", "deep_not_equivalent", "deep_distance_bound"}

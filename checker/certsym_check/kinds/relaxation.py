@@ -80,9 +80,9 @@ def _constraint(region: _Region, pairs: list, tag: str, idx: int, size: dict) ->
     return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
 
 
-def _bound(region: _Region, nets: dict, offset: list, pairs: list, t: int, sign: int, mult: list) -> Fraction:
-    """max over the region's variables of s·D_t − Σ μ g, exactly."""
-    size = {s: len(R.rows) for s, R in nets.items()}
+def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: list, size: dict,
+           nets: dict) -> Fraction:
+    """max over the region's variables of f − Σ μ g for the objective f = Σ weights·S + const, exactly."""
     rows: dict = {}
     cols: dict = {}
 
@@ -96,12 +96,9 @@ def _bound(region: _Region, nets: dict, offset: list, pairs: list, t: int, sign:
         elif status == 0:
             add(cols, key, c)
 
-    for s, R in nets.items():
-        for i in range(size[s]):
-            w = R.v[i][t] * sign if s == "A" else -R.v[i][t] * sign
-            if w:
-                add_s((s, i), w)
-    const = offset[t] * sign
+    for key, w in weights.items():
+        if w:
+            add_s(key, w)
     seen = set()
     for e, entry in enumerate(seq(mult, None, "multipliers")):
         tag, idx, mu = seq(entry, 3, f"multipliers[{e}]")
@@ -139,16 +136,51 @@ def _bound(region: _Region, nets: dict, offset: list, pairs: list, t: int, sign:
     return value
 
 
+def distance_objective(t1: Net, t2: Net, nets: dict) -> tuple:
+    """The objectives (t, s) of a distance bound: s·D_t, D_t = f1_t − f2_t (B's weights divided by the pairing's
+    d, as its rows are scaled by d). Returns (the entry's length, its parser)."""
+    k = t1.k
+
+    def parse(head: list, where: str) -> tuple:
+        t, s = head
+        t = index(t, k, where)
+        if type(s) is not int or s not in (1, -1):  # 1.0 would turn the replay into floats
+            raise Reject(f"{where}: the sign is 1 or -1")
+        weights = {("A", i): v[t] * s for i, v in enumerate(nets["A"].v)}
+        weights |= {("B", j): -v[t] * s for j, v in enumerate(nets["B"].v)}
+        return (t, s), weights, (t1.c[t] - t2.c[t]) * s
+
+    return 4, parse
+
+
 def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object) -> Fraction:
     """U from the preorder tree ``nodes`` (module docstring), or a rejection; checks every bound stated."""
-    m, k = t1.m, t1.k
+    objectives = {(t, s) for t in range(t1.k) for s in (1, -1)}
+
+    def leaf(effective: dict, node: dict, where: str) -> Fraction:
+        if set(effective) != objectives:
+            raise Reject(f"{where}: a leaf without a bound for every output and sign")
+        return max(effective.values())
+
+    values = walk_regions(t1, t2, box, pairs, nodes, distance_objective, leaf, set())
+    return max(values)
+
+
+def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object,
+                 objective, leaf, extra: set) -> list:
+    """Replay the preorder tree ``nodes``: every stated bound recomputed from its multipliers (``objective`` builds
+    the objectives from the networks; a bound holds on every subregion, so a leaf sees the least bound of it and its
+    ancestors), the splits covering their parents. ``leaf`` judges each leaf and gives its value; ``extra`` names the
+    node fields beyond 'split' and 'bounds'. Returns the leaves' values in order, or rejects."""
+    m = t1.m
     nodes = seq(nodes, None, "proof.regions")
     if not 1 <= len(nodes) <= MAX_REGIONS:
         raise Reject(f"proof.regions: between 1 and {MAX_REGIONS} regions")
     stated = 0
     for e, node in enumerate(nodes):
-        if not isinstance(node, dict) or not set(node) <= {"split", "bounds"}:
-            raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'")
+        if not isinstance(node, dict) or not set(node) <= {"split", "bounds"} | extra:
+            raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'"
+                         + "".join(f" and/or {x!r}" for x in sorted(extra)))
         stated += len(seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds"))
     work = (len(nodes) + stated) * (t1.n + t2.n + len(pairs)) * (m + 1)
     if work > MAX_REGION_WORK:
@@ -156,40 +188,35 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
                      f"(at most {MAX_REGION_WORK:,})")
     nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
     size = {"A": t1.n, "B": t2.n}
-    offset = [a - b for a, b in zip(t1.c, t2.c, strict=True)]
+    length, parse = objective(t1, t2, nets)
     plain_pairs = [(i, j) for i, j, _ in pairs]
-    objectives = {(t, s) for t in range(k) for s in (1, -1)}
     stack: list[tuple[list, dict, dict]] = [(list(box), {}, {})]
-    upper = None
+    values = []
     for e, node in enumerate(nodes):
         if not stack:
             raise Reject(f"proof.regions[{e}]: more regions than the splits make")
         where = f"proof.regions[{e}]"
         region_box, phases, inherited = stack.pop()
-        p = node
         region = _Region(region_box, phases, nets, plain_pairs)
         effective = dict(inherited)
         done = set()
-        for b, entry in enumerate(seq(p.get("bounds", []), None, f"{where}.bounds")):
-            t, s, value, mult = seq(entry, 4, f"{where}.bounds[{b}]")
-            t = index(t, k, f"{where}.bounds[{b}]")
-            if type(s) is not int or s not in (1, -1) or (t, s) in done:  # 1.0 would turn the replay into floats
-                raise Reject(f"{where}.bounds[{b}]: the sign is 1 or -1, each objective once per region")
-            done.add((t, s))
-            computed = _bound(region, nets, offset, plain_pairs, t, s, mult)
+        for b, entry in enumerate(seq(node.get("bounds", []), None, f"{where}.bounds")):
+            *head, value, mult = seq(entry, length, f"{where}.bounds[{b}]")
+            key, weights, const = parse(head, f"{where}.bounds[{b}]")
+            if key in done:
+                raise Reject(f"{where}.bounds[{b}]: each objective once per region")
+            done.add(key)
+            computed = _bound(region, plain_pairs, weights, const, mult, size, nets)
             if not isinstance(computed, Fraction):
                 raise Reject(f"{where}.bounds[{b}]: the bound is not an exact rational")
             if rational(value) != computed:
                 raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give "
                              f"({show(computed)})")
-            effective[(t, s)] = min(computed, effective.get((t, s), computed))
-        if "split" not in p:
-            if set(effective) != objectives:
-                raise Reject(f"{where}: a leaf without a bound for every output and sign")
-            leaf = max(effective.values())
-            upper = leaf if upper is None else max(upper, leaf)
+            effective[key] = min(computed, effective.get(key, computed))
+        if "split" not in node:
+            values.append(leaf(effective, node, where))
             continue
-        split = seq(p["split"], 2, f"{where}.split")
+        split = seq(node["split"], 2, f"{where}.split")
         if split[0] == "x":
             q = index(split[1], m, f"{where}.split")
             lo, hi = region_box[q]
@@ -209,4 +236,4 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
         stack.extend(reversed(children))
     if stack:
         raise Reject("proof.regions: a split without its two regions (a leaf is missing)")
-    return upper
+    return values
