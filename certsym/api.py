@@ -35,6 +35,7 @@ from certsym.decide.distance import distance as shallow_distance
 from certsym.decide.distance import parse_box
 from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
 from certsym.decide.stabilizer import stabilizer as stab
+from certsym.decide.top1 import top1 as top1_agreement
 from certsym.errors import InputError
 from certsym.io.sources import READ_AS_RELU, Model, read_pair
 from certsym.io.sources import load as _load
@@ -42,7 +43,7 @@ from certsym.numbers import parse_rational
 from certsym_check import check as replay
 
 __all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "canon", "check", "distance", "equivalent",
-           "fibre", "identifiable", "load", "minimal", "read_pair", "stabilizer"]
+           "fibre", "identifiable", "load", "minimal", "read_pair", "stabilizer", "top1"]
 
 _T = TypeVar("_T")
 # the command line's options in messages ("--keys W1,b1,W2,b2"), and what a Python caller passes instead
@@ -163,6 +164,20 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
     t1, t2, _ = read_pair(A, B)
     return shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target,
                             epsilon=None if epsilon is None else _exact(epsilon))
+
+
+@_api_terms
+def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0, seconds: float = 10.0):
+    """Do the two one-hidden-layer networks have the same largest output at every point of the box (default
+    [0, 1]^m), as ``certsym distance --top1`` decides it: a ``Top1`` whose ``.verdict`` is "agree" (a tree of
+    per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``, evaluated exactly) or
+    "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region."""
+    A, B = load(a), load(b)
+    if A.is_deep or B.is_deep:
+        raise InputError("top-1 agreement is decided for one-hidden-layer networks")
+    t1, t2, _ = read_pair(A, B)
+    ends = parse_box(None, t1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
+    return top1_agreement(t1, t2, ends, seed, seconds=seconds)
 
 
 def _exact(x: Any):

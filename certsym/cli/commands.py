@@ -35,6 +35,7 @@ from certsym.certify import (
     layered_json,
     minimal_form_certificate,
     stabilizer_certificate,
+    top1_certificate,
 )
 from certsym.cli import landscape
 from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, EXIT_UNDECIDED, Parser, UsageError, emit_json
@@ -47,6 +48,7 @@ from certsym.decide.distance import distance, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
 from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
+from certsym.decide.top1 import top1
 from certsym.errors import InputError
 from certsym.io import (
     dump_layered,
@@ -321,8 +323,9 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
 
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
-    if args.epsilon is not None:
-        raise InputError("--epsilon works on one-hidden-layer networks; for deep ones, distance gives [L, U]")
+    if args.epsilon is not None or args.top1:
+        raise InputError("--epsilon and --top1 work on one-hidden-layer networks; for deep ones, distance gives "
+                         "[L, U]")
     t1, t2 = (x.deep_network() for x in models)
     records = tuple(x.record for x in models)
     spec = args.box
@@ -364,6 +367,10 @@ def cmd_distance(args: argparse.Namespace) -> int:
     epsilon = _epsilon(args.epsilon)
     if not args.seconds > 0 or not args.target >= 1:
         raise InputError("--seconds must be positive and --target at least 1")
+    if args.top1:
+        if epsilon is not None:
+            raise InputError("--top1 and --epsilon ask different questions: give one of them")
+        return _top1(args, t1, t2, records, box)
     d = distance(t1, t2, box, seed=args.seed, seconds=args.seconds, target=args.target, epsilon=epsilon,
                  progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
@@ -398,6 +405,54 @@ def cmd_distance(args: argparse.Namespace) -> int:
           f"{t2.n - len(d.pairs)} unpaired; {d.stable} stable and {d.unstable} unstable terms on the box")
     _print_readings(readings)
     return code
+
+
+def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
+    """``distance --top1``: AGREE (exit 0, a tree of per-leaf margins or an equivalence proof), DIFFER (exit 1, an
+    exact witness) or UNKNOWN (exit 3, no certificate)."""
+    r = top1(t1, t2, box, seed=args.seed, seconds=args.seconds, progress=_progress if sys.stderr.isatty() else None)
+    if args.cert:
+        if r.verdict == "unknown":
+            print("note: no certificate for UNKNOWN", file=sys.stderr)
+        else:
+            write_json_atomic(args.cert, top1_certificate(r, records, (t1, t2), _embed(args, records, (t1, t2))))
+    where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
+    readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
+                if reading(rec.model)]
+    code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
+    leaves = r.root.leaves() if r.root is not None else []
+    if args.json:
+        emit_json({"top1": r.verdict, "box": [[str(a), str(b)] for a, b in box], "default_box": args.box is None,
+                   "equivalent": r.equivalence is not None, "stopped": r.stopped, "regions": r.regions,
+                   "leaves": len(leaves), "classes": sorted({leaf.label for leaf in leaves}),
+                   "witness": None if r.witness is None else [str(x) for x in r.witness],
+                   "witness_classes": None if r.classes is None else list(r.classes),
+                   "seconds": round(r.seconds, 3), "readings": dict(readings)})
+        return code
+    if r.verdict == "differ":
+        a, b = r.classes
+        print(f"DIFFER on {where}: at a witness x* (exact in --json), ρ(θ1)'s unique largest output is {a} and "
+              f"ρ(θ2)'s is {b}, evaluated exactly")
+        print(f"  margins at x*: {float(_margin(r.outputs[0], a)):.6g} (θ1), {float(_margin(r.outputs[1], b)):.6g} "
+              "(θ2)")
+    elif r.verdict == "agree" and r.equivalence is not None:
+        print(f"AGREE on {where}: ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so the largest outputs are the same at "
+              "every point")
+    elif r.verdict == "agree":
+        print(f"AGREE on {where}: at every point both networks have the same unique largest output (classes "
+              f"{sorted({leaf.label for leaf in leaves})})")
+        print(f"  certified by margin bounds below 0 on {_regions(len(leaves))} covering the box (linear "
+              f"relaxations with rational multipliers; {_regions(r.regions)} in {r.seconds:.1f} s)")
+    else:
+        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
+              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")
+    _print_readings(readings)
+    return code
+
+
+def _margin(values: list, c: int):
+    """How far output c leads the others."""
+    return values[c] - max(v for i, v in enumerate(values) if i != c)
 
 
 def _regions(count: int) -> str:
@@ -871,6 +926,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
     p.add_argument("--epsilon", metavar="E", help="decide sup ‖ρ(θ1) − ρ(θ2)‖∞ ≤ E: VERIFIED (exit 0), VIOLATED "
                    "(exit 1, an exact witness above E) or UNKNOWN within the budget (exit 3)")
+    p.add_argument("--top1", action="store_true", help="decide instead whether both networks have the same largest "
+                   "output on the whole box: AGREE (exit 0), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)")
     p.add_argument("--seconds", type=float, default=10.0, metavar="S",
                    help="time budget of the branch and bound (default 10)")
     p.add_argument("--target", type=float, default=1.1, metavar="R",

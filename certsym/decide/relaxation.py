@@ -35,8 +35,6 @@ from fractions import Fraction
 
 import numpy as np
 from flint import fmpq, fmpq_mat
-from scipy.optimize import linprog
-from scipy.sparse import csr_matrix, hstack
 
 from certsym.core.network import Network
 
@@ -205,6 +203,10 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     to rationals of small denominators (exact duals of problems with small rational data), and the smaller exact
     bound is kept. Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
     a valid (looser) bound."""
+    # scipy loads here, not with the module: the command line imports this module, and most commands need no LP
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+
     leaf = _Leaf(P, region)
     m, k = P.m, P.k
     nvar = m + len(leaf.unstable)
@@ -284,6 +286,9 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
 def _farkas(G, rhs: np.ndarray, bounds: list, scales: np.ndarray, names: list) -> dict:
     """Multipliers ν ≥ 0 with min over the variables' box of Σ ν g > 0 (so no point satisfies every g ≤ 0), from
     the dual of min τ subject to G y − τ ≤ rhs; {} when the programme finds none."""
+    from scipy.optimize import linprog  # loaded on first use (bound_region)
+    from scipy.sparse import hstack
+
     n = G.shape[1]
     res = linprog(np.r_[np.zeros(n), 1.0], A_ub=hstack([G, -np.ones((G.shape[0], 1))]).tocsr(), b_ub=rhs,
                   bounds=[*bounds, (None, None)], method="highs")

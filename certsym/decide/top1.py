@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from flint import fmpq
-from scipy.optimize import linprog
 
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import Node, children, split_key
@@ -73,6 +72,8 @@ def _cell_programme(fa: tuple, fb: tuple, x: np.ndarray, a: int, b: int, lo: np.
                     hi: np.ndarray) -> np.ndarray | None:
     """A point of x's activation cell (both patterns fixed, so both networks affine) in the box where class a leads
     f1 and class b leads f2 by the largest δ, if δ > 0 (floating point; the caller evaluates it exactly)."""
+    from scipy.optimize import linprog  # loaded on first use, as in relaxation.bound_region
+
     rows, rhs = [], []
     affine = []
     for W, bias, M, c in (fa, fb):
