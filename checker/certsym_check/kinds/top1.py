@@ -95,7 +95,7 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
     rep.checks["top-1: every leaf's margins recomputed from their multipliers and below 0, the leaves covering "
                "the box"] += 1
     rep.facts.append(f"the same unique largest output at every point of the box {_box_text(box)} "
-                     f"({len(classes)} leaf{'' if len(classes) == 1 else 'ves'}; classes {sorted(set(classes))})")
+                     f"({len(classes)} {'leaf' if len(classes) == 1 else 'leaves'}; classes {sorted(set(classes))})")
 
 
 def check_top1_disagreement(F, nets: list[Net], proof: object, rep: Report) -> None:
