@@ -7,7 +7,9 @@ branch and bound (U, L, U/L, seconds, regions, the checker's replay), a HiGHS MI
 each neuron's range, both signs of every output, floating point: its incumbent is a lower estimate and its dual
 bound an upper estimate, neither certified), and auto_LiRPA's CROWN / α-CROWN on the difference network when it
 imports (``--lirpa PATH`` adds a directory holding it to sys.path).
-Then ``--epsilon`` at several ε per small pair: the verified / violated / unknown counts.
+Then ``--epsilon`` at several ε per small pair: the verified / violated / unknown counts; and ``--top1`` on boxes
+of several radii around seeded centres (small pairs and 784-256-10): the agree / differ / unknown counts, every
+certificate replayed (``--top1-only`` runs just these).
 
 Run: ``python benchmarks/epsilon.py [--seconds 60] [--large-seconds 120] [--milp-limit 60] [--seeds 3]``.
 """
@@ -25,8 +27,9 @@ from distance import model as seeded_model  # benchmarks/distance.py, beside thi
 from flint import fmpq
 
 from certsym.api import load
-from certsym.certify import InputRecord, distance_certificate
+from certsym.certify import InputRecord, distance_certificate, top1_certificate
 from certsym.decide.distance import align, distance, parse_box, upper_bound
+from certsym.decide.top1 import top1
 from certsym_check import check_certificate
 
 
@@ -168,6 +171,32 @@ def epsilon_counts(pairs: list, seconds: float) -> dict:
     return out
 
 
+def top1_counts(pairs: list, radii: list[fmpq], centres: int, seconds: float, label: str) -> dict:
+    """--top1 on the boxes c ± r (clipped to the pair's box) for ``centres`` seeded centres c and each radius r:
+    the agree / differ / unknown counts, the median seconds, and every certificate replayed."""
+    out = {}
+    for r in radii:
+        counts: Counter = Counter()
+        times, regions = [], []
+        for p, (_, a, b, lo, hi) in enumerate(pairs):
+            A, B = load(a).network, load(b).network
+            rng = np.random.default_rng(1000 + p)
+            for _ in range(centres):
+                c = [fmpq(int(t * 256), 256) for t in rng.uniform(lo, hi, A.m)]
+                box = [(max(x - r, fmpq(lo)), min(x + r, fmpq(hi))) for x in c]
+                res = top1(A, B, box, seconds=seconds)
+                counts[res.verdict] += 1
+                times.append(res.seconds)
+                regions.append(res.regions)
+                if res.verdict != "unknown":
+                    doc = top1_certificate(res, (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64)), (A, B))
+                    assert check_certificate(json.loads(json.dumps(doc))).valid
+        out[str(r)] = {**{v: counts[v] for v in ("agree", "differ", "unknown")},
+                       "median s": round(float(np.median(times)), 2), "max regions": max(regions)}
+    print(json.dumps({"top1": label, "counts": out}), flush=True)
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--seconds", type=float, default=60.0, help="certsym's budget per small pair (default 60)")
@@ -177,6 +206,8 @@ def main() -> None:
     p.add_argument("--epsilon-seconds", type=float, default=10.0, help="budget per --epsilon run (default 10)")
     p.add_argument("--lirpa", metavar="PATH", help="a directory holding auto_LiRPA, added to sys.path")
     p.add_argument("--skip-large", action="store_true")
+    p.add_argument("--top1-only", action="store_true", help="only the --top1 counts")
+    p.add_argument("--top1-seconds", type=float, default=10.0, help="budget per --top1 run (default 10)")
     args = p.parse_args()
     if args.lirpa:
         sys.path.insert(0, args.lirpa)
@@ -186,12 +217,17 @@ def main() -> None:
         a = model(20, 64, 5, seed)
         for name, b in copies(a).items():
             small.append((f"20-64-5 #{seed} vs {name}", a, b, -1.0, 1.0))
-    for name, a, b, lo, hi in small:
-        run(name, a, b, lo, hi, args.seconds, args.milp_limit, rows)
+    large = model(784, 256, 10, 0)
+    if not args.top1_only:
+        for name, a, b, lo, hi in small:
+            run(name, a, b, lo, hi, args.seconds, args.milp_limit, rows)
+        if not args.skip_large:
+            run("784-256-10 vs float16", large, copies(large)["float16"], 0.0, 1.0, args.large_seconds, 0, rows)
+        epsilon_counts(small, args.epsilon_seconds)
+    top1_counts(small, [fmpq(1, 64), fmpq(1, 16), fmpq(1, 4), fmpq(1)], 3, args.top1_seconds, "20-64-5 pairs")
     if not args.skip_large:
-        a = model(784, 256, 10, 0)
-        run("784-256-10 vs float16", a, copies(a)["float16"], 0.0, 1.0, args.large_seconds, 0, rows)
-    epsilon_counts(small, args.epsilon_seconds)
+        top1_counts([("784-256-10 vs float16", large, copies(large)["float16"], 0.0, 1.0)],
+                    [fmpq(1, 255), fmpq(4, 255), fmpq(16, 255)], 3, args.top1_seconds * 3, "784-256-10 vs float16")
 
 
 if __name__ == "__main__":
