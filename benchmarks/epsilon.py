@@ -183,7 +183,7 @@ def top1_counts(pairs: list, radii: list[fmpq], centres: int, seconds: float, la
             rng = np.random.default_rng(1000 + p)
             for _ in range(centres):
                 c = [fmpq(int(t * 256), 256) for t in rng.uniform(lo, hi, A.m)]
-                box = [(max(x - r, fmpq(lo)), min(x + r, fmpq(hi))) for x in c]
+                box = [(max(x - r, fmpq(int(lo))), min(x + r, fmpq(int(hi)))) for x in c]
                 res = top1(A, B, box, seconds=seconds)
                 counts[res.verdict] += 1
                 times.append(res.seconds)

@@ -64,7 +64,9 @@ def regions_json(root) -> list:
             entry["bounds"] = [[*o, str(value), [[tag, idx, str(mu)] for (tag, idx), mu in
                                                 sorted(node.bound.multipliers[o].items())]]
                                for o, value in sorted(node.bound.bounds.items())]
-        if node.label is not None and not node.children:
+        if node.shift and not node.children:
+            entry["shift"] = True
+        elif node.label is not None and not node.children:
             entry["class"] = node.label
         out.append(entry)
     return out

@@ -21,7 +21,7 @@ def top1_certificate(r: Top1, records: tuple[InputRecord, InputRecord], nets: tu
     if r.verdict == "unknown":
         raise InputError("top-1 agreement is unknown within the budget: no certificate written")
     witness = list(r.witness) if r.witness is not None else []
-    inputs = box_inputs(records, nets, embed, witness, r.box)
+    inputs = box_inputs(records, nets, embed, witness + [d for _, _, d in r.pairs], r.box)
     proof: dict[str, Any] = {"box": [[str(lo), str(hi)] for lo, hi in r.box]}
     if r.verdict == "differ":
         proof |= {"witness": [str(x) for x in witness], "classes": list(r.classes)}
@@ -29,5 +29,6 @@ def top1_certificate(r: Top1, records: tuple[InputRecord, InputRecord], nets: tu
     if r.equivalence is not None:
         proof |= {"equivalence": equivalence_proof(r.equivalence), "statement": "Theorems 3/4"}
     else:
-        proof |= {"regions": regions_json(r.root), "statement": RELAXATION_STATEMENT}
+        proof |= {"pairs": [[i, j, str(d)] for i, j, d in r.pairs], "regions": regions_json(r.root),
+                  "statement": RELAXATION_STATEMENT}
     return document("top1_agreement", QQ, inputs, proof)

@@ -37,6 +37,7 @@ class Node:
     # every objective's bound on this region: its own where it was computed, else its nearest ancestor's
     effective: dict[tuple, fmpq] = field(default_factory=dict)
     label: int | None = None  # top-1 agreement: the class the region is bounded for
+    shift: bool = False  # top-1 agreement: closed by f1 − f2 being the same for every output
 
     @property
     def upper(self) -> fmpq:

@@ -20,7 +20,8 @@ computed exactly from whatever μ it proposes, so no float decides anything.
 
 The objectives (``Pair.objective``): (t, s) is s·D_t, D_t the t-th output difference (the distance); ("A", c, j)
 is f1_j − f1_c and ("B", c, j) is f2_j − f2_c, a network's margin of class j over class c (top-1 agreement: a bound
-below 0 says class c beats class j on the whole region).
+below 0 says class c beats class j on the whole region); ("=", t, s) is s·(D_t − D_0) (bounds ≤ 0 for both signs
+and every t say f1 − f2 is the same for every output, so both networks order their outputs alike).
 
 Cost per region: three exact matrix products for the extremes (O((n_A + n_B) m)), 2k linear programs of
 m + (unstable) variables and O(unstable + pairs) rows, and one exact product (2k × n)·(n × (m + 1)) per network for
@@ -109,6 +110,10 @@ class Pair:
                 t, sgn = o
                 weights = {s: [row[t] * sgn for row in self.weights[s]] for s in "AB"}
                 const = self.offset[t] * sgn
+            elif o[0] == "=":
+                _, t, sgn = o
+                weights = {s: [(row[t] - row[0]) * sgn for row in self.weights[s]] for s in "AB"}
+                const = (self.offset[t] - self.offset[0]) * sgn
             else:
                 net, c, j = o
                 sign = 1 if net == "A" else -1  # B's weights are stored negated (they enter D with a minus)
@@ -258,10 +263,11 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
                 if farkas:
                     out_bounds[o], out_mult[o] = _closed(leaf, o, farkas)
                     continue
-        if mu is None:  # no program solved (past the deadline, or it failed): the pairing's own multipliers
-            candidates = [pairing_multipliers(leaf, o)]
-        else:
-            candidates = [{name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0}]
+        # the pairing's own multipliers are exact where the program's rounded ones leave a residue (a pair of equal
+        # neurons cancels exactly); alone when no program was solved (past the deadline, or it failed)
+        candidates = [pairing_multipliers(leaf, o)]
+        if mu is not None:
+            candidates.append({name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0})
         if snap and mu is not None:
             candidates.append({name: fmpq(f.numerator, f.denominator) for name, x in zip(leaf.names, mu, strict=True)
                                if x > 0 and (f := Fraction(float(x)).limit_denominator(1 << 20))})

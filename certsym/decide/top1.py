@@ -5,8 +5,11 @@ Three answers, never a guess:
 - AGREE, with a tree of regions covering the box (phase splits z ≤ 0 | z ≥ 0, and coordinate halvings where no
   neuron is left to split). Each leaf names a class c and carries, for both networks and every j ≠ c, an exact bound
   below 0 of the margin f_j − f_c on the leaf (``certsym.decide.relaxation``: rational multipliers, weak duality), so
-  c is the unique largest output of both networks at every point of the leaf. Exactly equivalent networks
-  (Theorems 3/4) agree everywhere, ties included: they have the same set of largest outputs at every point.
+  c is the unique largest output of both networks at every point of the leaf; or it is a *shift* leaf, with bounds
+  ≤ 0 of ±(D_t − D_0) for every t (D = f1 − f2, the neurons paired as in ``certsym.decide.distance.align``): f1 − f2
+  is the same for every output there, so both networks have the same set of largest outputs, ties included (this
+  closes the regions where the networks coincide, decision boundaries and all). Exactly equivalent networks
+  (Theorems 3/4) agree everywhere.
 - DIFFER, with a point of the box where both networks have a unique largest output and the two differ, evaluated
   exactly. Both answers hold under any rule for breaking ties.
 - UNKNOWN when the budget runs out, or when a leaf no split resolves (a decision boundary both networks share
@@ -27,25 +30,27 @@ import heapq
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from flint import fmpq
 
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import Node, children, split_key
-from certsym.decide.distance import REGION_WORK, Box, checked_box, floats
+from certsym.decide.distance import REGION_WORK, Box, align, checked_box, floats
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
 
 
 @dataclass
 class Top1:
-    """The answer (``verdict``: "agree", "differ" or "unknown") with its evidence: the tree (``root``) or the
-    equivalence proof for "agree"; the witness, both networks' outputs there and their classes for "differ"."""
+    """The answer (``verdict``: "agree", "differ" or "unknown") with its evidence: the tree (``root``, over the
+    alignment ``pairs``) or the equivalence proof for "agree"; the witness, both networks' outputs there and their
+    classes for "differ"."""
 
     verdict: str
     box: Box
+    pairs: list[tuple[int, int, fmpq]] = field(default_factory=list)
     root: Node | None = None
     equivalence: object = None
     witness: list[fmpq] | None = None
@@ -165,8 +170,10 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
             x, outputs, classes = seen.found
             return Top1("differ", box, witness=x, outputs=outputs, classes=classes, stopped="a disagreement",
                         regions=regions, seconds=time.monotonic() - t0)
-        return Top1(verdict, box, root=root, stopped=stopped, regions=regions, seconds=time.monotonic() - t0, **kw)
+        return Top1(verdict, box, pairs, root=root, stopped=stopped, regions=regions, seconds=time.monotonic() - t0,
+                    **kw)
 
+    pairs: list = []
     if seen.found:
         return answer("differ", "")
     if k == 1:  # one output: its largest entry is always class 0
@@ -176,8 +183,9 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         verdict = decide(A, B)
         if verdict.equivalent:
             return answer("agree", "Theorems 3/4", equivalence=verdict)
-    P = Pair(A, B, [])
-    work = (A.n + B.n) * (A.m + 1)
+    pairs = align(A, B)
+    P = Pair(A, B, pairs)
+    work = (A.n + B.n + len(pairs)) * (A.m + 1)
     budget = max(1, min(max_regions, REGION_WORK // max(1, work * (2 * k - 1))))
     small = (A.n + B.n) * (A.m + 1) <= 20_000
     deadline = t0 + seconds
@@ -194,12 +202,32 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     def worst(node: Node) -> tuple:
         return max(objectives(node.label), key=lambda o: node.effective.get(o, fmpq(1)))
 
+    shifts = [("=", t, s) for t in range(1, k) for s in (1, -1)]
+    # the neurons where the networks differ: all but the pairs with equal scaled rows and output weights. When they
+    # are few, splitting on them first isolates regions where the networks coincide (closed as shift leaves)
+    same = {key for p, (i, j, _) in enumerate(pairs) if _identical(P, p) for key in (("A", i), ("B", j))}
+    differing = {(s, i) for s in "AB" for i in range(P.size[s])} - same
+    few = len(differing) <= (A.n + B.n) // 4
+
     def settle(node: Node, parent: dict) -> bool:
-        """Bound the node's class; True when every margin is below 0 (a certified leaf)."""
+        """Bound the node's class; True when every margin is below 0 (a certified leaf). Where the two networks'
+        outputs differ by the same amount at the programs' points (floating point: only a choice of what to try),
+        also bound ±(D_t − D_0): all ≤ 0 closes the node as a shift leaf."""
         todo = [o for o in objectives(node.label) if not parent.get(o, fmpq(0)) < 0]
         node.bound = bound_region(P, node.region, small, todo, deadline)
         node.effective = parent | {o: min(b, parent.get(o, b)) for o, b in node.bound.bounds.items()}
-        return all(node.effective[o] < 0 for o in objectives(node.label))
+        if all(node.effective[o] < 0 for o in objectives(node.label)):
+            return True
+        points = np.array(node.bound.points).reshape(-1, A.m)
+        D = _forward(seen.fa, points) - _forward(seen.fb, points)
+        if len(points) and np.abs(D - D[:, :1]).max() <= 1e-9 * max(1.0, np.abs(D).max()):
+            extra = bound_region(P, node.region, small, [o for o in shifts if not parent.get(o, fmpq(1)) <= 0],
+                                 deadline)
+            node.bound.bounds |= extra.bounds
+            node.bound.multipliers |= extra.multipliers
+            node.effective |= {o: min(b, parent.get(o, b)) for o, b in extra.bounds.items()}
+            node.shift = all(node.effective.get(o, fmpq(1)) <= 0 for o in shifts)
+        return node.shift
 
     root = Node(Region(box), label=label(list(X), 0))
     regions = 1
@@ -219,6 +247,10 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         if any(seen.near(p, [(c, j), (j, c)]) for p in node.bound.points[-4:]):
             return answer("differ", "", root, regions)
         key = split_key(node, o)
+        if few:
+            scores = {u: score for u, score in node.bound.unstable if u in differing}
+            if scores:
+                key = max(scores, key=lambda u: scores[u])
         if key is None:
             widths = [hi - lo for lo, hi in node.region.box]
             q = max(range(len(widths)), key=lambda i: widths[i])
@@ -238,6 +270,15 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         if progress and regions % 50 == 1:
             progress(f"{regions} regions, {len(heap)} open")
     return answer("agree", "every leaf certified", root, regions)
+
+
+def _identical(P: Pair, p: int) -> bool:
+    """Whether the pair's two neurons have the same scaled row and the same output weights (exactly)."""
+    i, j, _ = P.pairs[p]
+    m = P.m + 1
+    rows_a, rows_b = P.rows["A"].entries(), P.rows["B"].entries()
+    return rows_a[i * m:(i + 1) * m] == rows_b[j * m:(j + 1) * m] and \
+        all(wa == -wb for wa, wb in zip(P.weights["A"][i], P.weights["B"][j], strict=True))
 
 
 def _inside(point: np.ndarray, region: Region, P: Pair) -> bool:

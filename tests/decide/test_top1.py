@@ -36,7 +36,8 @@ def _pair(seed: int, copy_kind: str = "float16"):
         a = [W1, b1, W2, np.zeros_like(b2)]
     b = {"float16": [x.astype(np.float16) for x in a],
          "times2": [W1 * 2, b1 * 2, W2 / 2, b2],
-         "shifted": [W1, b1, W2, np.ones_like(b2)]}[copy_kind]
+         "shifted": [W1, b1, W2, np.ones_like(b2)],
+         "doubled": [W1, b1, W2 * 2, b2 * 2]}[copy_kind]
     return load(a).network, load(b).network
 
 
@@ -82,10 +83,36 @@ def test_equivalent_networks_agree_by_equivalence() -> None:
     assert doc["proof"]["statement"] == "Theorems 3/4" and check_certificate(doc).valid
 
 
-def test_a_shared_decision_boundary_is_unknown_not_a_guess() -> None:
-    """Adding 1 to every output keeps every argmax: no witness exists, and per-leaf margins cannot certify a box
-    crossed by a decision boundary. The answer is UNKNOWN, and no certificate is written for it."""
+def test_outputs_shifted_alike_agree_by_shift_leaves() -> None:
+    """f2 = f1 + 1 on every output: no margin certifies a box crossed by a decision boundary, but f1 − f2 is the
+    same for every output, so the leaves are shift leaves (bounds ≤ 0 of ±(D_t − D_0)) and the answer is AGREE."""
     A, B = _pair(0, "shifted")
+    r = top1(A, B, _box("1"), seconds=10)
+    assert r.verdict == "agree" and any(leaf.shift for leaf in r.root.leaves())
+    doc = _doc(r, A, B)
+    assert any(n.get("shift") for n in doc["proof"]["regions"]) and check_certificate(doc).valid
+
+
+def test_one_changed_neuron_is_decided_where_the_networks_coincide() -> None:
+    """A copy with one bias changed: where that neuron is inactive the networks coincide, decision boundaries and
+    all (shift leaves); elsewhere margins or a witness decide. Boxes of radius 1/16 around seeded centres."""
+    a = _model(1, 8, 24, 4)
+    W1, b1, W2, b2 = a
+    changed = b1.copy()
+    changed[int(np.argmax(np.abs(W2).sum(axis=0)))] += np.float32(1 / 64)
+    A, B = load(a).network, load([W1, changed, W2, b2]).network
+    rng = np.random.default_rng(5)
+    for _ in range(4):
+        c = [fmpq(int(t * 256), 256) for t in rng.uniform(-1, 1, 8)]
+        r = top1(A, B, [(x - fmpq(1, 4), x + fmpq(1, 4)) for x in c], seconds=20)
+        assert r.verdict != "unknown"
+        assert check_certificate(_doc(r, A, B)).valid
+
+
+def test_a_shared_decision_boundary_is_unknown_not_a_guess() -> None:
+    """Doubling every output keeps every argmax, but no margin certifies a box crossed by a decision boundary and
+    f1 − f2 = −f1 is not the same for every output: the answer is UNKNOWN, and no certificate is written for it."""
+    A, B = _pair(0, "doubled")
     r = top1(A, B, _box("1"), seconds=2)
     assert r.verdict == "unknown" and r.witness is None
     with pytest.raises(InputError):
@@ -105,12 +132,14 @@ def test_point_boxes_decide_exactly() -> None:
 
 
 @functools.cache
-def _cached() -> tuple[str, str]:
+def _cached() -> tuple[str, str, str]:
     A, B = _pair(2)
     agree = top1(A, B, _box("1/2"), seconds=20)
     A0, B0 = _pair(0)
     differ = top1(A0, B0, _box("1"), seconds=10)
-    return json.dumps(_doc(agree, A, B)), json.dumps(_doc(differ, A0, B0))
+    As, Bs = _pair(0, "shifted")
+    shifted = top1(As, Bs, _box("1"), seconds=10)
+    return json.dumps(_doc(agree, A, B)), json.dumps(_doc(differ, A0, B0)), json.dumps(_doc(shifted, As, Bs))
 
 
 def _leaf(doc: dict) -> dict:
@@ -166,6 +195,36 @@ DISAGREEMENT = {
 }
 
 
+def _shift_leaf(doc: dict) -> dict:
+    return next(n for n in doc["proof"]["regions"] if n.get("shift"))
+
+
+def _shift_bound(doc: dict) -> list:
+    return next(b for n in doc["proof"]["regions"] for b in n.get("bounds", []) if b[0] == "=")
+
+
+SHIFT = {
+    "shift leaf given a class": lambda d: _shift_leaf(d).__setitem__("class", 0),
+    "shift false": lambda d: _shift_leaf(d).__setitem__("shift", False),
+    "shift as a string": lambda d: _shift_leaf(d).__setitem__("shift", "true"),
+    "shift bound restated": lambda d: _shift_bound(d).__setitem__(3, "-1"),
+    "shift objective on output 0": lambda d: _shift_bound(d).__setitem__(1, 0),
+    "shift sign 1.0": lambda d: _shift_bound(d).__setitem__(2, 1.0),
+    "output bias changed": lambda d: d["inputs"][1]["parameters"]["c"].__setitem__(1, "2"),
+    "pairs dropped": lambda d: d["proof"].__setitem__("pairs", []),
+}
+
+
+@pytest.mark.parametrize("name", list(SHIFT))
+def test_checker_rejects_tampered_shift_leaves(name: str) -> None:
+    doc = json.loads(_cached()[2])
+    assert check_certificate(doc).valid
+    broken = copy.deepcopy(doc)
+    SHIFT[name](broken)
+    assert broken != doc
+    assert not check_certificate(json.loads(json.dumps(broken))).valid, name
+
+
 @pytest.mark.parametrize("name", list(AGREEMENT))
 def test_checker_rejects_tampered_agreement(name: str) -> None:
     doc = json.loads(_cached()[0])
@@ -191,8 +250,7 @@ def test_cli_top1(tmp_path, capfd) -> None:
     np.savez(tmp_path / "a.npz", **dict(zip(NAMES, a, strict=True)))
     np.savez(tmp_path / "b.npz", **dict(zip(NAMES, [x.astype(np.float16) for x in a], strict=True)))
     W1, b1, W2, b2 = a
-    np.savez(tmp_path / "c0.npz", **dict(zip(NAMES, [W1, b1, W2, np.zeros_like(b2)], strict=True)))
-    np.savez(tmp_path / "c1.npz", **dict(zip(NAMES, [W1, b1, W2, np.ones_like(b2)], strict=True)))
+    np.savez(tmp_path / "c1.npz", **dict(zip(NAMES, [W1, b1, W2 * 2, b2 * 2], strict=True)))
     files = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
     cert = tmp_path / "t.json"
     for box, code, word in (("0,0.5", 0, "AGREE"), ("-1,1", 1, "DIFFER")):
@@ -201,8 +259,8 @@ def test_cli_top1(tmp_path, capfd) -> None:
         assert main(["check", str(cert), "--inputs", *files]) == 0
         assert "VALID top1_" in capfd.readouterr().out
     cert.unlink()
-    shifted = [str(tmp_path / "c0.npz"), str(tmp_path / "c1.npz")]
-    assert main(["distance", *shifted, "--top1", "--seconds", "1", "--cert", str(cert), "--json"]) == 3
+    doubled = [files[0], str(tmp_path / "c1.npz")]
+    assert main(["distance", *doubled, "--top1", "--seconds", "1", "--cert", str(cert), "--json"]) == 3
     out = capfd.readouterr()
     assert json.loads(out.out)["top1"] == "unknown" and "no certificate" in out.err and not cert.exists()
     assert main(["distance", *files, "--top1", "--epsilon", "1"]) == 2

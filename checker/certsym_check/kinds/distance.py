@@ -91,15 +91,7 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     statement = RELAXATION if relaxed else "symbolic intervals and exact evaluation"
     if p["statement"] != statement:
         raise Reject(f"proof must cite {statement!r}")
-    pairs, used1, used2 = [], set(), set()
-    for s, pair in enumerate(seq(p["pairs"], None, "proof.pairs")):
-        i, j, d = seq(pair, 3, f"proof.pairs[{s}]")
-        i, j, d = index(i, t1.n, "proof.pairs"), index(j, t2.n, "proof.pairs"), rational(d)
-        if d <= 0 or i in used1 or j in used2:
-            raise Reject(f"proof.pairs[{s}]: scalings must be positive and each neuron paired at most once")
-        used1.add(i)
-        used2.add(j)
-        pairs.append((i, j, d))
+    pairs = parse_pairs(p["pairs"], t1, t2)
     x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
     _numerators_bounded([y for b in box for y in b] + [d for _, _, d in pairs] + x, MAX_NUMERATOR_BITS, "the box, "
                         "the scalings and the witness")
@@ -124,6 +116,20 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
                      f"{_box_text(box)}")
     _epsilon(p, lower, upper, rep)
+
+
+def parse_pairs(given: object, t1: Net, t2: Net) -> list[tuple[int, int, Fraction]]:
+    """The alignment [[i, i', d], ...]: each neuron of θ1 and of θ2 at most once, d > 0."""
+    pairs, used1, used2 = [], set(), set()
+    for s, pair in enumerate(seq(given, None, "proof.pairs")):
+        i, j, d = seq(pair, 3, f"proof.pairs[{s}]")
+        i, j, d = index(i, t1.n, "proof.pairs"), index(j, t2.n, "proof.pairs"), rational(d)
+        if d <= 0 or i in used1 or j in used2:
+            raise Reject(f"proof.pairs[{s}]: scalings must be positive and each neuron paired at most once")
+        used1.add(i)
+        used2.add(j)
+        pairs.append((i, j, d))
+    return pairs
 
 
 def _epsilon(p: dict, lower: Fraction, upper: Fraction, rep: Report) -> None:

@@ -138,19 +138,20 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
 
 def distance_objective(t1: Net, t2: Net, nets: dict) -> tuple:
     """The objectives (t, s) of a distance bound: s·D_t, D_t = f1_t − f2_t (B's weights divided by the pairing's
-    d, as its rows are scaled by d). Returns (the entry's length, its parser)."""
+    d, as its rows are scaled by d): the parser of a bound [t, s, B, multipliers], giving (objective, weights of
+    the S's, constant, B, multipliers)."""
     k = t1.k
 
-    def parse(head: list, where: str) -> tuple:
-        t, s = head
+    def parse(entry: object, where: str) -> tuple:
+        t, s, value, mult = seq(entry, 4, where)
         t = index(t, k, where)
         if type(s) is not int or s not in (1, -1):  # 1.0 would turn the replay into floats
             raise Reject(f"{where}: the sign is 1 or -1")
         weights = {("A", i): v[t] * s for i, v in enumerate(nets["A"].v)}
         weights |= {("B", j): -v[t] * s for j, v in enumerate(nets["B"].v)}
-        return (t, s), weights, (t1.c[t] - t2.c[t]) * s
+        return (t, s), weights, (t1.c[t] - t2.c[t]) * s, value, mult
 
-    return 4, parse
+    return parse
 
 
 def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object) -> Fraction:
@@ -188,7 +189,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
                      f"(at most {MAX_REGION_WORK:,})")
     nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
     size = {"A": t1.n, "B": t2.n}
-    length, parse = objective(t1, t2, nets)
+    parse = objective(t1, t2, nets)
     plain_pairs = [(i, j) for i, j, _ in pairs]
     stack: list[tuple[list, dict, dict]] = [(list(box), {}, {})]
     values = []
@@ -201,8 +202,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
         effective = dict(inherited)
         done = set()
         for b, entry in enumerate(seq(node.get("bounds", []), None, f"{where}.bounds")):
-            *head, value, mult = seq(entry, length, f"{where}.bounds[{b}]")
-            key, weights, const = parse(head, f"{where}.bounds[{b}]")
+            key, weights, const, value, mult = parse(entry, f"{where}.bounds[{b}]")
             if key in done:
                 raise Reject(f"{where}.bounds[{b}]: each objective once per region")
             done.add(key)

@@ -1,9 +1,11 @@
 """Replay of ``top1_agreement`` and ``top1_disagreement`` certificates (certificates/FORMAT.md, Top-1 agreement).
 
 Agreement: either an equivalence proof (ρ(θ1) = ρ(θ2), so the sets of largest outputs are equal everywhere), or a
-tree of regions covering the box (the walk of ``kinds.relaxation``) whose every leaf names a class c and has, for
-both networks and every j ≠ c, a bound below 0 of the margin f_j − f_c, each recomputed from its multipliers:
-c is then the unique largest output of both networks on the leaf. Disagreement: the witness lies in the box and,
+tree of regions covering the box (the walk of ``kinds.relaxation``, over an alignment) whose every leaf names a
+class c and has, for both networks and every j ≠ c, a bound below 0 of the margin f_j − f_c, each recomputed from
+its multipliers (c is then the unique largest output of both networks on the leaf); or is a shift leaf, with
+bounds ≤ 0 of ±(D_t − D_0) for every t ≥ 1 (f1 − f2 is the same for every output there, so both networks have the
+same set of largest outputs). Disagreement: the witness lies in the box and,
 evaluated exactly, both networks have a unique largest output, the two stated and different. No search.
 Cost: as ``kinds.relaxation`` per region and bound; a witness, one exact evaluation of both networks.
 Standard library only.
@@ -24,6 +26,7 @@ from certsym_check.kinds.distance import (
     _denominators_bounded,
     _evaluate,
     _numerators_bounded,
+    parse_pairs,
 )
 from certsym_check.kinds.equivalence import check_equivalent
 from certsym_check.kinds.relaxation import walk_regions
@@ -45,29 +48,38 @@ def _common(F, nets: list[Net], proof: object, required: set) -> tuple[dict, lis
     return p, box
 
 
-def _margins(t1: Net, t2: Net, nets: dict) -> tuple:
-    """The objectives (net, c, j) of a top-1 tree: f_j − f_c of network ``net`` ("A" is θ1, "B" is θ2)."""
+def _objectives(t1: Net, t2: Net, nets: dict):
+    """The bounds of a top-1 tree, [net, c, j, B, multipliers]: the margin f_j − f_c of network ``net`` ("A" is θ1,
+    "B" is θ2, its weights divided by the pairing's d as its rows are scaled by d); or ["=", t, s, B, multipliers]:
+    s·(D_t − D_0), D = f1 − f2."""
     k = t1.k
 
-    def parse(head: list, where: str) -> tuple:
-        net, c, j = head
+    def parse(entry: object, where: str) -> tuple:
+        net, c, j, value, mult = seq(entry, 5, where)
+        if net == "=":
+            t, s = index(c, k, where), j
+            if t == 0 or type(s) is not int or s not in (1, -1):
+                raise Reject(f"{where}: a shift objective is ['=', t, s] with 1 ≤ t < k and s the integer 1 or -1")
+            weights = {("A", i): (v[t] - v[0]) * s for i, v in enumerate(nets["A"].v)}
+            weights |= {("B", i): -(v[t] - v[0]) * s for i, v in enumerate(nets["B"].v)}
+            return ("=", t, s), weights, (t1.c[t] - t2.c[t] - t1.c[0] + t2.c[0]) * s, value, mult
         if net not in ("A", "B"):
-            raise Reject(f"{where}: the network is 'A' or 'B'")
+            raise Reject(f"{where}: the objective names network 'A' or 'B', or '='")
         c, j = index(c, k, where), index(j, k, where)
         if c == j:
             raise Reject(f"{where}: a margin of a class over itself")
         const = (t1 if net == "A" else t2).c
         weights = {(net, i): v[j] - v[c] for i, v in enumerate(nets[net].v)}
-        return (net, c, j), weights, const[j] - const[c]
+        return (net, c, j), weights, const[j] - const[c], value, mult
 
-    return 5, parse
+    return parse
 
 
 def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None:
     """A ``top1_agreement`` certificate (module docstring)."""
     t1, t2 = nets
     equivalent = isinstance(proof, dict) and "equivalence" in proof
-    p, box = _common(F, nets, proof, {"box", "statement", "equivalence" if equivalent else "regions"})
+    p, box = _common(F, nets, proof, {"box", "statement"} | ({"equivalence"} if equivalent else {"pairs", "regions"}))
     if equivalent:
         if p["statement"] != "Theorems 3/4":
             raise Reject("an equivalence proof cites 'Theorems 3/4'")
@@ -76,13 +88,21 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
         return
     if p["statement"] != RELAXATION:
         raise Reject(f"proof must cite {RELAXATION!r}")
-    _numerators_bounded([y for b in box for y in b], MAX_NUMERATOR_BITS, "the box")
-    _denominators_bounded(nets, [y for b in box for y in b])
+    pairs = parse_pairs(p["pairs"], t1, t2)
+    numbers = [y for b in box for y in b] + [d for _, _, d in pairs]
+    _numerators_bounded(numbers, MAX_NUMERATOR_BITS, "the box and the scalings")
+    _denominators_bounded(nets, numbers)
     k = t1.k
 
-    def leaf(effective: dict, node: dict, where: str) -> int:
-        if "class" not in node:
-            raise Reject(f"{where}: a leaf names its class")
+    def leaf(effective: dict, node: dict, where: str) -> int | None:
+        if node.get("shift") is True and "class" not in node:
+            for t in range(1, k):
+                for s in (1, -1):
+                    if not effective.get(("=", t, s), Fraction(1)) <= 0:
+                        raise Reject(f"{where}: a shift leaf without a bound ≤ 0 of {s}·(D_{t} − D_0)")
+            return None
+        if "class" not in node or "shift" in node:
+            raise Reject(f"{where}: a leaf names its class, or is a shift leaf ('shift': true)")
         c = index(node["class"], k, f"{where}.class")
         for net in ("A", "B"):
             for j in range(k):
@@ -91,11 +111,14 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
                                  f"network {'1' if net == 'A' else '2'}")
         return c
 
-    classes = walk_regions(t1, t2, box, [], p["regions"], _margins, leaf, {"class"})
-    rep.checks["top-1: every leaf's margins recomputed from their multipliers and below 0, the leaves covering "
-               "the box"] += 1
-    rep.facts.append(f"the same unique largest output at every point of the box {_box_text(box)} "
-                     f"({len(classes)} {'leaf' if len(classes) == 1 else 'leaves'}; classes {sorted(set(classes))})")
+    leaves = walk_regions(t1, t2, box, pairs, p["regions"], _objectives, leaf, {"class", "shift"})
+    classes = sorted({c for c in leaves if c is not None})
+    shifted = sum(c is None for c in leaves)
+    rep.checks["top-1: every leaf's margins (or output shifts) recomputed from their multipliers, the leaves "
+               "covering the box"] += 1
+    rep.facts.append(f"the same largest outputs at every point of the box {_box_text(box)} ({len(leaves)} "
+                     f"{'leaf' if len(leaves) == 1 else 'leaves'}: classes {classes}"
+                     + (f", {shifted} where f1 − f2 is the same for every output" if shifted else "") + ")")
 
 
 def check_top1_disagreement(F, nets: list[Net], proof: object, rep: Report) -> None:
