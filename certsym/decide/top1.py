@@ -186,7 +186,8 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     pairs = align(A, B)
     P = Pair(A, B, pairs)
     work = (A.n + B.n + len(pairs)) * (A.m + 1)
-    budget = max(1, min(max_regions, REGION_WORK // max(1, work * (2 * k - 1))))
+    # a region carries at most 2(k − 1) margins and 2(k − 1) shift objectives: the checker's work bound
+    budget = max(1, min(max_regions, REGION_WORK // max(1, work * (4 * k - 3))))
     small = (A.n + B.n) * (A.m + 1) <= 20_000
     deadline = t0 + seconds
 
@@ -205,7 +206,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     shifts = [("=", t, s) for t in range(1, k) for s in (1, -1)]
     # the neurons where the networks differ: all but the pairs with equal scaled rows and output weights. When they
     # are few, splitting on them first isolates regions where the networks coincide (closed as shift leaves)
-    same = {key for p, (i, j, _) in enumerate(pairs) if _identical(P, p) for key in (("A", i), ("B", j))}
+    same = {key for p in _identical_pairs(P) for key in (("A", pairs[p][0]), ("B", pairs[p][1]))}
     differing = {(s, i) for s in "AB" for i in range(P.size[s])} - same
     few = len(differing) <= (A.n + B.n) // 4
 
@@ -272,13 +273,14 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     return answer("agree", "every leaf certified", root, regions)
 
 
-def _identical(P: Pair, p: int) -> bool:
-    """Whether the pair's two neurons have the same scaled row and the same output weights (exactly)."""
-    i, j, _ = P.pairs[p]
+def _identical_pairs(P: Pair) -> list[int]:
+    """The pairs whose two neurons have the same scaled row and the same output weights (exactly). Cost
+    O(pairs · (m + k)) comparisons."""
     m = P.m + 1
     rows_a, rows_b = P.rows["A"].entries(), P.rows["B"].entries()
-    return rows_a[i * m:(i + 1) * m] == rows_b[j * m:(j + 1) * m] and \
-        all(wa == -wb for wa, wb in zip(P.weights["A"][i], P.weights["B"][j], strict=True))
+    return [p for p, (i, j, _) in enumerate(P.pairs)
+            if rows_a[i * m:(i + 1) * m] == rows_b[j * m:(j + 1) * m]
+            and all(wa == -wb for wa, wb in zip(P.weights["A"][i], P.weights["B"][j], strict=True))]
 
 
 def _inside(point: np.ndarray, region: Region, P: Pair) -> bool:
