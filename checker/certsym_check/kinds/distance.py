@@ -148,11 +148,16 @@ def _epsilon(p: dict, lower: Fraction, upper: Fraction, rep: Report) -> None:
 
 
 def _box_text(box: list) -> str:
+    """The box for a report line: [lo, hi]^m, the intervals themselves up to four, else their count and widths
+    (the certificate holds every end exactly)."""
     distinct = set(box)
     if len(distinct) == 1:
         lo, hi = box[0]
         return f"[{_show(lo)}, {_show(hi)}]^{len(box)}"
-    return " x ".join(f"[{_show(lo)}, {_show(hi)}]" for lo, hi in box)
+    if len(box) <= 4:
+        return " x ".join(f"[{_show(lo)}, {_show(hi)}]" for lo, hi in box)
+    widths = [hi - lo for lo, hi in box]
+    return f"{len(box)} intervals (in the certificate) of widths {_show(min(widths))} to {_show(max(widths))}"
 
 
 def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
