@@ -21,6 +21,7 @@ number of weights.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -336,8 +337,7 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     pairs = align(A, B)
     interval, stable, unstable = upper_bound(A, B, box, pairs)
     small = (A.n + B.n) * (A.m + 1) <= 20_000  # exact small-denominator duals are worth trying
-    work = (A.n + B.n + len(pairs)) * (A.m + 1)
-    regions = max(1, min(max_regions, REGION_WORK // max(1, work * (2 * A.k + 1))))
+    regions = region_budget(A, B, pairs, box, 2 * A.k, max_regions)
     search = branch_and_bound(Pair(A, B, pairs), box, lambda y: evaluate_difference(A, B, y), x, target, seconds,
                               regions, epsilon, small, progress)
     if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result
@@ -346,4 +346,28 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
                     search=search, interval=interval, epsilon=epsilon)
 
 
-REGION_WORK = 3 * 10**8  # the checker's bound on Σ (1 + bounds)·(n1 + n2 + pairs)·(m + 1) (FORMAT.md, Bounds)
+REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (FORMAT.md, Bounds)
+BOUND_OVERHEAD = 1_000  # the checker's fixed charge per region and per bound, in the same units
+
+
+def region_budget(A: Network, B: Network, pairs: list[tuple[int, int, fmpq]], box: Box, bounds: int,
+                  cap: int) -> int:
+    """The most regions, each with ``bounds`` bounds, that the checker's work bound admits (certificates/FORMAT.md,
+    Bounds): Σ over regions and bounds of ((n1 + n2 + pairs)(m + 1)·words + 1,000), plus 16k per region, at most
+    3·10^8, where words = max(1, (row bits + box bits) // 128) for the rows as integers over their denominators
+    (θ2's scaled by the pairing) and the box ends. At most ``cap``. Cost O((n1 + n2) m)."""
+    scale = {j: d for _, j, d in pairs}
+    num_bits = den_bits = 1
+    for net, side in ((A, "A"), (B, "B")):
+        for i in range(net.n):
+            row = [*net.A[i], net.b[i]]
+            d = scale.get(i, fmpq(1)) if side == "B" else fmpq(1)
+            den = 1
+            for x in row:
+                den = den * int(x.q) // math.gcd(den, int(x.q))
+            num_bits = max(num_bits, max(abs(int(x.p) * (den // int(x.q)) * int(d.p)).bit_length() for x in row))
+            den_bits = max(den_bits, (den * int(d.q)).bit_length())
+    box_bits = 2 * max((int(y.p).bit_length() + int(y.q).bit_length() for b in box for y in b), default=1)
+    words = max(1, (num_bits + den_bits + box_bits) // 128)
+    per_region = (bounds + 1) * ((A.n + B.n + len(pairs)) * (A.m + 1) * words + BOUND_OVERHEAD) + 16 * A.k
+    return max(1, min(cap, REGION_WORK // per_region))

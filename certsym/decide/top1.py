@@ -37,7 +37,7 @@ from flint import fmpq
 
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import Node, children, split_key
-from certsym.decide.distance import REGION_WORK, Box, align, checked_box, floats
+from certsym.decide.distance import Box, align, checked_box, floats, region_budget
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
 
@@ -185,9 +185,8 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
             return answer("agree", "Theorems 3/4", equivalence=verdict)
     pairs = align(A, B)
     P = Pair(A, B, pairs)
-    work = (A.n + B.n + len(pairs)) * (A.m + 1)
-    # a region carries at most 2(k − 1) margins and 2(k − 1) shift objectives: the checker's work bound
-    budget = max(1, min(max_regions, REGION_WORK // max(1, work * (4 * k - 3))))
+    # a region carries at most 2(k − 1) margins and 2(k − 1) shift objectives
+    budget = region_budget(A, B, pairs, box, 4 * (k - 1), max_regions)
     small = (A.n + B.n) * (A.m + 1) <= 20_000
     deadline = t0 + seconds
 

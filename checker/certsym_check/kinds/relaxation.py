@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from certsym_check.budget import charge, int_cost, lcm
+from certsym_check.budget import charge, cost, int_cost, lcm, plus, size
 from certsym_check.core import Net, index, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import rational, show
@@ -25,6 +25,7 @@ from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
 
 MAX_REGIONS = 20_000
 MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 + pairs) · (m + 1): integer operations
+BOUND_OVERHEAD = 1_000  # integer operations' worth of fixed work per region and per bound
 MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
 TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
 
@@ -52,11 +53,11 @@ class _Region:
             self.delta.append(_extremes(diff, den, self.LO, self.HI, D))
 
 
-def _constraint(region: _Region, pairs: list, tag: str, idx: int, size: dict) -> tuple[list, list, Fraction]:
+def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -> tuple[list, list, Fraction]:
     """Constraint (tag, idx) as (S terms, z terms, constant), each term ((net, neuron), coefficient): g ≤ 0 with
     g = Σ c·S + Σ c·z + constant, rebuilt from the region (FORMAT.md's list); reject one that does not exist."""
     if tag[0] in "htp":
-        key = (tag[1], index(idx, size[tag[1]], f"multiplier {tag}"))
+        key = (tag[1], index(idx, sizes[tag[1]], f"multiplier {tag}"))
         status = region.status[key[0]][key[1]]
         if tag[0] == "p":
             if key not in region.phases:
@@ -80,14 +81,16 @@ def _constraint(region: _Region, pairs: list, tag: str, idx: int, size: dict) ->
     return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
 
 
-def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: list, size: dict,
+def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: list, sizes: dict,
            nets: dict) -> Fraction:
     """max over the region's variables of f − Σ μ g for the objective f = Σ weights·S + const, exactly."""
     rows: dict = {}
     cols: dict = {}
 
     def add(target: dict, key, c: Fraction) -> None:
-        target[key] = target.get(key, 0) + c
+        old = target.get(key, 0)
+        charge(cost(size(old), size(c)), "a relaxation bound")  # the sums grow with the multipliers' denominators
+        target[key] = old + c
 
     def add_s(key, c: Fraction) -> None:
         status = region.status[key[0]][key[1]]
@@ -102,6 +105,8 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
     seen = set()
     for e, entry in enumerate(seq(mult, None, "multipliers")):
         tag, idx, mu = seq(entry, 3, f"multipliers[{e}]")
+        if not isinstance(tag, str) or type(idx) is not int:
+            raise Reject(f"multipliers[{e}]: a constraint is named by a string tag and an integer index")
         if tag not in TAGS:
             raise Reject(f"multipliers[{e}]: unknown constraint {tag!r}")
         mu = rational(mu)
@@ -112,16 +117,21 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
         if (tag, idx) in seen:
             raise Reject(f"multipliers[{e}]: constraint {tag} {idx} given twice")
         seen.add((tag, idx))
-        s_terms, z_terms, c0 = _constraint(region, pairs, tag, idx, size)
+        s_terms, z_terms, c0 = _constraint(region, pairs, tag, idx, sizes)
         for key, c in s_terms:
+            charge(cost(size(mu), size(c)), "a relaxation bound")
             add_s(key, -mu * c)
         for key, c in z_terms:
+            charge(cost(size(mu), size(c)), "a relaxation bound")
             add(rows, key, -mu * c)
+        charge(cost(size(mu), size(c0)) + cost(size(const), plus(size(mu), size(c0))), "a relaxation bound")
         const -= mu * c0
     value = const
     for key, c in cols.items():
         if c > 0:
-            value += c * region.hi[key[0]][key[1]]
+            top = region.hi[key[0]][key[1]]
+            charge(cost(size(c), size(top)) + cost(size(value), plus(size(c), size(top))), "a relaxation bound")
+            value += c * top
     live = [(key, c) for key, c in rows.items() if c != 0]
     if live:
         G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), "a relaxation bound")
@@ -183,36 +193,56 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
             raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'"
                          + "".join(f" and/or {x!r}" for x in sorted(extra)))
         stated += len(seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds"))
-    work = (len(nodes) + stated) * (t1.n + t2.n + len(pairs)) * (m + 1)
+    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
+    # an integer operation on the rows and the box ends costs about one word operation up to 128 bits together,
+    # and proportionally more beyond; a bound also costs a fixed ~1,000 (its parsing, its objective) and a node
+    # reads up to 4k bounds at ~4 each
+    row_bits = max((abs(y).bit_length() for R in nets.values() for row in R.rows for y in row), default=1)
+    row_bits += max((d.bit_length() for R in nets.values() for d in R.dens), default=1)
+    box_bits = max((y.numerator.bit_length() + y.denominator.bit_length() for b in box for y in b), default=1) * 2
+    words = max(1, (row_bits + box_bits) // 128)
+    work = (len(nodes) + stated) * ((t1.n + t2.n + len(pairs)) * (m + 1) * words + BOUND_OVERHEAD) + \
+        len(nodes) * 16 * t1.k
     if work > MAX_REGION_WORK:
         raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
                      f"(at most {MAX_REGION_WORK:,})")
-    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
-    size = {"A": t1.n, "B": t2.n}
+    sizes = {"A": t1.n, "B": t2.n}
     parse = objective(t1, t2, nets)
     plain_pairs = [(i, j) for i, j, _ in pairs]
-    stack: list[tuple[list, dict, dict]] = [(list(box), {}, {})]
+    # the least bound of every objective over the current node and its ancestors, in one dict: a node's changes are
+    # logged and undone before its sibling's subtree (memory linear in the bounds stated, never a copy per node)
+    effective: dict = {}
+    log: list[tuple] = []
+    stack: list[tuple[list, dict, int]] = [(list(box), {}, 0)]
     values = []
     for e, node in enumerate(nodes):
         if not stack:
             raise Reject(f"proof.regions[{e}]: more regions than the splits make")
         where = f"proof.regions[{e}]"
-        region_box, phases, inherited = stack.pop()
+        region_box, phases, mark = stack.pop()
+        while len(log) > mark:
+            key, old = log.pop()
+            if old is None:
+                del effective[key]
+            else:
+                effective[key] = old
         region = _Region(region_box, phases, nets, plain_pairs)
-        effective = dict(inherited)
         done = set()
         for b, entry in enumerate(seq(node.get("bounds", []), None, f"{where}.bounds")):
             key, weights, const, value, mult = parse(entry, f"{where}.bounds[{b}]")
             if key in done:
                 raise Reject(f"{where}.bounds[{b}]: each objective once per region")
             done.add(key)
-            computed = _bound(region, plain_pairs, weights, const, mult, size, nets)
+            computed = _bound(region, plain_pairs, weights, const, mult, sizes, nets)
             if not isinstance(computed, Fraction):
                 raise Reject(f"{where}.bounds[{b}]: the bound is not an exact rational")
             if rational(value) != computed:
                 raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give "
                              f"({show(computed)})")
-            effective[key] = min(computed, effective.get(key, computed))
+            old = effective.get(key)
+            if old is None or computed < old:
+                log.append((key, old))
+                effective[key] = computed
         if "split" not in node:
             values.append(leaf(effective, node, where))
             continue
@@ -225,12 +255,12 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
             mid = (lo + hi) / 2
             halves = [[*region_box[:q], (lo, mid), *region_box[q + 1:]],
                       [*region_box[:q], (mid, hi), *region_box[q + 1:]]]
-            children = [(h, phases, effective) for h in halves]
+            children = [(h, phases, len(log)) for h in halves]
         elif split[0] in ("A", "B"):
-            key = (split[0], index(split[1], size[split[0]], f"{where}.split"))
+            key = (split[0], index(split[1], sizes[split[0]], f"{where}.split"))
             if key in phases:
                 raise Reject(f"{where}.split: the neuron's phase is already fixed")
-            children = [(region_box, {**phases, key: ph}, effective) for ph in (-1, 1)]
+            children = [(region_box, {**phases, key: ph}, len(log)) for ph in (-1, 1)]
         else:
             raise Reject(f"{where}.split: 'x', 'A' or 'B'")
         stack.extend(reversed(children))

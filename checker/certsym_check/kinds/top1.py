@@ -13,8 +13,6 @@ Standard library only.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from certsym_check.core import Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
@@ -95,10 +93,12 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
     k = t1.k
 
     def leaf(effective: dict, node: dict, where: str) -> int | None:
+        # the bounds are Fractions in lowest terms: the sign of the numerator is the sign (a leaf reads 2(k − 1))
         if node.get("shift") is True and "class" not in node:
             for t in range(1, k):
                 for s in (1, -1):
-                    if not effective.get(("=", t, s), Fraction(1)) <= 0:
+                    bound = effective.get(("=", t, s))
+                    if bound is None or bound.numerator > 0:
                         raise Reject(f"{where}: a shift leaf without a bound ≤ 0 of {s}·(D_{t} − D_0)")
             return None
         if "class" not in node or "shift" in node:
@@ -106,7 +106,7 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
         c = index(node["class"], k, f"{where}.class")
         for net in ("A", "B"):
             for j in range(k):
-                if j != c and not effective.get((net, c, j), Fraction(0)) < 0:
+                if j != c and ((bound := effective.get((net, c, j))) is None or bound.numerator >= 0):
                     raise Reject(f"{where}: no bound below 0 for the margin of class {j} over class {c} in "
                                  f"network {'1' if net == 'A' else '2'}")
         return c

@@ -1,0 +1,91 @@
+"""Red team of the top-1 kinds and the region walk they share with distance_bound: each certificate below states a
+TRUE claim but made the checker run for minutes or take gigabytes (measured before the fixes: 181 s; 349 s;
+73 s and 3.25 GB). Each must now be refused before the work, with the reason."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from flint import fmpq
+
+from certsym.certify.distance import RELAXATION_STATEMENT, box_inputs
+from certsym.certify.envelope import InputRecord, document
+from certsym.core.network import Network
+from certsym.numbers import QQ
+from certsym_check import check_certificate
+
+RECORDS = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
+
+
+def _doc(net: Network, box: list, regions: list) -> dict:
+    inputs = box_inputs(RECORDS, (net, net), True, [], box)
+    proof = {"box": [[str(lo), str(hi)] for lo, hi in box], "pairs": [], "regions": regions,
+             "statement": RELAXATION_STATEMENT}
+    return json.loads(json.dumps(document("top1_agreement", QQ, inputs, proof)))
+
+
+def _net(A: list, b: list, M: list, c: list) -> Network:
+    return Network.build([[fmpq(x) for x in row] for row in M], [[fmpq(x) for x in row] for row in A],
+                         [fmpq(x) for x in b], [fmpq(x) for x in c])
+
+
+def test_multipliers_with_huge_distinct_denominators_are_charged() -> None:
+    """200 unstable neurons, each with t and h multipliers 1/q and (q − 1)/q for distinct 4,095-bit q: the z terms
+    cancel (no row is combined), but the running constant's denominator grows to ~400,000 bits. Its sums are now
+    charged to the work budget."""
+    n = 200
+    rng = random.Random(1)
+    qs = [rng.getrandbits(4095) | (1 << 4094) | 1 for _ in range(n // 2)]
+    mus = [f"1/{q}" for q in qs] + [f"{q - 1}/{q}" for q in qs]
+    net = _net([[1, 0]] * n, [0] * n, [[0] * n, [0] * n], [n, 0])
+
+    def bound(side: str) -> list:
+        mult = [[tag + side, i, mus[i]] for i in range(n) for tag in ("t", "h")]
+        return [side, 0, 1, str(fmpq(-n + n // 2)), mult]
+
+    leaf = {"class": 0, "bounds": [bound("A"), bound("B")]}
+    report = check_certificate(_doc(net, [(fmpq(-1), fmpq(1)), (fmpq(0), fmpq(1))], [{"split": ["x", 1]}, leaf,
+                                                                                       dict(leaf)]))
+    assert not report.valid and "work budget" in report.reason
+
+
+def test_long_rows_and_box_ends_count_in_the_region_work() -> None:
+    """600-bit rows and box ends make every integer operation ~10 times a word's: the region work counts the words
+    (2,001 regions of 40 neurons, m = 359, would have replayed for about 35 s while the meter showed nothing)."""
+    rng = random.Random(0)
+    m, n = 359, 20
+
+    def big() -> int:
+        return rng.getrandbits(600) * rng.choice([1, -1])
+
+    net = _net([[big() for _ in range(m)] for _ in range(n)], [big() for _ in range(n)], [[0] * n, [0] * n], [1, 0])
+    lo = fmpq(rng.getrandbits(600), 1 << 600)
+
+    def tree(count: int, depth: int) -> list:
+        if count == 1:
+            return [{"class": 0}]
+        return [{"split": ["x", depth % m]}] + tree(count // 2, depth + 1) + tree(count - count // 2, depth + 1)
+
+    regions = tree(1001, 0)
+    regions[0]["bounds"] = [["A", 0, 1, "-1", []], ["B", 0, 1, "-1", []]]
+    report = check_certificate(_doc(net, [(lo, lo + 1)] * m, regions))
+    assert not report.valid and "beyond the checker's bounds: the regions need" in report.reason
+
+
+def test_many_outputs_count_in_the_region_work() -> None:
+    """k = 20,000 outputs, the root stating all 2(k − 1) margins, a path of 1,000 splits: every leaf reads 2(k − 1)
+    bounds (and the walk used to copy them at every node: 3.25 GB at k = 10^5)."""
+    k, leaves = 20_000, 1000
+    net = _net([[1]], [0], [[0] for _ in range(k)], [1] + [0] * (k - 1))
+    regions = [{"split": ["A", 0]}] + [{"split": ["x", 0]} for _ in range(leaves - 2)] + [{"class": 0}] * leaves
+    regions[0]["bounds"] = [[side, 0, j, "-1", []] for side in "AB" for j in range(1, k)]
+    report = check_certificate(_doc(net, [(fmpq(0), fmpq(1))], regions))
+    assert not report.valid and "beyond the checker's bounds: the regions need" in report.reason
+
+
+def test_an_unhashable_constraint_name_is_refused_with_a_reason() -> None:
+    net = _net([[1]], [0], [[1], [0]], [0, 1])
+    leaf = {"class": 1, "bounds": [["A", 1, 0, "-1", [[["tA"], 0, "1"]]]]}
+    report = check_certificate(_doc(net, [(fmpq(0), fmpq(1))], [leaf]))
+    assert not report.valid and "string tag and an integer index" in report.reason
