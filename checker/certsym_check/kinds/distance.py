@@ -157,7 +157,7 @@ def _box_text(box: list) -> str:
     if len(box) <= 4:
         return " x ".join(f"[{_show(lo)}, {_show(hi)}]" for lo, hi in box)
     widths = [hi - lo for lo, hi in box]
-    return f"{len(box)} intervals (in the certificate) of widths {_show(min(widths))} to {_show(max(widths))}"
+    return f"({len(box)} intervals in the certificate, widths {_show(min(widths))} to {_show(max(widths))})"
 
 
 def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
