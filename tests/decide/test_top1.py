@@ -215,32 +215,17 @@ SHIFT = {
 }
 
 
-@pytest.mark.parametrize("name", list(SHIFT))
-def test_checker_rejects_tampered_shift_leaves(name: str) -> None:
-    doc = json.loads(_cached()[2])
+MUTATIONS = [(0, name, f) for name, f in AGREEMENT.items()] + [(1, name, f) for name, f in DISAGREEMENT.items()] + \
+    [(2, name, f) for name, f in SHIFT.items()]
+
+
+@pytest.mark.parametrize(("which", "name", "mutate"), MUTATIONS, ids=[f"{w}-{n}" for w, n, _ in MUTATIONS])
+def test_checker_rejects_tampered_certificates(which: int, name: str, mutate) -> None:
+    """A genuine agreement (0), disagreement (1) or shift-leaf agreement (2) replays; each mutation is refused."""
+    doc = json.loads(_cached()[which])
     assert check_certificate(doc).valid
     broken = copy.deepcopy(doc)
-    SHIFT[name](broken)
-    assert broken != doc
-    assert not check_certificate(json.loads(json.dumps(broken))).valid, name
-
-
-@pytest.mark.parametrize("name", list(AGREEMENT))
-def test_checker_rejects_tampered_agreement(name: str) -> None:
-    doc = json.loads(_cached()[0])
-    assert check_certificate(doc).valid
-    broken = copy.deepcopy(doc)
-    AGREEMENT[name](broken)
-    assert broken != doc
-    assert not check_certificate(json.loads(json.dumps(broken))).valid, name
-
-
-@pytest.mark.parametrize("name", list(DISAGREEMENT))
-def test_checker_rejects_tampered_disagreement(name: str) -> None:
-    doc = json.loads(_cached()[1])
-    assert check_certificate(doc).valid
-    broken = copy.deepcopy(doc)
-    DISAGREEMENT[name](broken)
+    mutate(broken)
     assert broken != doc
     assert not check_certificate(json.loads(json.dumps(broken))).valid, name
 

@@ -14,17 +14,9 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from certsym.certify import InputRecord, top1_certificate
-from certsym.core.network import Network
 from certsym.decide.top1 import top1
 from certsym_check import check_certificate
-
-small = st.fractions(min_value=-3, max_value=3, max_denominator=4)
-
-
-def _value(net: dict, x: Fraction) -> list[Fraction]:
-    hidden = [max(a * x + b, Fraction(0)) for a, b in zip(net["a"], net["b"], strict=True)]
-    return [sum((v * h for v, h in zip(row, hidden, strict=True)), Fraction(0)) + c
-            for row, c in zip(net["M"], net["c"], strict=True)]
+from tests.oracles.test_distance_oracle import _network, _value, nets, small
 
 
 def _tops(values: list[Fraction]) -> frozenset[int]:
@@ -47,22 +39,6 @@ def _points(n1: dict, n2: dict, lo: Fraction, hi: Fraction) -> list[Fraction]:
                         points.add(p + (q - p) * gp / (gp - gq))
     ordered = sorted(points)
     return ordered + [(p + q) / 2 for p, q in zip(ordered, ordered[1:], strict=False)]
-
-
-@st.composite
-def nets(draw, k: int):
-    n = draw(st.integers(1, 3))
-    return {"a": draw(st.lists(small, min_size=n, max_size=n)), "b": draw(st.lists(small, min_size=n, max_size=n)),
-            "M": [draw(st.lists(small, min_size=n, max_size=n)) for _ in range(k)],
-            "c": draw(st.lists(small, min_size=k, max_size=k))}
-
-
-def _network(net: dict) -> Network:
-    def q(x: Fraction) -> fmpq:
-        return fmpq(x.numerator, x.denominator)
-
-    return Network.build([[q(v) for v in row] for row in net["M"]], [[q(a)] for a in net["a"]],
-                         [q(b) for b in net["b"]], [q(c) for c in net["c"]])
 
 
 @settings(max_examples=60, deadline=None)
