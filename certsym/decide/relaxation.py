@@ -96,10 +96,10 @@ class Pair:
                            for s in "AB"}
         self.float_weights = {s: np.array([[float(w) for w in row] for row in self.weights[s]]).reshape(
             self.size[s], self.k) for s in "AB"}
-        diff = [x - y for i, j, _ in pairs for x, y in zip(self.rows["A"].entries()[i * (self.m + 1):(i + 1) *
-                                                                                   (self.m + 1)],
-                                                         self.rows["B"].entries()[j * (self.m + 1):(j + 1) *
-                                                                                   (self.m + 1)], strict=True)]
+        w = self.m + 1
+        flat_a, flat_b = self.rows["A"].entries(), self.rows["B"].entries()  # once: each call copies the matrix
+        diff = [x - y for i, j, _ in pairs
+                for x, y in zip(flat_a[i * w:(i + 1) * w], flat_b[j * w:(j + 1) * w], strict=True)]
         self.diff = fmpq_mat(len(pairs), self.m + 1, diff) if pairs else None
 
 
