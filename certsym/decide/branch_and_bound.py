@@ -8,12 +8,14 @@ the linear programs' solutions and a floating-point search, which only propose.
 
 The split is the unstable neuron whose relaxation gaps (the triangle's and the pair chords' intercepts, weighted by
 their multipliers in the worst objective) contribute most to the worst leaf's bound (as BaBSR does).
-Cost: one ``bound_region`` per region (two per split), at most ``max_regions``.
+Cost: one ``bound_region`` per region (two per split), at most ``max_regions``, and never more than the checker's
+work bound for a tree (``ReplayWork``).
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +24,48 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq
 
+from certsym.core.network import Network
 from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_region
+
+REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (certificates/FORMAT.md, Bounds)
+BOUND_OVERHEAD, NODE_WORK, MULTIPLIER_WORK = 1_000, 8, 50  # its fixed charges: per bound, per coordinate, per μ
+
+
+class ReplayWork:
+    """The checker's region work of a tree as it grows (certificates/FORMAT.md, Bounds): per node
+    (N(m + 1)w + 1,000) + 16k + 8(m + 1), per bound N(m + 1)w + 1,000, per multiplier 50, with N = n1 + n2 + pairs
+    and w = max(1, ⌊(r + e)/128⌋) the words of the rows' integers (r) and the box ends (e), as the checker computes
+    them. Cost of the set-up O((n1 + n2) m)."""
+
+    def __init__(self, A: Network, B: Network, pairs: list[tuple[int, int, fmpq]], box: list):
+        scale = {j: d for _, j, d in pairs}
+        num_bits = den_bits = 1
+        for net, side in ((A, "A"), (B, "B")):
+            for i in range(net.n):
+                row = [*net.A[i], net.b[i]]
+                d = scale.get(i, fmpq(1)) if side == "B" else fmpq(1)
+                den = math.lcm(*(int(x.q) for x in row))
+                num_bits = max(num_bits, max(abs(int(x.p) * (den // int(x.q)) * int(d.p)).bit_length() for x in row))
+                den_bits = max(den_bits, (den * int(d.q)).bit_length())
+        box_bits = 2 * max((int(y.p).bit_length() + int(y.q).bit_length() for b in box for y in b), default=1)
+        words = max(1, (num_bits + den_bits + box_bits) // 128)
+        self.per_bound = (A.n + B.n + len(pairs)) * (A.m + 1) * words + BOUND_OVERHEAD
+        self.per_node = self.per_bound + 16 * A.k + NODE_WORK * (A.m + 1)
+        self.used = 0
+
+    def cost(self, node: bool, bound: RegionBound | None) -> int:
+        """The work of a node (``node``) and of the bounds of ``bound``, as the checker counts it."""
+        if bound is None:
+            return self.per_node if node else 0
+        return (self.per_node if node else 0) + len(bound.bounds) * self.per_bound + \
+            MULTIPLIER_WORK * sum(len(bound.multipliers[o]) for o in bound.bounds)
+
+    def add(self, node: bool, bound: RegionBound | None) -> None:
+        self.used += self.cost(node, bound)
+
+    @property
+    def within(self) -> bool:
+        return self.used <= REGION_WORK
 
 
 @dataclass
@@ -117,8 +160,9 @@ def _threshold(epsilon: fmpq | None, lower: fmpq, target: float) -> fmpq:
 def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[fmpq]], start: list[fmpq],
                      target: float = 1.1, seconds: float = 60.0, max_regions: int = 4000,
                      epsilon: fmpq | None = None, snap: bool = False,
-                     progress: Callable[[str], None] | None = None) -> Search:
-    """Split the worst leaf until U ≤ target·L, or (with ``epsilon``) U ≤ ε or L > ε, or the budget is spent."""
+                     progress: Callable[[str], None] | None = None, work: ReplayWork | None = None) -> Search:
+    """Split the worst leaf until U ≤ target·L, or (with ``epsilon``) U ≤ ε or L > ε, or the budget is spent: the
+    time, ``max_regions``, or the checker's work bound (``work``: a split that would pass it is undone)."""
     t0 = time.monotonic()
     best = {"lower": fmpq(-1), "x": start, "values": []}
 
@@ -150,6 +194,8 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
     root = Node(Region(box))
     root.bound = bound_region(P, root.region, snap, deadline=t0 + seconds)
     root.effective = dict(root.bound.bounds)
+    if work is not None:
+        work.add(True, root.bound)
     for point in root.bound.points:
         propose(point, root.region)
     heap = [(-float(root.upper), 0, root)]
@@ -194,8 +240,12 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         key = split_key(node)
         if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
             stale = [o for o in node.effective if o not in node.bound.bounds]
-            if stale:
-                extra = bound_region(P, node.region, snap, stale, t0 + seconds)
+            extra = bound_region(P, node.region, snap, stale, t0 + seconds) if stale else None
+            if extra is not None and work is not None and work.used + work.cost(False, extra) > REGION_WORK:
+                extra = None  # no room in the checker's bound: the inherited bounds stand
+            if extra is not None:
+                if work is not None:
+                    work.add(False, extra)
                 node.bound.bounds |= extra.bounds
                 node.bound.multipliers |= extra.multipliers
                 node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
@@ -216,6 +266,15 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             for point in child.bound.points:
                 propose(point, child.region)
             node.children.append(child)
+            if work is not None:
+                work.add(True, child.bound)
+        if work is not None and not work.within:  # the checker would refuse the tree: undo the split and stop
+            for child in node.children:
+                work.used -= work.cost(True, child.bound)
+            node.children, node.split = [], None
+            stopped = "the checker's work bound"
+            break
+        for child in node.children:
             count += 1
             heapq.heappush(heap, (-float(child.upper), count, child))
         regions += 2

@@ -21,7 +21,6 @@ number of weights.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from fractions import Fraction
@@ -30,7 +29,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from certsym.core.network import Network
-from certsym.decide.branch_and_bound import Search, branch_and_bound
+from certsym.decide.branch_and_bound import ReplayWork, Search, branch_and_bound
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair
 from certsym.errors import InputError
@@ -143,6 +142,8 @@ def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
         used_A.add(i)
         used_B.add(j)
         ratio = Fraction(float(nA[i] / nB[j])).limit_denominator(1000)
+        if ratio == 0:  # rows of very different scales (below 1/2000): no small scaling, no pair
+            continue
         pairs.append((i, j, fmpq(ratio.numerator, ratio.denominator)))
     return sorted(pairs)
 
@@ -321,8 +322,8 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
              progress=None) -> Distance:
     """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
     multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
-    ``epsilon`` until U ≤ ε or L > ε, or ``seconds`` or ``max_regions`` run out. Raises InputError for networks over
-    a number field, or of different input or output sizes."""
+    ``epsilon`` until U ≤ ε or L > ε, or ``seconds``, ``max_regions`` or the checker's work bound run out. Raises
+    InputError for networks over a number field, or of different input or output sizes."""
     box = checked_box(A, B, box)
     if epsilon is not None and epsilon < 0:
         raise InputError("--epsilon must be nonnegative")
@@ -337,37 +338,9 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     pairs = align(A, B)
     interval, stable, unstable = upper_bound(A, B, box, pairs)
     small = (A.n + B.n) * (A.m + 1) <= 20_000  # exact small-denominator duals are worth trying
-    regions = region_budget(A, B, pairs, box, 2 * A.k, max_regions)
     search = branch_and_bound(Pair(A, B, pairs), box, lambda y: evaluate_difference(A, B, y), x, target, seconds,
-                              regions, epsilon, small, progress)
+                              max_regions, epsilon, small, progress, ReplayWork(A, B, pairs, box))
     if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result
         raise AssertionError("lower bound above the upper bound")
     return Distance(search.lower, search.upper, box, pairs, search.witness, search.values, stable, unstable,
                     search=search, interval=interval, epsilon=epsilon)
-
-
-REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (FORMAT.md, Bounds)
-BOUND_OVERHEAD = 1_000  # the checker's fixed charge per region and per bound, in the same units
-
-
-def region_budget(A: Network, B: Network, pairs: list[tuple[int, int, fmpq]], box: Box, bounds: int,
-                  cap: int) -> int:
-    """The most regions, each with ``bounds`` bounds, that the checker's work bound admits (certificates/FORMAT.md,
-    Bounds): Σ over regions and bounds of ((n1 + n2 + pairs)(m + 1)·words + 1,000), plus 16k per region, at most
-    3·10^8, where words = max(1, (row bits + box bits) // 128) for the rows as integers over their denominators
-    (θ2's scaled by the pairing) and the box ends. At most ``cap``. Cost O((n1 + n2) m)."""
-    scale = {j: d for _, j, d in pairs}
-    num_bits = den_bits = 1
-    for net, side in ((A, "A"), (B, "B")):
-        for i in range(net.n):
-            row = [*net.A[i], net.b[i]]
-            d = scale.get(i, fmpq(1)) if side == "B" else fmpq(1)
-            den = 1
-            for x in row:
-                den = den * int(x.q) // math.gcd(den, int(x.q))
-            num_bits = max(num_bits, max(abs(int(x.p) * (den // int(x.q)) * int(d.p)).bit_length() for x in row))
-            den_bits = max(den_bits, (den * int(d.q)).bit_length())
-    box_bits = 2 * max((int(y.p).bit_length() + int(y.q).bit_length() for b in box for y in b), default=1)
-    words = max(1, (num_bits + den_bits + box_bits) // 128)
-    per_region = (bounds + 1) * ((A.n + B.n + len(pairs)) * (A.m + 1) * words + BOUND_OVERHEAD) + 16 * A.k
-    return max(1, min(cap, REGION_WORK // per_region))

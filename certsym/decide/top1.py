@@ -36,8 +36,8 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.network import Network
-from certsym.decide.branch_and_bound import Node, children, split_key
-from certsym.decide.distance import Box, align, checked_box, floats, region_budget
+from certsym.decide.branch_and_bound import Node, ReplayWork, children, split_key
+from certsym.decide.distance import Box, align, checked_box, floats
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
 
@@ -185,8 +185,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
             return answer("agree", "Theorems 3/4", equivalence=verdict)
     pairs = align(A, B)
     P = Pair(A, B, pairs)
-    # a region carries at most 2(k − 1) margins and 2(k − 1) shift objectives
-    budget = region_budget(A, B, pairs, box, 4 * (k - 1), max_regions)
+    work = ReplayWork(A, B, pairs, box)
     small = (A.n + B.n) * (A.m + 1) <= 20_000
     deadline = t0 + seconds
 
@@ -215,6 +214,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         also bound ±(D_t − D_0): all ≤ 0 closes the node as a shift leaf."""
         todo = [o for o in objectives(node.label) if not parent.get(o, fmpq(0)) < 0]
         node.bound = bound_region(P, node.region, small, todo, deadline)
+        work.add(True, node.bound)
         node.effective = parent | {o: min(b, parent.get(o, b)) for o, b in node.bound.bounds.items()}
         if all(node.effective[o] < 0 for o in objectives(node.label)):
             return True
@@ -223,6 +223,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         if len(points) and np.abs(D - D[:, :1]).max() <= 1e-9 * max(1.0, np.abs(D).max()):
             extra = bound_region(P, node.region, small, [o for o in shifts if not parent.get(o, fmpq(1)) <= 0],
                                  deadline)
+            work.add(False, extra)
             node.bound.bounds |= extra.bounds
             node.bound.multipliers |= extra.multipliers
             node.effective |= {o: min(b, parent.get(o, b)) for o, b in extra.bounds.items()}
@@ -238,7 +239,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     while heap:
         if time.monotonic() > deadline:
             return answer("unknown", "the time budget", root, regions)
-        if regions + 2 > budget:
+        if regions + 2 > max_regions:
             return answer("unknown", "the region budget", root, regions)
         _, _, node = heapq.heappop(heap)
         # the programs' last points, for the worst margin: near them the two networks' boundaries are closest
@@ -267,6 +268,8 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
                 count += 1
                 heapq.heappush(heap, (-float(child.effective[worst(child)]), count, child))
         regions += 2
+        if not work.within:
+            return answer("unknown", "the checker's work bound", root, regions)
         if progress and regions % 50 == 1:
             progress(f"{regions} regions, {len(heap)} open")
     return answer("agree", "every leaf certified", root, regions)

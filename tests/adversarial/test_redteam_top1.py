@@ -1,17 +1,23 @@
-"""Red team of the top-1 kinds and the region walk they share with distance_bound: each certificate below states a
-TRUE claim but made the checker run for minutes or take gigabytes (measured before the fixes: 181 s; 349 s;
-73 s and 3.25 GB). Each must now be refused before the work, with the reason."""
+"""Red team of the top-1 kinds and the region walk they share with distance_bound (two rounds): each certificate
+below states a TRUE claim but made the checker run for minutes or take gigabytes (measured before the fixes: 181 s;
+349 s; 73 s and 3.25 GB; 233 s). Each must now be refused before the work, with the reason. And the producer's
+side: a tree the checker refused for its work meter, a pairing that divided by zero."""
 
 from __future__ import annotations
 
 import json
 import random
 
+import numpy as np
 from flint import fmpq
 
+from certsym.api import load
+from certsym.certify import distance_certificate
 from certsym.certify.distance import RELAXATION_STATEMENT, box_inputs
 from certsym.certify.envelope import InputRecord, document
 from certsym.core.network import Network
+from certsym.decide.distance import distance
+from certsym.decide.top1 import top1
 from certsym.numbers import QQ
 from certsym_check import check_certificate
 
@@ -89,3 +95,41 @@ def test_an_unhashable_constraint_name_is_refused_with_a_reason() -> None:
     leaf = {"class": 1, "bounds": [["A", 1, 0, "-1", [[["tA"], 0, "1"]]]]}
     report = check_certificate(_doc(net, [(fmpq(0), fmpq(1))], [leaf]))
     assert not report.valid and "string tag and an integer index" in report.reason
+
+
+def test_networks_without_neurons_count_their_input_dimension() -> None:
+    """n1 = n2 = 0 and m = 200,000: every node handles an m-coordinate box, which the region work now counts
+    (8 per coordinate per node: 241 nodes here; a comb of 121 nodes at m = 2·10^6 replayed for 233 s)."""
+    m, splits = 200_000, 120
+    net = Network.build([[], []], [], [], [fmpq(1), fmpq(0)], m=m)
+    regions = [{"split": ["x", 0], "bounds": [["A", 0, 1, "-1", []], ["B", 0, 1, "-1", []]]}]
+    for i in range(splits - 1):
+        regions += [{"class": 0}, {"split": ["x", i + 1]}]
+    regions += [{"class": 0}, {"class": 0}]
+    report = check_certificate(_doc(net, [(fmpq(0), fmpq(1))] * m, regions))
+    assert not report.valid and "beyond the checker's bounds: the regions need" in report.reason
+
+
+def test_the_producer_stays_within_the_checker_bounds() -> None:
+    """m = 2, 100 neurons against their float16 copy, a target the search cannot reach: the producer's tree (many
+    small regions, many multipliers) used to pass the checker's work meter; it must replay."""
+    rng = np.random.default_rng(0)
+    a = [(rng.normal(size=(100, 2)) / np.sqrt(2)).astype(np.float32), (rng.normal(size=100) * 0.3).astype(np.float32),
+         (rng.normal(size=(4, 100)) / 10).astype(np.float32), (rng.normal(size=4) * 0.1).astype(np.float32)]
+    A, B = load(a).network, load([x.astype(np.float16) for x in a]).network
+    d = distance(A, B, [(fmpq(-1), fmpq(1))] * 2, seconds=6, target=1.000001, max_regions=20_000)
+    doc = json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
+    report = check_certificate(doc)
+    assert report.valid, report.reason
+
+
+def test_rows_of_very_different_scales_are_not_paired() -> None:
+    """A neuron x/10,000 with output weight 10,000 against x with weight 1: the norm ratio rounds to d = 0, which
+    used to divide by zero; such rows are left unpaired."""
+    A = _net([[fmpq(1, 10_000)]], [0], [[10_000], [0]], [1, 0])
+    B = _net([[1]], [0], [[1], [0]], [fmpq(1, 2), 0])
+    d = distance(A, B, [(fmpq(0), fmpq(1))])
+    assert d.lower <= d.upper and check_certificate(json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
+                                                    ).valid
+    r = top1(A, B, [(fmpq(0), fmpq(1))])
+    assert r.verdict != "unknown"

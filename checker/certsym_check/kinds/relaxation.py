@@ -26,6 +26,8 @@ from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
 MAX_REGIONS = 20_000
 MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 + pairs) · (m + 1): integer operations
 BOUND_OVERHEAD = 1_000  # integer operations' worth of fixed work per region and per bound
+NODE_WORK = 8  # per node and input coordinate: the box's halves, its integers over one denominator
+MULTIPLIER_WORK = 50  # per multiplier: a few rational operations on numbers of a few words
 MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
 TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
 
@@ -81,6 +83,12 @@ def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -
     return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
 
 
+def _long(a: tuple[int, int], b: tuple[int, int]) -> int:
+    """The size-dependent part of an operation's cost (budget.cost less its fixed 4): the fixed part of the
+    multipliers' arithmetic is in the region work, counted before the replay (MULTIPLIER_WORK each)."""
+    return cost(a, b) - 4
+
+
 def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: list, sizes: dict,
            nets: dict) -> Fraction:
     """max over the region's variables of f − Σ μ g for the objective f = Σ weights·S + const, exactly."""
@@ -89,7 +97,7 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
 
     def add(target: dict, key, c: Fraction) -> None:
         old = target.get(key, 0)
-        charge(cost(size(old), size(c)), "a relaxation bound")  # the sums grow with the multipliers' denominators
+        charge(_long(size(old), size(c)), "a relaxation bound")  # the sums grow with the multipliers' denominators
         target[key] = old + c
 
     def add_s(key, c: Fraction) -> None:
@@ -119,18 +127,18 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
         seen.add((tag, idx))
         s_terms, z_terms, c0 = _constraint(region, pairs, tag, idx, sizes)
         for key, c in s_terms:
-            charge(cost(size(mu), size(c)), "a relaxation bound")
+            charge(_long(size(mu), size(c)), "a relaxation bound")
             add_s(key, -mu * c)
         for key, c in z_terms:
-            charge(cost(size(mu), size(c)), "a relaxation bound")
+            charge(_long(size(mu), size(c)), "a relaxation bound")
             add(rows, key, -mu * c)
-        charge(cost(size(mu), size(c0)) + cost(size(const), plus(size(mu), size(c0))), "a relaxation bound")
+        charge(_long(size(mu), size(c0)) + _long(size(const), plus(size(mu), size(c0))), "a relaxation bound")
         const -= mu * c0
     value = const
     for key, c in cols.items():
         if c > 0:
             top = region.hi[key[0]][key[1]]
-            charge(cost(size(c), size(top)) + cost(size(value), plus(size(c), size(top))), "a relaxation bound")
+            charge(_long(size(c), size(top)) + _long(size(value), plus(size(c), size(top))), "a relaxation bound")
             value += c * top
     live = [(key, c) for key, c in rows.items() if c != 0]
     if live:
@@ -187,22 +195,24 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
     nodes = seq(nodes, None, "proof.regions")
     if not 1 <= len(nodes) <= MAX_REGIONS:
         raise Reject(f"proof.regions: between 1 and {MAX_REGIONS} regions")
-    stated = 0
+    stated = multipliers = 0
     for e, node in enumerate(nodes):
         if not isinstance(node, dict) or not set(node) <= {"split", "bounds"} | extra:
             raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'"
                          + "".join(f" and/or {x!r}" for x in sorted(extra)))
-        stated += len(seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds"))
+        entries = seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds")
+        stated += len(entries)
+        multipliers += sum(len(b[-1]) for b in entries if isinstance(b, list) and b and isinstance(b[-1], list))
     nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
     # an integer operation on the rows and the box ends costs about one word operation up to 128 bits together,
-    # and proportionally more beyond; a bound also costs a fixed ~1,000 (its parsing, its objective) and a node
-    # reads up to 4k bounds at ~4 each
+    # and proportionally more beyond; a bound also costs a fixed ~1,000 (its parsing, its objective), a node reads up
+    # to 4k bounds at ~4 each and handles its box (~8 per coordinate), a multiplier ~50
     row_bits = max((abs(y).bit_length() for R in nets.values() for row in R.rows for y in row), default=1)
     row_bits += max((d.bit_length() for R in nets.values() for d in R.dens), default=1)
     box_bits = max((y.numerator.bit_length() + y.denominator.bit_length() for b in box for y in b), default=1) * 2
     words = max(1, (row_bits + box_bits) // 128)
     work = (len(nodes) + stated) * ((t1.n + t2.n + len(pairs)) * (m + 1) * words + BOUND_OVERHEAD) + \
-        len(nodes) * 16 * t1.k
+        len(nodes) * (16 * t1.k + NODE_WORK * (m + 1)) + multipliers * MULTIPLIER_WORK
     if work > MAX_REGION_WORK:
         raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
                      f"(at most {MAX_REGION_WORK:,})")
