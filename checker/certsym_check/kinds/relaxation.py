@@ -1,13 +1,14 @@
-"""Replay of a distance bound by linear relaxations over a tree of regions (certificates/FORMAT.md, Linear
-relaxations).
+"""Replay of a tree of regions with bounds from linear relaxations, for distance_bound and top1_agreement
+(certificates/FORMAT.md, Linear relaxations).
 
 The tree is given in preorder. A node is a region: the root is the box; a split on a neuron's phase gives the
 regions z ≤ 0 and z ≥ 0 (in that order), a split on a coordinate q the halves x_q ≤ mid and x_q ≥ mid. Each split
-covers its parent, so the leaves cover the box. Any node may carry bounds for objectives (t, s), each with rational
-multipliers μ ≥ 0 of the region's constraints; the checker rebuilds the constraints itself from the networks and
-the region (never from the certificate), computes max over the region's variable box of f − Σ μ g exactly and
-requires the stated bound to be that number. A bound holds on every subregion, so an objective's bound at a leaf is
-the least of those computed at the leaf and its ancestors; every leaf needs all 2k, and U is their maximum.
+covers its parent, so the leaves cover the box. Any node may carry bounds for objectives (the kind's: (t, s) for a
+distance, margins and output shifts for top-1), each with rational multipliers μ ≥ 0 of the region's constraints;
+the checker rebuilds the constraints itself from the networks and the region (never from the certificate),
+computes max over the region's variable box of f − Σ μ g exactly and requires the stated bound to be that number.
+A bound holds on every subregion, so an objective's bound at a leaf is the least of those computed at the leaf and
+its ancestors; the kind's leaf rule judges each leaf (for a distance: all 2k bounds, U their maximum).
 No search. Cost per bound: O((n1 + n2)(m + 1)) integer operations; per region, the extremes of every neuron and
 pair, the same. Both are bounded before the work (MAX_REGION_WORK). Standard library only.
 """
@@ -185,6 +186,21 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
     return max(values)
 
 
+def _region_work(t1: Net, t2: Net, nets: dict, box: list, pairs: int, nodes: int, bounds: int,
+                 multipliers: int) -> int:
+    """The region work of FORMAT.md, Bounds, before the replay. An integer operation on the rows and the box ends
+    costs about one word operation up to 128 bits together, and proportionally more beyond; a bound also costs a
+    fixed ~1,000 (its parsing, its objective), a node reads up to 4k bounds at ~4 each and handles its box (~8 per
+    coordinate), a multiplier ~50."""
+    m = t1.m
+    row_bits = max((abs(y).bit_length() for R in nets.values() for row in R.rows for y in row), default=1)
+    row_bits += max((d.bit_length() for R in nets.values() for d in R.dens), default=1)
+    box_bits = max((y.numerator.bit_length() + y.denominator.bit_length() for b in box for y in b), default=1) * 2
+    words = max(1, (row_bits + box_bits) // 128)
+    return (nodes + bounds) * ((t1.n + t2.n + pairs) * (m + 1) * words + BOUND_OVERHEAD) + \
+        nodes * (16 * t1.k + NODE_WORK * (m + 1)) + multipliers * MULTIPLIER_WORK
+
+
 def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object,
                  objective, leaf, extra: set) -> list:
     """Replay the preorder tree ``nodes``: every stated bound recomputed from its multipliers (``objective`` builds
@@ -204,15 +220,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
         stated += len(entries)
         multipliers += sum(len(b[-1]) for b in entries if isinstance(b, list) and b and isinstance(b[-1], list))
     nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
-    # an integer operation on the rows and the box ends costs about one word operation up to 128 bits together,
-    # and proportionally more beyond; a bound also costs a fixed ~1,000 (its parsing, its objective), a node reads up
-    # to 4k bounds at ~4 each and handles its box (~8 per coordinate), a multiplier ~50
-    row_bits = max((abs(y).bit_length() for R in nets.values() for row in R.rows for y in row), default=1)
-    row_bits += max((d.bit_length() for R in nets.values() for d in R.dens), default=1)
-    box_bits = max((y.numerator.bit_length() + y.denominator.bit_length() for b in box for y in b), default=1) * 2
-    words = max(1, (row_bits + box_bits) // 128)
-    work = (len(nodes) + stated) * ((t1.n + t2.n + len(pairs)) * (m + 1) * words + BOUND_OVERHEAD) + \
-        len(nodes) * (16 * t1.k + NODE_WORK * (m + 1)) + multipliers * MULTIPLIER_WORK
+    work = _region_work(t1, t2, nets, box, len(pairs), len(nodes), stated, multipliers)
     if work > MAX_REGION_WORK:
         raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
                      f"(at most {MAX_REGION_WORK:,})")
