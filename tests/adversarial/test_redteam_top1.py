@@ -117,7 +117,7 @@ def test_the_producer_stays_within_the_checker_bounds() -> None:
     a = [(rng.normal(size=(100, 2)) / np.sqrt(2)).astype(np.float32), (rng.normal(size=100) * 0.3).astype(np.float32),
          (rng.normal(size=(4, 100)) / 10).astype(np.float32), (rng.normal(size=4) * 0.1).astype(np.float32)]
     A, B = load(a).network, load([x.astype(np.float16) for x in a]).network
-    d = distance(A, B, [(fmpq(-1), fmpq(1))] * 2, seconds=6, target=1.000001, max_regions=20_000)
+    d = distance(A, B, [(fmpq(-1), fmpq(1))] * 2, seconds=3, target=1.000001, max_regions=20_000)
     doc = json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))
     report = check_certificate(doc)
     assert report.valid, report.reason

@@ -85,7 +85,10 @@ ALGEBRAIC = {"M": [["sqrt(2)*sqrt(3)", "CRootOf(x^3 - 2, 0)"]],
              "b": ["sqrt(2+sqrt(3))", 0.25], "c": ["sqrt(4)"]}
 
 
-def _bound_certificate(tmp_path):
+@pytest.fixture(scope="module")
+def bound_certificate(tmp_path_factory):
+    """The files and the certificate of ALGEBRAIC against itself, made once (the number field takes seconds)."""
+    tmp_path = tmp_path_factory.mktemp("algebraic")
     p1, p2, cert = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
     p1.write_text(json.dumps(ALGEBRAIC))
     p2.write_text(json.dumps(ALGEBRAIC).replace("0.25", '"1/4"'))
@@ -93,18 +96,18 @@ def _bound_certificate(tmp_path):
     return p1, p2, cert
 
 
-def test_checker_rereads_algebraic_inputs(tmp_path) -> None:
+def test_checker_rereads_algebraic_inputs(bound_certificate) -> None:
     """Radicals, real roots and CRootOf in the files are verified by their defining properties."""
-    p1, p2, cert = _bound_certificate(tmp_path)
+    p1, p2, cert = bound_certificate
     assert main(["check", str(cert), "--inputs", str(p1), str(p2)]) == 0
     atoms = {a["expr"] for a in json.loads(cert.read_text())["inputs"][0]["atoms"]}
     assert {"sqrt(2)", "sqrt(3)", "CRootOf(x**3 - 2, 0)", "root(-8, 3)", "sqrt(4)"} <= atoms  # as written
 
 
 @pytest.mark.parametrize("atom", ["sqrt(2)", "CRootOf(x**3 - 2, 0)", "2**(1/3)", "root(-8, 3)"])
-def test_wrong_atom_value_is_rejected(tmp_path, atom: str) -> None:
+def test_wrong_atom_value_is_rejected(bound_certificate, atom: str) -> None:
     """Giving an atom the value of another root (−√2, a conjugate, ...) is caught."""
-    _, _, cert = _bound_certificate(tmp_path)
+    _, _, cert = bound_certificate
     doc = json.loads(cert.read_text())
     entries = doc["inputs"][0]["atoms"]
     target = next(a for a in entries if a["expr"] == atom)
