@@ -55,16 +55,21 @@ def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -
 
 
 def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, InputRecord],
-                              nets: tuple[DeepNetwork, DeepNetwork]) -> dict:
+                              nets: tuple[DeepNetwork, DeepNetwork], epsilon=None) -> dict:
     """``deep_distance_bound``: the box, the alignment (or null), U, and L with its witness, or for a pair the block
-    lemma shows equivalent its deep_equivalent proof and L = U = 0; both networks embedded (certificates/FORMAT.md)."""
+    lemma shows equivalent its deep_equivalent proof and L = U = 0; both networks embedded (certificates/FORMAT.md).
+    With ``epsilon``, the verdict against it as well."""
     inputs = [_input(QQ, rec, net) for rec, net in zip(records, nets, strict=True)]
     box = [[str(lo), str(hi)] for lo, hi in d.box]
     if d.equivalence is not None:
         proof = {"box": box, "upper": "0", "lower": "0", "equivalence": _equivalent_proof(QQ, d.equivalence),
                  "statement": "block lemma"}
-        return document("deep_distance_bound", QQ, inputs, proof)
-    alignment = None if d.alignment is None else [[[i, j, str(s)] for i, j, s in layer] for layer in d.alignment]
-    proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
-             "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
+    else:
+        alignment = None if d.alignment is None else [[[i, j, str(s)] for i, j, s in layer]
+                                                      for layer in d.alignment]
+        proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
+                 "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
+    if epsilon is not None:
+        verdict = "verified" if d.upper <= epsilon else "violated" if d.lower > epsilon else "unknown"
+        proof |= {"epsilon": str(epsilon), "verdict": verdict}
     return document("deep_distance_bound", QQ, inputs, proof)

@@ -323,9 +323,10 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
 
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
-    if args.epsilon is not None or args.top1:
-        raise InputError("--epsilon and --top1 work on one-hidden-layer networks; for deep ones, distance gives "
-                         "[L, U]")
+    if args.top1:
+        raise InputError("--top1 works on one-hidden-layer networks; for deep ones, distance gives [L, U] (and "
+                         "--epsilon a verdict from them)")
+    epsilon = _epsilon(args.epsilon)
     t1, t2 = (x.deep_network() for x in models)
     records = tuple(x.record for x in models)
     spec = args.box
@@ -333,18 +334,23 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
     if args.cert:
         if args.reference:
             print("note: deep networks are embedded in the certificate", file=sys.stderr)
-        write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2)))
+        write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2), epsilon))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
+    verdict = None if epsilon is None else _verdict(d.lower, d.upper, epsilon)
+    code = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[verdict]
     if args.json:
         emit_json(_bounds_json(d, d.box, spec, readings) | {
             "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
-            "upper_aligned": None if d.aligned is None else str(d.aligned)})
-        return EXIT_OK
+            "upper_aligned": None if d.aligned is None else str(d.aligned),
+            "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict})
+        return code
+    if epsilon is not None:
+        print(_epsilon_line(verdict, d.lower, epsilon, where, "the deep bounds are one relaxation: see [L, U] below"))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
         _print_readings(readings)
-        return EXIT_OK
+        return code
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖f1(x) − f2(x)‖∞ ∈ [L, U], exact rationals (deep networks)")
     print(f"  L ≈ {float(d.lower):.6g}  (at a witness x* in the box, evaluated exactly; exact in --json)")
     how = "interval differences over an alignment of every hidden layer" if d.alignment is not None else \
@@ -352,7 +358,7 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
     print(f"  U ≈ {float(d.upper):.6g}  (sound: {how})")
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
     _print_readings(readings)
-    return EXIT_OK
+    return code
 
 
 def cmd_distance(args: argparse.Namespace) -> int:
@@ -390,7 +396,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
             "epsilon": None if epsilon is None else str(epsilon), "verdict": d.verdict})
         return code
     if epsilon is not None:
-        print(_epsilon_line(d, epsilon, where))
+        print(_epsilon_line(d.verdict, d.lower, epsilon, where))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
         _print_readings(readings)
@@ -469,14 +475,20 @@ def _epsilon(text: str | None):
     return value
 
 
-def _epsilon_line(d, epsilon, where: str) -> str:
+def _verdict(lower, upper, epsilon) -> str:
+    """Against ε: "verified" (U ≤ ε), "violated" (L > ε) or "unknown"."""
+    return "verified" if upper <= epsilon else "violated" if lower > epsilon else "unknown"
+
+
+def _epsilon_line(verdict: str, lower, epsilon, where: str,
+                  hint: str = "raise --seconds, or see [L, U] below") -> str:
     """The verdict against ε, first: VERIFIED, VIOLATED with the witness's value, or UNKNOWN with [L, U]."""
-    if d.verdict == "verified":
+    if verdict == "verified":
         return f"VERIFIED: sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ≤ U ≤ ε = {epsilon} on {where}"
-    if d.verdict == "violated":
-        return (f"VIOLATED: ‖ρ(θ1)(x*) − ρ(θ2)(x*)‖∞ = L ≈ {float(d.lower):.6g} > ε = {epsilon} at an exact witness "
+    if verdict == "violated":
+        return (f"VIOLATED: ‖ρ(θ1)(x*) − ρ(θ2)(x*)‖∞ = L ≈ {float(lower):.6g} > ε = {epsilon} at an exact witness "
                 "x* in the box (in --json and the certificate)")
-    return f"UNKNOWN within the budget: L ≤ ε = {epsilon} < U (raise --seconds, or see [L, U] below)"
+    return f"UNKNOWN within the budget: L ≤ ε = {epsilon} < U ({hint})"
 
 
 def _progress(text: str) -> None:

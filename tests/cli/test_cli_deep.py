@@ -18,6 +18,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from certsym.cli import main
+from certsym_check import check_certificate
 
 
 def _nets(depth: int) -> tuple[nn.Module, nn.Module, nn.Module]:
@@ -267,6 +268,24 @@ def test_distance_on_deep_files_with_a_certificate(tmp_path, capfd, fmt: str) ->
     assert capfd.readouterr().out.startswith("DISTANCE 0")
     assert main(["check", cert, "--inputs", pa, pb]) == 0
     assert "block lemma" in capfd.readouterr().out
+
+
+def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
+    """L = U = 1/4 (one output bias moved): ε = 1/8 is VIOLATED (exit 1), ε = 1/4 VERIFIED (exit 0); the verdict
+    replays, and a tampered verdict is refused. --top1 is refused for deep networks (exit 2)."""
+    a, _, c = _nets(2)
+    pa, pc = (_save(m, tmp_path / f"{n}.pt", "pt") for m, n in ((a, "a"), (c, "c")))
+    cert = tmp_path / "e.json"
+    for eps, code, word in (("1/8", 1, "VIOLATED"), ("1/4", 0, "VERIFIED")):
+        assert main(["distance", pa, pc, "--epsilon", eps, "--cert", str(cert)]) == code
+        assert capfd.readouterr().out.startswith(word)
+        assert main(["check", str(cert), "--inputs", pa, pc]) == 0
+        assert word in capfd.readouterr().out
+    doc = json.loads(cert.read_text())
+    doc["proof"]["verdict"] = "violated"
+    assert not check_certificate(doc).valid
+    assert main(["distance", pa, pc, "--top1"]) == 2
+    assert "--top1" in capfd.readouterr().err
 
 
 def test_undecided_gives_the_certified_distance_on_the_unit_box(tmp_path, capfd) -> None:

@@ -28,7 +28,15 @@ from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
-from certsym_check.kinds.distance import MAX_BOUND_BITS, MAX_NUMERATOR_BITS, _box_text, _extremes, _ints, _show
+from certsym_check.kinds.distance import (
+    MAX_BOUND_BITS,
+    MAX_NUMERATOR_BITS,
+    _box_text,
+    _epsilon,
+    _extremes,
+    _ints,
+    _show,
+)
 
 STATEMENT = "interval differences and exact evaluation"
 MAX_WEIGHTS = 2 * 10**7  # entries of both networks: each pass is a few integer operations per entry
@@ -165,8 +173,11 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     if (t1.m, t1.k) != (t2.m, t2.k):
         raise Reject("the two networks differ in input or output size")
     equivalent = isinstance(proof, dict) and "equivalence" in proof
-    p = keys(proof, {"box", "upper", "lower", "equivalence", "statement"} if equivalent else
-             {"box", "alignment", "upper", "lower", "witness", "statement"}, "proof")
+    required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
+        {"box", "alignment", "upper", "lower", "witness", "statement"}
+    if isinstance(proof, dict) and "epsilon" in proof:
+        required |= {"epsilon", "verdict"}
+    p = keys(proof, required, "proof")
     if p["statement"] != (LEMMA if equivalent else STATEMENT):
         raise Reject(f"proof must cite {LEMMA if equivalent else STATEMENT!r}")
     box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], t1.m, "proof.box")]
@@ -178,6 +189,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
             raise Reject("an equivalence proof gives L = U = 0")
         check_deep_equivalent(F, nets, p["equivalence"], rep)
         rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {_box_text(box)}")
+        _epsilon(p, lower, upper, rep)
         return
     if max(upper.numerator.bit_length(), lower.numerator.bit_length()) > MAX_BOUND_BITS:
         raise Reject(f"beyond the checker's bounds: a numerator of L or U beyond {MAX_BOUND_BITS} bits")
@@ -205,3 +217,4 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     rep.checks["deep distance: L = ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
     rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
                      f"{_box_text(box)}")
+    _epsilon(p, lower, upper, rep)
