@@ -12,6 +12,7 @@ from certsym.certify.equivalence import equivalence_proof
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
 from certsym.decide.deep_distance import DeepDistance
+from certsym.decide.distance import epsilon_verdict
 from certsym.errors import InputError
 from certsym.numbers import QQ, Field
 
@@ -70,6 +71,5 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
         proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
                  "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
     if epsilon is not None:
-        verdict = "verified" if d.upper <= epsilon else "violated" if d.lower > epsilon else "unknown"
-        proof |= {"epsilon": str(epsilon), "verdict": verdict}
+        proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)

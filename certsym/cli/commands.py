@@ -44,7 +44,7 @@ from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
 from certsym.decide.deep_distance import deep_distance
-from certsym.decide.distance import distance, parse_box, parse_vnnlib
+from certsym.decide.distance import distance, epsilon_verdict, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
 from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
@@ -321,6 +321,10 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
         print(f"  {name}: {text}")
 
 
+# the exit code of a distance: no ε, or the verdict against it
+_VERDICT_EXIT = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}
+
+
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
     if args.top1:
@@ -337,8 +341,8 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2), epsilon))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
-    verdict = None if epsilon is None else _verdict(d.lower, d.upper, epsilon)
-    code = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[verdict]
+    verdict = None if epsilon is None else epsilon_verdict(d.lower, d.upper, epsilon)
+    code = _VERDICT_EXIT[verdict]
     if args.json:
         emit_json(_bounds_json(d, d.box, spec, readings) | {
             "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
@@ -384,7 +388,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
-    code = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[d.verdict]
+    code = _VERDICT_EXIT[d.verdict]
     search = d.search
     if args.json:
         emit_json(_bounds_json(d, box, spec, readings) | {
@@ -473,11 +477,6 @@ def _epsilon(text: str | None):
     if value is None or value < 0:
         raise InputError(f"--epsilon: not an exact nonnegative number: {text!r}")
     return value
-
-
-def _verdict(lower, upper, epsilon) -> str:
-    """Against ε: "verified" (U ≤ ε), "violated" (L > ε) or "unknown"."""
-    return "verified" if upper <= epsilon else "violated" if lower > epsilon else "unknown"
 
 
 def _epsilon_line(verdict: str, lower, epsilon, where: str,

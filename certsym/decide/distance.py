@@ -61,11 +61,17 @@ class Distance:
         """With ε: "verified" (U ≤ ε), "violated" (L > ε) or "unknown"."""
         if self.epsilon is None:
             return None
-        return "verified" if self.upper <= self.epsilon else "violated" if self.lower > self.epsilon else "unknown"
+        return epsilon_verdict(self.lower, self.upper, self.epsilon)
 
     @property
     def ratio(self) -> float | None:
         return None if self.lower == 0 else float(self.upper / self.lower)
+
+
+def epsilon_verdict(lower: fmpq, upper: fmpq, epsilon: fmpq) -> str:
+    """sup ≤ ε against a certified [L, U]: "verified" (U ≤ ε), "violated" (L > ε, at an exact witness) or "unknown"
+    (L ≤ ε < U). Cost O(1)."""
+    return "verified" if upper <= epsilon else "violated" if lower > epsilon else "unknown"
 
 
 BOX_NUMERATOR_BITS = 1 << 12  # the checker's bound on the numerators of a distance certificate's box and witness
