@@ -27,6 +27,7 @@ from certsym.certify.landscape import (
                                       added_neuron_certificates,
                                       critical_point_certificate,
                                       hessian_inertia_certificate,
+                                      threshold_certificate,
                                       wide_critical_point_certificate,
 )
 from certsym.certify.stabilizer import stabilizer_certificate
@@ -38,4 +39,5 @@ __all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRec
            "equivalence_certificate", "equivalence_proof", "fast_equivalence_certificate", "field_json",
            "hessian_inertia_certificate", "identifiability_certificate", "layered_json",
            "minimal_form_certificate", "network_to_json", "number_json", "parameters_json",
-           "stabilizer_certificate", "steps_json", "top1_certificate", "wide_critical_point_certificate"]
+           "stabilizer_certificate", "steps_json", "threshold_certificate", "top1_certificate",
+           "wide_critical_point_certificate"]

@@ -12,11 +12,8 @@ from certsym.numbers import QQ, rational_from_arb
 
 def box_json(c) -> dict:
     box = c.box
-    lo, hi = box.loss.lower(), box.loss.upper()
     return {"family": c.family.name, "sizes": list(box.layout.sizes), "names": list(box.layout.names),
-            "center": [str(x) for x in box.center], "radius": str(box.radius),
-            "preconditioner": [[str(x) for x in row] for row in box.preconditioner],
-            "loss": [str(rational_from_arb(lo)), str(rational_from_arb(hi))], "statement": "Krawczyk"}
+            **_box_proof(box), "statement": "Krawczyk"}
 
 
 def critical_point_certificate(c) -> dict:
@@ -34,12 +31,33 @@ def hessian_inertia_certificate(c, inertia) -> dict:
     return document("hessian_inertia", QQ, [], proof)
 
 
+def _box_proof(box, loss: bool = True) -> dict:
+    out = {"center": [str(x) for x in box.center], "radius": str(box.radius),
+           "preconditioner": [[str(x) for x in row] for row in box.preconditioner]}
+    if loss:
+        out["loss"] = [str(rational_from_arb(box.loss.lower())), str(rational_from_arb(box.loss.upper()))]
+    return out
+
+
+def threshold_certificate(t) -> dict:
+    """``landscape_threshold``: the bracket [a, b], the branch box certified for every k in it, and at each end the
+    point's box with the congruences Q of every probe and their negative counts (``certify.Threshold``)."""
+    def end(point) -> dict:
+        return {**_box_proof(point.box), "Q": [[[str(x) for x in row] for row in p["Q"]] for p in point.inertia.probes],
+                "negative": point.negative}
+
+    a, b = t.bracket
+    return document("landscape_threshold", QQ, [], {
+        "family": t.family.name, "fixed": [int(s) for s in t.branch.layout.sizes[1:]], "bracket": [str(a), str(b)],
+        "branch": _box_proof(t.branch, loss=False), "below": end(t.below), "above": end(t.above),
+        "statement": "Krawczyk over an interval of k, and the signs of every compressed Hessian at both ends"})
+
+
 def wide_critical_point_certificate(p) -> dict:
     """``wide_critical_point``: the generators, the Krawczyk box in orbit coordinates, the loss, the minimum claim."""
     return document("wide_critical_point", QQ, [], {
         "shape": list(p.shape), "generators": [[list(a), list(b)] for a, b in p.generators],
-        "center": [str(x) for x in p.center], "radius": str(p.radius),
-        "preconditioner": [[str(x) for x in row] for row in p.preconditioner], "loss": [str(x) for x in p.loss],
+        **_box_proof(p, loss=False), "loss": [str(x) for x in p.loss],
         "minimum": p.minimum, "statement": "Krawczyk and symmetric criticality"})
 
 

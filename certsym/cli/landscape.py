@@ -39,6 +39,12 @@ def add_parsers(sub, command) -> None:
     p = lsub.choices["critical"]
     p.add_argument("--cert", metavar="OUT", help="write the critical_point certificate")
     p.add_argument("--inertia-cert", metavar="OUT", help="write the hessian_inertia certificate")
+    p = _command(lsub, "threshold", "the real k* at which a family turns from saddle into minimum: the integers "
+                 "around it, then a certified bracket (exit 0 certified, 1 not)", _lazy("cmd_landscape_threshold"),
+                 params=None, cert="write the landscape_threshold certificate")
+    p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "
+                   "or misfit-M (M ≥ 3)")
+    p.add_argument("--steps", type=int, default=24, help="halvings of [k − 1, k] (default 24; 1 to 40)")
     p = _command(lsub, "series", "the exact power series in t = k^(-1/2) of a family's critical point and critical "
                  "value, derived order by order, beside least-squares fits", _lazy("cmd_landscape_series"), params=None)
     p.add_argument("--family", required=True, help="one-misfit, negative-diagonal, two-misfit, good-plus-negative "

@@ -16,13 +16,14 @@ from certsym.certify import (
     added_neuron_certificates,
     critical_point_certificate,
     hessian_inertia_certificate,
+    threshold_certificate,
     wide_critical_point_certificate,
 )
 from certsym.cli.common import EXIT_NEGATIVE, EXIT_OK, emit_json
 from certsym.errors import InputError
 from certsym.io import read_text, write_bytes_atomic, write_json_atomic, write_text_atomic
 from certsym.landscape.added_neuron import MAX_K, study
-from certsym.landscape.certify import certificate_inertia, critical
+from certsym.landscape.certify import certificate_inertia, critical, isotypic_table, threshold
 from certsym.landscape.descent import experiment
 from certsym.landscape.expansion import MAX_ORDER, ExpansionError, agreement, expand
 from certsym.landscape.families import FAMILIES, family
@@ -152,6 +153,34 @@ def _escape_text(out) -> str:
     if out.error:
         return f"ends at F = {out.loss:.6g} after {out.steps} steps, not certified ({out.error})"
     return f"ends at the global minimum (F = {out.loss:.1e}) after {out.steps} steps"
+
+
+def cmd_landscape_threshold(args: argparse.Namespace) -> int:
+    """The integer k at which the family turns into a minimum and the certified bracket of the real k* below it."""
+    _family(args.family)
+    if isotypic_table(args.family) is None:
+        raise InputError(f"{args.family} has no isotypic table (misfit-1 and misfit-2 are one-misfit and two-misfit)")
+    if not 1 <= args.steps <= 40:
+        raise InputError(f"--steps must be from 1 to 40, got {args.steps}")
+    k, t = threshold(args.family, steps=args.steps)
+    if t is not None and args.cert:
+        write_json_atomic(args.cert, threshold_certificate(t))
+    a, b = t.bracket if t is not None else (None, None)
+    out = {"family": args.family, "certified": t is not None, "minimum_from_k": k,
+           "bracket": None if t is None else [str(a), str(b)],
+           "negative_below": None if t is None else t.below.negative}
+    if args.json:
+        emit_json(out)
+    elif k is None:
+        print(f"{args.family}: no integer k ≤ 30 with a certified saddle at k − 1 and a certified minimum at k")
+    elif t is None:
+        print(f"{args.family}: a certified saddle at k = {k - 1} and minimum at k = {k}, but no certified bracket")
+    else:
+        print(f"{args.family}: a certified saddle at k = {k - 1}, a certified local minimum at k = {k}; the threshold "
+              f"k* lies in [{a}, {b}] = [{float(a):.10f}, {float(b):.10f}]")
+        print(f"  one branch of critical points for every k in it (Krawczyk over the interval); at k = a the probes' "
+              f"negative eigenvalues {t.below.negative}, at k = b none")
+    return EXIT_OK if t is not None else EXIT_NEGATIVE
 
 
 def cmd_landscape_critical(args: argparse.Namespace) -> int:

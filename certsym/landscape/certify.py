@@ -29,6 +29,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from certsym.landscape import restricted
+from certsym.landscape.dual import Dual, DualBackend
 from certsym.landscape.families import Family, continue_in_k, family, newton
 from certsym.landscape.restricted import ArbBackend, Layout
 
@@ -91,12 +92,23 @@ def krawczyk(layout: Layout, center: list[fmpq], radius: fmpq, prec: int) -> Box
         return _krawczyk(layout, center, radius, prec)
 
 
-def _krawczyk(layout: Layout, center: list[fmpq], radius: fmpq, prec: int) -> Box:
+def _krawczyk(layout: Layout, center: list[fmpq], radius: fmpq, prec: int, over_k: fmpq | None = None) -> Box:
+    """``krawczyk``. With ``over_k`` = δ, the test holds for every k in layout.k ± δ at once: the first block's size
+    is the ball, the gradient at the centre is enclosed by the mean-value form g(x̃, k₀) + ∂g/∂k(x̃, K)·[−δ, δ]
+    (∂g/∂k by dual numbers, ``dual``: a direct ball evaluation would be O(k²) times wider), and the Hessian is
+    enclosed over X × K. No loss enclosure then."""
     B = ArbBackend(prec)
     P = len(center)
     X = _balls(center, radius)
     g = restricted.gradient(layout, [arb(c) for c in center], B)
-    HX = restricted.hessian(layout, X, B)
+    sizes = None
+    if over_k is not None:
+        first, *rest = (arb(s) for s in layout.sizes)
+        sizes = [arb(first.mid(), over_k), *rest]
+        dual = restricted.gradient(layout, [arb(c) for c in center], DualBackend(prec),
+                                   [Dual(sizes[0], 1), *(Dual(s) for s in rest)])
+        g = [v + d.d * arb(0, over_k) for v, d in zip(g, dual, strict=True)]
+    HX = restricted.hessian(layout, X, B, sizes)
     Hmid = np.array([[float(h.mid()) for h in row] for row in HX])
     if not all(h.is_finite() for row in HX for h in row) or not np.isfinite(Hmid).all():
         return Box(layout, center, radius, [], prec, False)
@@ -107,7 +119,7 @@ def _krawczyk(layout: Layout, center: list[fmpq], radius: fmpq, prec: int) -> Bo
     K = [-step[i, 0] + sum((M[i, j] * arb(0, radius) for j in range(P)), arb(0)) for i in range(P)]
     inside = all(abs(v).upper() < arb(radius) for v in K)  # K − x̃ within the open box of radius r
     box = Box(layout, center, radius, C, prec, bool(inside))
-    if box.certified:  # mean value form: |F(x*) − F(x̃)| ≤ Σ_i sup_X |∂_i F| · r (a direct box evaluation is wider)
+    if box.certified and over_k is None:  # mean value form: |F(x*) − F(x̃)| ≤ Σ_i sup_X |∂_i F| · r
         slope = sum((abs(v) for v in restricted.gradient(layout, X, B)), arb(0)) * arb(radius)
         box.loss = restricted.loss(layout, [arb(c) for c in center], B) + arb(0, slope.upper())
     return box
@@ -391,38 +403,119 @@ def irreps_of(c: Critical, method: str) -> list[dict]:
 
 
 # -- the real k at which a family turns from saddle into minimum ---------------------------------------------
-def block_negatives(name: str, k: float, x0: Sequence[float] | None = None) -> tuple[dict[str, int] | None, list]:
-    """Certified negative-eigenvalue counts of each isotypic block at a real k (the restricted loss and its
-    compressions are analytic in the block sizes), with the float point for the next call; None if not
-    certified."""
+@dataclass
+class RealK:
+    """A certified critical point of the restricted loss at a real (dyadic) k, with the certified signs of every
+    probe's compressed Hessian (``inertia.probes``; ``inertia.blocks`` their reading by the integer-k table)."""
+
+    k: fmpq
+    box: Box
+    inertia: Inertia
+
+    @property
+    def negative(self) -> list[int | None]:
+        return [p["negative"] for p in self.inertia.probes]
+
+
+@dataclass
+class Threshold:
+    """A bracket [a, b] of the k at which a family's branch turns from saddle into minimum: ``branch`` is a
+    Krawczyk box certified for every k in [a, b] at once (one critical point x(k) in it for each k, so a continuous
+    branch by the implicit function theorem), ``below`` and ``above`` the points x(a), x(b) in boxes inside it, with
+    a probe's compressed Hessian certified to have a negative eigenvalue at a and every probe's certified positive
+    definite at b. Hence some probe's compressed Hessian is singular at a k* in (a, b)."""
+
+    family: Family
+    bracket: tuple[fmpq, fmpq]
+    below: RealK
+    above: RealK
+    branch: Box
+
+
+def _exact_layout(fam: Family, k: fmpq) -> Layout:
+    """The family's layout at the dyadic k, its first block k − (the others) exactly (floats only when exact)."""
+    layout = fam.layout(float(k))
+    if fmpq(*float(k).as_integer_ratio()) != k:
+        raise ValueError(f"k = {k} is not a double")
+    return layout
+
+
+def at_real_k(name: str, k: fmpq, x0: Sequence[float] | None = None) -> tuple[RealK | None, list]:
+    """The family's critical point at a real k, certified (Krawczyk), with the certified signs of every probe of
+    its isotypic table (the restricted loss and its compressions are analytic in the block sizes); None if not
+    certified. Also returns the float point, to start the next call from. Cost: that of ``critical`` at one k."""
     fam = family(name)
-    layout = fam.layout(k)
-    x = newton(layout, fam.start(k) if x0 is None else x0).x
-    box = certify_point(layout, x, k)
+    layout = _exact_layout(fam, k)
+    x = newton(layout, fam.start(float(k)) if x0 is None else x0).x
+    box = certify_point(layout, x, float(k))
     if not box.certified:
         return None, x
     irreps, probes, _ = isotypic_table(name)
     with ctx.workprec(box.prec):
-        result = _isotypic_inertia(box, k, irreps, probes)  # (the total, Σ dim ρ · neg, means nothing at real k)
-    return (result.blocks or None), x
+        result = _isotypic_inertia(box, float(k), irreps, probes)  # (its total, Σ dim ρ · neg, means nothing here)
+    if None in [p["negative"] for p in result.probes]:
+        return None, x
+    return RealK(k, box, result), x
 
 
-def crossing(name: str, lo: int, hi: int, steps: int = 24) -> tuple[fmpq, fmpq] | None:
-    """A bracket [a, b] of width (hi − lo)/2^steps containing a real k where the family's Hessian changes from
-    having a certified negative block eigenvalue (at a) to being certified positive definite (at b), found by
-    bisection on exact dyadic k. None when either end is not certified as required."""
-    below, x_lo = block_negatives(name, float(lo))
-    above, x_hi = block_negatives(name, float(hi))
-    if below is None or above is None or not any(below.values()) or any(above.values()):
+def branch_box(name: str, a: fmpq, b: fmpq, ends: Sequence[Box]) -> Box | None:
+    """Krawczyk for every k in [a, b] at once (``_krawczyk`` with ``over_k``): centre the Newton point at the
+    midpoint, radius the smallest power of 2 that holds both end boxes, then up to 32 times that. None when no
+    radius is certified. Cost: a few Krawczyk tests, O(P³) ball operations each."""
+    fam = family(name)
+    mid = (a + b) / 2
+    layout = _exact_layout(fam, mid)
+    prec = precision(float(b))
+    center = refine(layout, [float(v) for v in ends[0].center], prec)
+    reach = max(abs(c - e) + box.radius for box in ends for c, e in zip(center, box.center, strict=True))
+    exponent = math.ceil(math.log2(float(reach))) + 1
+    with ctx.workprec(prec):
+        for e in range(exponent, exponent + 6):
+            box = _krawczyk(layout, center, fmpq(2) ** e, prec, over_k=(b - a) / 2)
+            if box.certified:
+                return box
+    return None
+
+
+def crossing(name: str, lo: int, hi: int, steps: int = 24, more: int = 20) -> Threshold | None:
+    """Bisection on exact dyadic k between the integers lo and hi: a bracket [a, b] of width (hi − lo)/2^steps (or
+    narrower, up to ``more`` further halvings, until the branch box is certified) where the family's branch goes
+    from a probe with a certified negative eigenvalue (at a) to every probe certified positive definite (at b)
+    (``Threshold``). None when an end is not certified as required, or the branch never is. Cost: one certified
+    point per halving, and a branch box from ``steps`` halvings on."""
+    below, x_lo = at_real_k(name, fmpq(lo))
+    above, _ = at_real_k(name, fmpq(hi))
+    if below is None or above is None or not any(below.negative) or any(above.negative):
         return None
-    a, b = fmpq(lo), fmpq(hi)
-    for _ in range(steps):
-        mid = (a + b) / 2
-        blocks, x = block_negatives(name, float(mid), x_lo)
-        if blocks is None:
+    for step in range(steps + more):
+        mid = (below.k + above.k) / 2
+        point, x = at_real_k(name, mid, x_lo)
+        if point is None:
             return None
-        if any(blocks.values()):
-            a, x_lo = mid, x
+        if any(point.negative):
+            below, x_lo = point, x
         else:
-            b = mid
-    return a, b
+            above = point
+        if step + 1 >= steps:
+            branch = branch_box(name, below.k, above.k, [below.box, above.box])
+            if branch is not None:
+                return Threshold(family(name), (below.k, above.k), below, above, branch)
+    return None
+
+
+def threshold(name: str, limit: int = 30, steps: int = 24) -> tuple[int | None, Threshold | None]:
+    """The least integer k ≤ limit at which the family is a certified local minimum and at k − 1 a certified saddle
+    (searched from the least k of its isotypic table + 1), and the bracket of the real k* in [k − 1, k]
+    (``crossing``); (None, None) when there is none, (k, None) when the bracket is not certified. Cost: one
+    certified point per k tried, then ``crossing``."""
+    table = isotypic_table(name)
+    if table is None:
+        return None, None
+    k = max(table[2] + 1, 5)
+    below = critical(name, k - 1).inertia.negative
+    while k <= limit:
+        at = critical(name, k).inertia.negative
+        if below and at == 0:
+            return k, crossing(name, k - 1, k, steps)
+        below, k = at, k + 1
+    return None, None

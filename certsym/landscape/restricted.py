@@ -468,13 +468,15 @@ def gradient(layout: Layout, x: Sequence[Any], backend: Backend | None = None,
     return np.array(out, dtype=float) if isinstance(B, FloatBackend) else out
 
 
-def hessian(layout: Layout, x: Sequence[Any], backend: Backend | None = None) -> np.ndarray | list[list[arb]]:
+def hessian(layout: Layout, x: Sequence[Any], backend: Backend | None = None,
+            sizes: Sequence[Scalar] | None = None) -> np.ndarray | list[list[arb]]:
     """∇²_x F(W(x)) by the chain rule through the Gram quantities and the second partials of κ; np.ndarray
-    (float) or a list of lists of arb. Raises ZeroDivisionError (float) at points where two rows are parallel."""
+    (float) or a list of lists of arb (``sizes`` as for ``loss``). Raises ZeroDivisionError (float) at points where
+    two rows are parallel."""
     B = _infer_backend(x, backend)
     P = len(layout.names)
     with B.context():
-        acc = _evaluate(layout, x, 2, B)
+        acc = _evaluate(layout, x, 2, B, sizes)
         out = [[acc.h.get((i, j), B.number(0)) for j in range(P)] for i in range(P)]
     return np.array(out, dtype=float) if isinstance(B, FloatBackend) else out
 

@@ -16,10 +16,15 @@ import math
 
 import numpy as np
 
-from certsym.certify import added_neuron_certificates, hessian_inertia_certificate, wide_critical_point_certificate
+from certsym.certify import (
+    added_neuron_certificates,
+    hessian_inertia_certificate,
+    threshold_certificate,
+    wide_critical_point_certificate,
+)
 from certsym.landscape import kernel, restricted, spectrum
 from certsym.landscape.added_neuron import study
-from certsym.landscape.certify import certificate_inertia, critical, crossing
+from certsym.landscape.certify import certificate_inertia, critical, threshold
 from certsym.landscape.descent import PUBLISHED_PLUS_ONE, PUBLISHED_SHARES, experiment
 from certsym.landscape.expansion import agreement, expand
 from certsym.landscape.families import FAMILIES
@@ -78,6 +83,9 @@ def _added_neuron(ctx: Context) -> None:
                      [(s.row, s.negative, s.spectrum, s.smallest, _end_words(s.escape)) for s in a.splits]))
     ctx.findings["added_neuron"] = rows
 
+
+# the families whose real threshold k* is certified (misfit-M turns into a minimum between k = 2M + 3 and 2M + 4)
+THRESHOLD_FAMILIES = (*FAMILIES, "misfit-3", "misfit-4", "misfit-5")
 
 # the spurious-minimum families beyond one-misfit, at k where each is a certified local minimum
 ADDED_NEURON_FAMILIES = {"negative-diagonal": ([6], [6, 7, 8]), "two-misfit": ([8], [8, 9, 10]),
@@ -142,17 +150,14 @@ def _families(ctx: Context) -> None:
     for name, k in ([("misfit-3", 9), ("misfit-3", 18)] if ctx.quick else
                     [("misfit-3", 9), ("misfit-3", 18), ("misfit-4", 9), ("misfit-4", 20), ("misfit-5", 20)]):
         _certified(ctx, name, k, k >= 12)
-    # the integer k at which each family turns from saddle into minimum, certified on both sides
-    for name in FAMILIES:
-        k = 5
-        while critical(name, k).inertia.negative and k < 12:
-            k += 1
-        below, at = critical(name, k - 1).inertia.negative, critical(name, k).inertia.negative
+    # the integer k at which each family turns from saddle into minimum, certified on both sides, and the real k*
+    # between k − 1 and k, a landscape_threshold certificate
+    for name in THRESHOLD_FAMILIES:
+        k, t = threshold(name)
         ctx.crossings[name] = k
-        ctx.record(STATEMENT, SLUG, f"{name}_turns_minimum_at_{k}", bool(below) and at == 0)
-        bracket = crossing(name, k - 1, k, 12 if ctx.quick else 24)
-        ctx.findings.setdefault("crossing", []).append((name, bracket and (str(bracket[0]), str(bracket[1]))))
-        ctx.record(STATEMENT, SLUG, f"{name}_real_k_bracket", bracket is not None)
+        ctx.record(STATEMENT, SLUG, f"{name}_turns_minimum_at_{k}", k is not None)
+        ctx.findings.setdefault("crossing", []).append((name, t and (str(t.bracket[0]), str(t.bracket[1]))))
+        ctx.record(STATEMENT, SLUG, f"{name}_real_k_threshold", t is not None, t and threshold_certificate(t))
 
 
 def run_findings(ctx: Context) -> None:

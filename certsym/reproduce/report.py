@@ -148,10 +148,14 @@ def _landscape_tables(ctx: Context) -> list[str]:
         md += ["", "## Teacher-student landscape", "", "Saddle → local minimum (certified at k − 1 and k): "
                + ", ".join(f"{name} at k = {k}" for name, k in ctx.crossings.items()) + "."]
     if "crossing" in f:
-        md += ["", "The restricted loss makes sense for real k; by bisection on exact dyadic k, each family's Hessian "
-               "has a certified negative isotypic block at the left end and is certified positive definite at the "
-               "right end of:", ""]
-        md += [f"- {name}: k* in [{b[0]}, {b[1]}] = [{float(Fraction(b[0])):.7f}, {float(Fraction(b[1])):.7f}]"
+        md += ["", "The restricted loss is analytic in the block sizes, so it makes sense for real k. Bisecting on "
+               "exact dyadic k between those two integers, each family's branch of critical points is certified for "
+               "every k in a bracket [a, b] at once (one Krawczyk box over the interval of k), with a compressed "
+               "Hessian certified to have a negative eigenvalue at a and every compressed Hessian of the isotypic table "
+               "certified positive definite at b: the threshold k* lies in (a, b). Each bracket is a "
+               "`landscape_threshold` certificate (landscape/NAME_real_k_threshold.json), replayed by `certsym check`:",
+               ""]
+        md += [f"- {name}: k* in [{b[0]}, {b[1]}] = [{float(Fraction(b[0])):.9f}, {float(Fraction(b[1])):.9f}]"
                if b else f"- {name}: not bracketed" for name, b in f["crossing"]]
     if "series" in f:
         md += ["", "Critical points and critical values as series in t = k^(-1/2), derived exactly by solving the "

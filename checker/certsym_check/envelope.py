@@ -40,6 +40,9 @@ CLAIMS = {
     "distance_bound": "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]",
     "hessian_inertia": "the Hessian of F at the certified critical point has no zero eigenvalue and the number of "
                        "negative eigenvalues given",
+    "landscape_threshold": "the family's critical points of the restricted loss form one continuous branch for k in "
+                           "the bracket; at its left end some compressed Hessian has a negative eigenvalue, at its "
+                           "right end every one is positive definite",
     "wide_critical_point": "F on M(n,k) has exactly one critical point in the box of the fixed-point space of the "
                            "group generated, with F in the interval given (and, if stated, positive definite Hessian)",
     "added_neuron": "the certified critical point with one neuron added (a split row or a zero row) is not a local "

@@ -96,9 +96,10 @@ def test_tampered_landscape_certificates_are_rejected(certificates, which, path,
 
 
 def test_real_k_crossing_of_one_misfit_lies_between_5_and_6() -> None:
-    from certsym.landscape.certify import block_negatives, crossing
+    from certsym.landscape.certify import at_real_k, crossing
 
-    a, b = crossing("one-misfit", 5, 6, steps=8)
-    assert 5 <= a < b <= 6 and b - a == fmpq(1, 2**8)
-    assert any(block_negatives("one-misfit", float(a))[0].values())
-    assert not any(block_negatives("one-misfit", float(b))[0].values())
+    t = crossing("one-misfit", 5, 6, steps=8)
+    a, b = t.bracket
+    assert 5 <= a < b <= 6 and b - a <= fmpq(1, 2**8) and t.branch.certified
+    assert any(at_real_k("one-misfit", a)[0].negative)
+    assert not any(at_real_k("one-misfit", b)[0].negative)

@@ -19,6 +19,7 @@ from certsym_check.kinds import (
     minimal_form,
     not_identifiable,
     stabilizer,
+    threshold,
     top1,
     wide,
 )
@@ -37,6 +38,7 @@ KINDS: dict[str, tuple[int, Replay]] = {
     "distance_bound": (2, distance.check_distance),
     "critical_point": (0, landscape.check_critical_point),
     "hessian_inertia": (0, landscape.check_hessian_inertia),
+    "landscape_threshold": (0, threshold.check_threshold),
     "added_neuron": (0, added_neuron.check_added_neuron),
     "wide_critical_point": (0, wide.check_wide),
     "deep_equivalent": (2, deep.check_deep_equivalent),

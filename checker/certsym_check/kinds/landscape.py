@@ -119,9 +119,12 @@ def names(sizes: list[int]) -> list[str]:
     return out + [f"c{a + 1}{sep}{b + 1}" for a in range(r) for b in range(r) if a != b]
 
 
-def loss_jet(sizes: list[int], x: list) -> Jet:
-    """F(W(x)) as a jet in the parameters (intervals x)."""
-    P, r = len(x), len(sizes)
+def loss_jet(sizes: list, x: list, k=None) -> Jet:
+    """F(W(x)) as a jet in the parameters (intervals x). With ``k`` (an interval), k is one more variable (the last):
+    the first block's size is k − (the others), the jet then carries ∂F/∂k and the mixed partials ∂²F/∂x∂k, and
+    ``sizes`` gives only the structure (which blocks have an off-diagonal)."""
+    r = len(sizes)
+    P = len(x) + (k is not None)
     idx = {n: i for i, n in enumerate(names(sizes))}
     sep = "" if r < 10 else ","
     X = []
@@ -132,27 +135,38 @@ def loss_jet(sizes: list[int], x: list) -> Jet:
     d = [X[idx[f"d{a + 1}"]] for a in range(r)]
     o = [X[idx[f"o{a + 1}"]] if sizes[a] > 1 else None for a in range(r)]
     c = [[X[idx[f"c{a + 1}{sep}{b + 1}"]] if a != b else None for b in range(r)] for a in range(r)]
-    p = [iv.mpf(s) for s in sizes]
-    k = iv.mpf(sum(sizes))
+    half, quarter = iv.mpf(0.5), iv.mpf(0.25)
+    if k is None:
+        p = [_interval(Fraction(s)) for s in sizes]
+        K = sum(p, iv.mpf(0))
+        F = Jet.const(K * quarter + K * (K - 1) / (4 * iv.pi), P)
+    else:
+        K = Jet.const(k, P)
+        K.g[P - 1] = iv.mpf(1)
+        p = [K - sum((_interval(Fraction(s)) for s in sizes[1:]), iv.mpf(0)), *(_interval(Fraction(s))
+                                                                                 for s in sizes[1:])]
+        F = K * quarter + K * (K - 1) * (1 / (4 * iv.pi))
+    def both(u, v):  # p_α p_β with a jet first (an interval times a jet is not defined)
+        return v * u if isinstance(v, Jet) else u * v
+
     zero = Jet.const(0, P)
     cross = [sum((c[a][b] * c[a][b] * p[b] for b in range(r) if b != a), zero) for a in range(r)]
     n = [d[a] * d[a] + cross[a] + (o[a] * o[a] * (p[a] - 1) if o[a] is not None else zero) for a in range(r)]
-    F = Jet.const(k / 4 + k * (k - 1) / (4 * iv.pi), P)
     for a in range(r):
-        F = F + n[a] * (p[a] / 4) - _kappa(d[a], n[a]) * p[a]
+        F = F + n[a] * (p[a] * quarter) - _kappa(d[a], n[a]) * p[a]
         if o[a] is not None:
             s = d[a] * o[a] * 2 + o[a] * o[a] * (p[a] - 2) + cross[a]
-            F = F + _kappa(s, n[a] * n[a]) * (p[a] * (p[a] - 1) / 2) - _kappa(o[a], n[a]) * (p[a] * (p[a] - 1))
+            F = F + _kappa(s, n[a] * n[a]) * (p[a] * (p[a] - 1) * half) - _kappa(o[a], n[a]) * (p[a] * (p[a] - 1))
         for b in range(r):
             if b == a:
                 continue
-            F = F - _kappa(c[a][b], n[a]) * (p[a] * p[b])
+            F = F - _kappa(c[a][b], n[a]) * both(p[a], p[b])
             if b > a:
                 row_a = d[a] + (o[a] * (p[a] - 1) if o[a] is not None else zero)
                 row_b = d[b] + (o[b] * (p[b] - 1) if o[b] is not None else zero)
                 m = c[b][a] * row_a + c[a][b] * row_b + sum(
                     (c[a][g] * c[b][g] * p[g] for g in range(r) if g not in (a, b)), zero)
-                F = F + _kappa(m, n[a] * n[b]) * (p[a] * p[b])
+                F = F + _kappa(m, n[a] * n[b]) * both(p[a], p[b])
     return F
 
 
@@ -257,16 +271,7 @@ def krawczyk(at: Jet, over: Jet, C: list[list[Fraction]], r: Fraction, claim: li
     """Reject unless the Krawczyk operator −C g(x̃) + (I − C H(X))(X − x̃) lies inside the open box of radius r
     (``at``: the jet at the centre x̃, ``over``: on the box X) and the loss enclosure F(x̃) ± r Σ_i sup_X |∂_i F|
     lies in the claimed [lo, hi]; returns (lo, hi). Cost: O(P³) interval operations."""
-    P = len(at.g)
-    Ci = [[_interval(v) for v in row] for row in C]
-    rad = _interval(Fraction(0), r)
-    for i in range(P):
-        Kc = -sum((Ci[i][j] * at.g[j] for j in range(P)), iv.mpf(0))
-        for j in range(P):
-            M = (1 if i == j else 0) - sum((Ci[i][q] * over.h[q][j] for q in range(P)), iv.mpf(0))
-            Kc += M * rad
-        if not (abs(Kc).b < _interval(r).a):
-            raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
+    contracts(at.g, over.h, C, r)
     slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
     enclosure = at.v + iv.mpf([-slope.b, slope.b])
     lo, hi = (rational(v) for v in claim)
@@ -275,10 +280,26 @@ def krawczyk(at: Jet, over: Jet, C: list[list[Fraction]], r: Fraction, claim: li
     return lo, hi
 
 
+def contracts(g: list, H: list, C: list[list[Fraction]], r: Fraction) -> None:
+    """Reject unless −C g + (I − C H)·[−r, r]^P lies inside the open box of radius r (g an enclosure of the gradient
+    at the centre, H of the Hessian over the box: Krawczyk's test). Cost: O(P³) interval operations."""
+    P = len(C)
+    Ci = [[_interval(v) for v in row] for row in C]
+    rad = _interval(Fraction(0), r)
+    for i in range(P):
+        Kc = -sum((Ci[i][j] * g[j] for j in range(P)), iv.mpf(0))
+        for j in range(P):
+            M = (1 if i == j else 0) - sum((Ci[i][q] * H[q][j] for q in range(P)), iv.mpf(0))
+            Kc += M * rad
+        if not (abs(Kc).b < _interval(r).a):
+            raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
+
+
 def refined_box(sizes: list[int], X: list, parts: list[list[int]]) -> tuple[list[int], list]:
     """The box in the layout whose block α is cut into blocks of sizes parts[α] (same rule as the producer)."""
     if not isinstance(parts, list) or len(parts) != len(sizes) or any(
-            not isinstance(part, list) or len(part) > MAX_PARAMS or any(type(x) is not int or x < 1 for x in part)
+            not isinstance(part, list) or len(part) > MAX_PARAMS
+            or any(type(x) not in (int, Fraction) or x < 1 for x in part)
             or sum(part) != s for part, s in zip(parts, sizes, strict=True)):
         raise Reject("a probe does not refine the family's blocks")
     if parameter_count([x for part in parts for x in part]) > MAX_PARAMS:
