@@ -151,8 +151,8 @@ def _landscape_tables(ctx: Context) -> list[str]:
         md += ["", "The restricted loss is analytic in the block sizes, so it makes sense for real k. Bisecting on "
                "exact dyadic k between those two integers, each family's branch of critical points is certified for "
                "every k in a bracket [a, b] at once (one Krawczyk box over the interval of k), with a compressed "
-               "Hessian certified to have a negative eigenvalue at a and every compressed Hessian of the isotypic table "
-               "certified positive definite at b: the threshold k* lies in (a, b). Each bracket is a "
+               "Hessian certified to have a negative eigenvalue at a and every compressed Hessian of the isotypic "
+               "table certified positive definite at b: the threshold k* lies in (a, b). Each bracket is a "
                "`landscape_threshold` certificate (landscape/NAME_real_k_threshold.json), replayed by `certsym check`:",
                ""]
         md += [f"- {name}: k* in [{b[0]}, {b[1]}] = [{float(Fraction(b[0])):.9f}, {float(Fraction(b[1])):.9f}]"
