@@ -73,6 +73,10 @@ def main() -> None:
     subprocess.run([sys.executable, "-m", "certsym", "landscape", "critical", "--family", "one-misfit", "--k", "6",
                     "--cert", str(HERE / "landscape" / "one-misfit_k6_critical_point.json")], check=True,
                    stdout=subprocess.DEVNULL)
+    for name in ("one-misfit", "misfit-3"):  # the real threshold k* (landscape_threshold)
+        subprocess.run([sys.executable, "-m", "certsym", "landscape", "threshold", "--family", name, "--cert",
+                        str(HERE / "landscape" / f"{name}_real_k_threshold.json")], check=True,
+                       stdout=subprocess.DEVNULL)
     deep_certificates()
 
 

@@ -131,4 +131,6 @@ def test_checker_and_producer_agree_on_kinds_and_claims() -> None:
     from certsym_check import envelope, kinds
 
     assert envelope.CLAIMS == CLAIMS and set(kinds.KINDS) == set(CLAIMS)
+    schema = json.loads((ROOT / "certificates" / "schema.json").read_text())
+    assert set(schema["properties"]["kind"]["enum"]) == set(CLAIMS)  # the schema lists every kind
     assert (envelope.FORMAT, envelope.VERSION) == (FORMAT, VERSION)
