@@ -373,7 +373,9 @@ def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
 
 
 def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[list[fmpq]]:
-    m = t1.m
+    """x0 ∈ H on no other neuron's hyperplane and x0 ± ε e_p (``witness``). Cost O(n) vectorized float operations
+    per move of x0 within H (usually none or one), a rational per neuron only where the float bound cannot
+    decide."""
     p = int(np.flatnonzero(h[:-1])[0])
     off = []  # per network, the neurons with a ≠ 0 that are not on H
     for t in (t1, t2):
@@ -383,15 +385,7 @@ def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[li
             R = _widen(t.A, t.b, live[s:s + _CHUNK])
             on[s:s + _CHUNK] = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
         off.append(live[~on])
-    nets = (t1, t2)
-    bias = [[exact_float(x) for x in t.b[idx].tolist()] for t, idx in zip(nets, off, strict=True)]
-    columns: dict[tuple[int, int], list[fmpq]] = {}
-
-    def column(s: int, q: int) -> list[fmpq]:
-        if (s, q) not in columns:
-            columns[s, q] = [exact_float(x) for x in nets[s].A[off[s], q].tolist()]
-        return columns[s, q]
-
+    planes = _Hyperplanes((t1, t2), off)
     u_p, beta = exact_float(h[p]), exact_float(h[-1])
     coords: dict[int, fmpq] = {}
 
@@ -400,51 +394,108 @@ def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[li
         x[p] = -(beta + sum((exact_float(h[q]) * y for q, y in coords.items()), fmpq(0))) / u_p
         return x
 
-    def ells(x: dict[int, fmpq]) -> list[list[fmpq]]:
-        out = []
-        for s in range(2):
-            values = list(bias[s])
-            for q, y in x.items():
-                values = [v + a * y for v, a in zip(values, column(s, q), strict=True)]
-            out.append(values)
-        return out
-
     x0 = point()
-    values = ells(x0)
+    zeros = planes.zeros(x0)
     # While some neuron's hyperplane passes through x0, move x0 within H along a coordinate q that separates that
-    # neuron from H (a_q u_p ≠ a_p u_q), to an integer value that also keeps every other neuron off x0: along
-    # this move each ℓ_i is affine in the value, so each neuron forbids at most one value. The set of neurons
-    # through x0 shrinks at every step.
-    while True:
-        bad = [(s, i) for s in range(2) for i, v in enumerate(values[s]) if v == 0]
-        if not bad:
-            break
-        s, i = bad[0]
-        A = nets[s].A[off[s][i]]
-        q = next(q for q in range(m) if q != p and exact_float(A[q]) * u_p != exact_float(A[p]) * exact_float(h[q]))
-        shift = exact_float(h[q]) / u_p  # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H
-        slopes = [[a_q - a_p * shift for a_q, a_p in zip(column(t, q), column(t, p), strict=True)] for t in range(2)]
+    # neuron from H (a_q u_p ≠ a_p u_q), to an integer value that keeps every other neuron off x0: along this
+    # move each ℓ_i is affine in the value, so each neuron forbids at most one value (found in floats, confirmed
+    # exactly). The set of neurons through x0 shrinks at every step.
+    while zeros:
+        row = planes.row(zeros[0])
+        separates = row[:-1] * float(h[p]) != row[p] * h[:-1]  # products of ≤ 24-bit numbers: exact
+        separates[p] = False
+        q = int(np.flatnonzero(separates)[0])
+        shift = float(h[q]) / float(h[p])  # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H
+        value, _ = planes.approx(x0)
+        slope = planes.column(q) - planes.column(p) * shift
         old = coords.get(q, fmpq(0))
-        forbidden = set()
-        for t in range(2):
-            for j, (v, d) in enumerate(zip(values[t], slopes[t], strict=True)):
-                if d != 0 and (v != 0 or (t, j) == (s, i)):  # good ones stay good; this one leaves x0
-                    forbidden.add(old - v / d)
-        value = next(fmpq(c) for c in range(1, len(forbidden) + 2) if fmpq(c) not in forbidden)
-        coords[q] = value
-        x0 = point()
-        values = [[v + d * (value - old) for v, d in zip(values[t], slopes[t], strict=True)] for t in range(2)]
-    bound = None
-    for s in range(2):
-        for v, a in zip(values[s], column(s, p), strict=True):
-            if a != 0:
-                b = abs(v) / (2 * abs(a))
-                bound = b if bound is None or b < bound else bound
+        with np.errstate(divide="ignore", invalid="ignore"):
+            root = float(old) - value / slope
+        near = np.isfinite(root) & (np.abs(root - np.round(root)) <= 1e-6 * np.maximum(1, np.abs(root)))
+        taken = set(np.round(root[near]).astype(np.int64).tolist())
+        allowed = set(zeros[1:])
+        c = 1
+        while True:
+            while c in taken:
+                c += 1
+            coords[q] = fmpq(c)
+            moved = point()
+            now = planes.zeros(moved)
+            if set(now) < set(zeros) and set(now) <= allowed:
+                break
+            taken.add(c)
+        x0, zeros = moved, now
     eps = fmpq(1)
+    bound = planes.clearance(x0, p)
     while bound is not None and eps >= bound:
         eps /= 2
-    base = [x0.get(q, fmpq(0)) for q in range(m)]
+    base = [x0.get(q, fmpq(0)) for q in range(t1.m)]
     return [base] + [[y + (sign * eps if q == p else 0) for q, y in enumerate(base)] for sign in (1, -1)]
+
+
+class _Hyperplanes:
+    """ℓ_i(x) = b_i + a_i·x for the chosen neurons of both networks, at sparse rational points x: in binary64 with
+    a rigorous error bound, exactly (rationals) only where that bound cannot decide. With s nonzero coordinates,
+    the computed value v̂ satisfies |v̂ − ℓ(x)| ≤ (s + 3)·2^-51·(|b| + Σ_q |a_q||x̂_q|) + (s + 2)·2^-1070: each
+    coordinate is rounded once (x̂_q), each product and sum once, γ_(s+2) < (s + 3)·2^-53 ≤ a quarter of the
+    factor used (which also covers the rounding of the magnitude itself), and the absolute term underflow."""
+
+    def __init__(self, nets: tuple[DyadicNetwork, DyadicNetwork], off: list[np.ndarray]) -> None:
+        self.nets, self.off = nets, off
+        self.b = np.concatenate([t.b[idx].astype(np.float64) for t, idx in zip(nets, off, strict=True)])
+        self._columns: dict[int, np.ndarray] = {}
+
+    def column(self, q: int) -> np.ndarray:
+        if q not in self._columns:
+            self._columns[q] = np.concatenate([t.A[idx, q].astype(np.float64)
+                                               for t, idx in zip(self.nets, self.off, strict=True)])
+        return self._columns[q]
+
+    def _where(self, j: int) -> tuple[DyadicNetwork, int]:
+        first = len(self.off[0])
+        return (self.nets[0], int(self.off[0][j])) if j < first else (self.nets[1], int(self.off[1][j - first]))
+
+    def row(self, j: int) -> np.ndarray:
+        """(a_j | b_j) in binary64 (exact)."""
+        t, i = self._where(j)
+        return np.append(t.A[i].astype(np.float64), np.float64(t.b[i]))
+
+    def exact(self, j: int, x: dict[int, fmpq]) -> fmpq:
+        t, i = self._where(j)
+        return exact_float(t.b[i]) + sum((exact_float(t.A[i, q]) * y for q, y in x.items()), fmpq(0))
+
+    def approx(self, x: dict[int, fmpq]) -> tuple[np.ndarray, np.ndarray]:
+        """(v̂, its error bound) for every neuron (class docstring). Cost O(n s) float operations."""
+        value, size = self.b.copy(), np.abs(self.b)
+        for q, y in x.items():
+            column, yf = self.column(q), int(y.p) / int(y.q)  # int / int is correctly rounded
+            value += column * yf
+            size += np.abs(column) * abs(yf)
+        s = len(x)
+        return value, (s + 3) * 2.0**-51 * size + (s + 2) * 2.0**-1070
+
+    def zeros(self, x: dict[int, fmpq]) -> list[int]:
+        """The neurons with ℓ_j(x) = 0 exactly: those the float bound cannot exclude, evaluated exactly."""
+        value, error = self.approx(x)
+        return [int(j) for j in np.flatnonzero(np.abs(value) <= error) if self.exact(int(j), x) == 0]
+
+    def clearance(self, x: dict[int, fmpq], p: int) -> fmpq | None:
+        """A lower bound of min_j |ℓ_j(x)| / (2 |a_jp|) over the neurons with a_jp ≠ 0 (none of them through x):
+        x ± ε e_p crosses no hyperplane for ε below it. None when no neuron depends on x_p."""
+        value, error = self.approx(x)
+        a = self.column(p)
+        moving = a != 0
+        if not moving.any():
+            return None
+        sure = moving & (np.abs(value) > 2 * error)
+        lowest = None
+        if sure.any():  # two roundings (the difference, the quotient), each absorbed by the factor
+            ratio = float(((np.abs(value[sure]) - error[sure]) / (2 * np.abs(a[sure]))).min())
+            lowest = exact_float(ratio) * (1 - fmpq(1, 2**48))
+        for j in np.flatnonzero(moving & ~sure).tolist():
+            b = abs(self.exact(j, x)) / (2 * abs(exact_float(a[j])))
+            lowest = b if lowest is None or b < lowest else lowest
+        return lowest
 
 
 _SCALE = 149  # every float32 is an integer times 2^-149 (the smallest subnormal)

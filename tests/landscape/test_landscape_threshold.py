@@ -90,6 +90,26 @@ def test_tampered_thresholds_are_rejected(made, path, value, reason) -> None:
     assert not report.valid and reason in report.reason
 
 
+@pytest.mark.parametrize("fixed,bracket", [([1, 1], None), ([1, 10**8], ["200000011/2", "100000006"]), ([], ["5/2", "3"]),
+                                           ([3], ["13/2", "7"]), ([1], ["7/2", "4"])])
+def test_layouts_without_an_isotypic_table_are_refused_with_the_reason(made, fixed, bracket) -> None:
+    """Found by review: these used to end in a TypeError inside the full-Hessian fallback (and an integer block of
+    10^8 there would have built a list of that length)."""
+    doc = copy.deepcopy(made["one-misfit"][1])
+    doc["proof"]["fixed"] = fixed
+    if bracket:
+        doc["proof"]["bracket"] = bracket
+    report = check_certificate(doc)
+    assert not report.valid and "no isotypic table" in report.reason
+
+
+def test_a_huge_stated_count_is_refused_with_the_reason(made) -> None:
+    """Found by review: the message printed the stated list, and an integer of 5,000 digits has no text form."""
+    doc = _edit(made["one-misfit"][1], ("proof", "below", "negative"), lambda n: [*n[:-1], 10**5000])
+    report = check_certificate(doc)
+    assert not report.valid and "not the certificate's" in report.reason
+
+
 def test_a_bracket_without_a_sign_change_is_rejected() -> None:
     """Two certified points below k*, a branch box over them: every step verifies, but the claim is false."""
     t = crossing("one-misfit", 5, 6)

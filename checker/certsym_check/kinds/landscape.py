@@ -345,7 +345,8 @@ def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]] | None:
     """The checker's own table (not the certificate's): the isotypic blocks of M(k, k) under the isotropy
     Δ(S_p1 × … × S_pr) of the layout, and the probes (Young subgroups K, as refinements of the blocks) with
     m_ρ(K) = dim ρ^K. Representation theory of the symmetric group (branching rule), for the layouts certsym's
-    families use; any other layout, or k too small for the table, only gets the full Hessian:
+    families use; None for any other layout, or k too small for the table (the full Hessian is then the only
+    decomposition, and only for k² ≤ 40):
     - (k): R^k = 1 ⊕ std, so M = 2·1 ⊕ 3·[k−1,1] ⊕ [k−2,2] ⊕ [k−2,1,1]  (k ≥ 4);
     - (k−1, 1): R^k = 2·1 ⊕ std_{k−1}, so M = 5·1 ⊕ 5·[k−2,1] ⊕ [k−3,2] ⊕ [k−3,1,1]  (k ≥ 5);
     - (k−2, 2): R^k = 2·(1⊗1) ⊕ std⊗1 ⊕ 1⊗sgn, so M = 6·(1⊗1) ⊕ 5·(std⊗1) ⊕ 4·(1⊗sgn) ⊕ 2·(std⊗sgn)
@@ -376,7 +377,7 @@ def decomposition(sizes: list[int]) -> tuple[list[dict], list[dict]] | None:
                       ([[k - 4, 1, 1], [2]], [1, 2, 0, 0, 1, 1]), ([[k - 4, 2], [2]], [1, 1, 0, 0, 1, 0])])
     if len(sizes) == 2 and sizes[1] >= 3 and sizes[0] >= 4:
         return table(*_two_blocks(sizes[0], sizes[1]))
-    return full_decomposition(sizes)
+    return None  # (the full Hessian, ``full_decomposition``, only where the caller allows it: k² ≤ 40)
 
 
 # dim ρ^{S_λ} (Kostka numbers) for ρ, λ ∈ {[n], [n−1,1], [n−2,2], [n−2,1,1]}
