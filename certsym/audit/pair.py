@@ -79,6 +79,14 @@ class Equivalence(_Verdict):
         return tuple({kind: sum(s.kind == kind for s in red.steps) for kind in ("zero", "bias_shift", "merge")}
                      for red in (self.verdict.red1, self.verdict.red2))
 
+    def exact_partners(self) -> tuple[list[int], list[int]] | None:
+        """The neurons (of θ1, of θ2) the fast decision matched by H_n, one to one, when neither reduction merged
+        neurons (its rows are then the live neurons themselves); None otherwise. Cost O(matches)."""
+        if self.path != "fast" or any(red.steps and any(s.kind == "merge" for s in red.steps)
+                                      for red in (self.verdict.red1, self.verdict.red2)):
+            return None
+        return [m.i for m in self.verdict.matches], [m.j for m in self.verdict.matches]
+
     def prefer_witness_in(self, box: list, seed: int = 0) -> bool:
         """NOT EQUIVALENT: move the witness into ``box`` (pairs of exact ends) when a floating-point search finds a
         point of the box where the two differ, verified exactly; True when the witness lies in the box afterwards.

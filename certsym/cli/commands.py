@@ -272,7 +272,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     explained = None
     if not verdict.equivalent and all(isinstance(x, Model) and x.arrays is not None for x in sources) and \
             all(np_float(a) for x in sources for a in x.arrays):
-        explained = near_miss(sources[0].arrays, sources[1].arrays)
+        explained = near_miss(sources[0].arrays, sources[1].arrays, verdict.exact_partners())
     if args.json:
         emit_json(verdict.to_json() | ({"near_miss": explained.to_json()} if explained else {}))
     elif verdict.equivalent:

@@ -363,7 +363,8 @@ def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
         q = None if any(x != 0 for x in C) else next(q for q in range(m) if any(row[q] != 0 for row in L))
         points = [[fmpq(int(i == q)) for i in range(m)]]
     else:
-        points = _kink_points(t1, t2, verdict.kink_row)
+        base, *sides = _kink_points(t1, t2, verdict.kink_row)
+        points = [*sides, base]  # the difference is usually 0 at the base point, on H: try the two sides first
     for x in points:
         values = (_evaluate(t1, x), _evaluate(t2, x))
         if values[0] != values[1]:

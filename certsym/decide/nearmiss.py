@@ -57,10 +57,17 @@ class NearMiss:
 _CHUNK = 4096  # rows per block: the temporaries stay a few tens of MB (fresh pages cost more than the arithmetic)
 
 
-def _normalized(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Live neurons' rows divided by |first nonzero input weight| (in the file's type), their output weights
-    multiplied by it (binary64, exact), and their indices. One output array, filled in blocks."""
-    live = np.flatnonzero(W1.any(axis=1) & W2.any(axis=0))
+def _live(W1: np.ndarray, W2: np.ndarray) -> np.ndarray:
+    """The neurons with a nonzero input row and a nonzero output column."""
+    return np.flatnonzero(W1.any(axis=1) & W2.any(axis=0))
+
+
+def _normalized(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray,
+                live: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of the neurons ``live`` (default: every live one) divided by |first nonzero input weight| (in the
+    file's type), their output weights multiplied by it (binary64, exact), and their indices. One output array,
+    filled in blocks."""
+    live = _live(W1, W2) if live is None else live
     rows = np.empty((len(live), W1.shape[1] + 1), dtype=W1.dtype)
     lead = np.empty(len(live), dtype=W1.dtype)
     for s in range(0, len(live), _CHUNK):
@@ -124,15 +131,28 @@ def _lead(rows: np.ndarray) -> np.ndarray:
     return np.abs(rows[np.arange(len(rows)), np.argmax(rows[:, :-1] != 0, axis=1)])
 
 
-def near_miss(arrays1: list, arrays2: list) -> NearMiss:
-    """The summary for two networks of float arrays (W1, b1, W2, b2). Never decides anything."""
+def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> NearMiss:
+    """The summary for two networks of float arrays (W1, b1, W2, b2). Never decides anything. ``partners``: the
+    exact partners as two arrays of neuron indices (θ1's, θ2's), one to one, when the caller already knows them
+    (the fast decision's matches when neither reduction merged neurons); then only θ2's rows and θ1's unpartnered
+    ones are normalized, and nothing is hashed."""
     W1, b1, W2, _ = (np.asarray(a) for a in arrays1)
     V1, c1, V2, _ = (np.asarray(a) for a in arrays2)
     dtype = np.result_type(W1.dtype, V1.dtype)
-    r1, v1, live1 = _normalized(W1.astype(dtype, copy=False), b1.astype(dtype, copy=False), W2)
-    r2, v2, live2 = _normalized(V1.astype(dtype, copy=False), c1.astype(dtype, copy=False), V2)
-    originals = ((W1, b1, live1), (V1, c1, live2))
-    lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2, originals)).tolist()
+    W1, b1, V1, c1 = (x.astype(dtype, copy=False) for x in (W1, b1, V1, c1))
+    r2, v2, live2 = _normalized(V1, c1, V2)
+    if partners is None:
+        r1, v1, live1 = _normalized(W1, b1, W2)
+        originals = ((W1, b1, live1), (V1, c1, live2))
+        lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2, originals))
+        back = int(_partnered(r2, v2, r1, v1, (originals[1], originals[0])).sum()) if len(r1) else 0
+        n1 = len(live1)
+    else:
+        everyone = _live(W1, W2)
+        unmatched = everyone[np.isin(everyone, np.asarray(partners[0], dtype=np.int64), invert=True)]
+        r1, v1, live1 = _normalized(W1, b1, W2, unmatched)
+        lonely, back, n1 = np.arange(len(unmatched)), len(partners[1]), len(everyone)
+    lonely = lonely.tolist()
     worst = []
     if lonely and len(live2):
         a = r1[lonely].astype(np.float64)
@@ -161,5 +181,4 @@ def near_miss(arrays1: list, arrays2: list) -> NearMiss:
         order = np.argsort(-ulps)[:3]
         worst = [(int(live1[lonely[t]]), int(live2[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
                  for t in order]
-    back = int(_partnered(r2, v2, r1, v1, (originals[1], originals[0])).sum()) if len(r1) else 0
-    return NearMiss(len(live1), len(live1) - len(lonely), worst, str(dtype), len(live2), back)
+    return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back)

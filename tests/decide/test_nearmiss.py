@@ -180,3 +180,28 @@ def test_a_change_in_the_output_weights_and_an_extra_unit_are_named() -> None:
     assert (extra.n, extra.partnered, extra.n2, extra.partnered2) == (6, 6, 7, 6)
     assert "1 of the 7 neurons of θ2 has none in θ1" in extra.lines()
     assert extra.to_json()["partnered2"] == 6
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10**6), st.integers(0, 4), st.booleans(), st.booleans(), st.booleans())
+def test_the_decisions_partners_give_the_same_summary(seed: int, ulps: int, dead: bool, duplicate: bool,
+                                                      output: bool) -> None:
+    """near_miss with the fast decision's matches (``Equivalence.exact_partners``) equals the hashing path on
+    permuted copies with a weight moved by a few ulps, a dead neuron, and a duplicated neuron (a merge: then the
+    decision's matches are not used)."""
+    from certsym.audit.pair import equivalent
+
+    a = _network(seed, 5, 7, 3)
+    b, _ = _permuted(a, seed, dead)
+    if output:
+        b[2][1, 2] = _bump(b[2][1, 2], ulps)
+    else:
+        b[0][3, 2] = _bump(b[0][3, 2], ulps)
+    if duplicate:  # θ2's neuron 0 split into two positively proportional halves
+        b = [np.vstack([b[0], b[0][:1] * 2]), np.append(b[1], b[1][0] * 2), np.hstack([b[2], b[2][:, :1] / 4]),
+             b[3]]
+        b[2][:, 0] /= 2
+    verdict = equivalent(a, b, reference=True)  # the fast path also for a small pair
+    partners = verdict.exact_partners()
+    assert verdict.path == "fast" and (partners is None) is duplicate
+    assert near_miss(a, b, partners) == near_miss(a, b)

@@ -90,8 +90,9 @@ def _end(obj: object, k: Fraction, fixed: list[int], branch: tuple, family: str,
     X = [_interval(q, r) for q in center]
     loss = krawczyk(loss_jet(sizes, [_interval(q) for q in center]), loss_jet(sizes, X), C, r,
                     seq(obj["loss"], 2, f"{where}.loss"))
-    if family_of(sizes, X) != family:
-        raise Reject(f"{where}: the certified point does not belong to {family!r}")
+    found = family_of(sizes, X)
+    if found != family:
+        raise Reject(f"{where}: the certified point belongs to {found!r}, not {family[:40]!r}")
     counts = []
     for s, (probe, Q) in enumerate(zip(probes, Qs, strict=True)):
         new, Y = refined_box(sizes, X, probe["parts"])
@@ -142,8 +143,9 @@ def check_threshold(F, nets: list, proof: object, rep: Report) -> None:
         over = loss_jet(sizes, X, k=K)
         g = [at_mid.g[i] + mixed.h[i][P] * iv.mpf([-delta.b, delta.b]) for i in range(P)]
         contracts(g, [row[:P] for row in over.h[:P]], C, r)
-        if family_of(sizes, X) != p["family"]:
-            raise Reject(f"proof.branch: the certified points do not belong to {p['family'][:40]!r}")
+        found = family_of(sizes, X)
+        if found != p["family"]:
+            raise Reject(f"proof.branch: the certified branch belongs to {found!r}, not {p['family'][:40]!r}")
         rep.checks["Krawczyk for every k in the bracket: one branch of critical points"] += 1
         below, loss_a = _end(p["below"], a, fixed, (center, r), p["family"], "proof.below", rep)
         above, loss_b = _end(p["above"], b, fixed, (center, r), p["family"], "proof.above", rep)
