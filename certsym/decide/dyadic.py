@@ -243,6 +243,7 @@ class FastVerdict:
     matches: list[Match] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
     pairs: list[Pair] = field(default_factory=list)
+    kink_plane: int | None = None       # its hash (``_Rows.plane``)
     kink_row: np.ndarray | None = None  # NOT EQUIVALENT: (a, b) of a hyperplane whose kinks differ, or None when
     affine: tuple | None = None         # all kinks agree and ρ1 − ρ2 is this affine map (L, C) ≠ 0
     witness: list[fmpq] | None = None
@@ -282,7 +283,7 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
         for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
             planes.append((first, evidence))
             if not ok and not leftover:
-                verdict.kink_row = D.gather(np.array([first]))[0]
+                verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]
             leftover |= not ok
     planes.sort(key=lambda fe: fe[0])
     for _, evidence in planes:
@@ -355,38 +356,42 @@ def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
     x0), and ε > 0 (a power of two) such that x0 ± ε e_p (u_p ≠ 0) crosses no other hyperplane. Along that
     segment ρ1 − ρ2 has second difference ε u_p (J1_H − J2_H)-proportional, nonzero, so it differs at one of the
     three points. When every kink agrees the difference is the affine map (L, C) ≠ 0: x = 0 if C ≠ 0, else e_q.
-    Cost O(n · s) exact operations for s nonzero coordinates (usually 1 or 2), plus an O(n m) exact
-    float test of which rows lie on H."""
+    Only θ_min's neurons count (dead and constant neurons have no kink, a merged one the hyperplane of its
+    representative). Cost O(n) vectorized float operations per move of x0 within H and O(n s) integer operations
+    per exact evaluation, for s nonzero coordinates (usually 1 or 2)."""
     m = t1.m
     if verdict.kink_row is None:
         L, C = verdict.affine
         q = None if any(x != 0 for x in C) else next(q for q in range(m) if any(row[q] != 0 for row in L))
         points = [[fmpq(int(i == q)) for i in range(m)]]
     else:
-        base, *sides = _kink_points(t1, t2, verdict.kink_row)
+        base, *sides = _kink_points((t1, t2), (verdict.red1.rows, verdict.red2.rows), verdict.kink_row,
+                                    verdict.kink_plane)
         points = [*sides, base]  # the difference is usually 0 at the base point, on H: try the two sides first
+    scaled = (_Scaled(t1), _Scaled(t2))
     for x in points:
-        values = (_evaluate(t1, x), _evaluate(t2, x))
+        values = (_evaluate(t1, x, scaled[0]), _evaluate(t2, x, scaled[1]))
         if values[0] != values[1]:
             verdict.witness, verdict.values = x, values
             return
     raise AssertionError("no witness among the probe points")  # pragma: no cover - excluded by the argument
 
 
-def _kink_points(t1: DyadicNetwork, t2: DyadicNetwork, h: np.ndarray) -> list[list[fmpq]]:
-    """x0 ∈ H on no other neuron's hyperplane and x0 ± ε e_p (``witness``). Cost O(n) vectorized float operations
-    per move of x0 within H (usually none or one), a rational per neuron only where the float bound cannot
-    decide."""
+def _kink_points(nets: tuple[DyadicNetwork, DyadicNetwork], reduced: tuple[_Rows, _Rows], h: np.ndarray,
+                 plane: int) -> list[list[fmpq]]:
+    """x0 ∈ H on no other hyperplane of θ_min's neurons (``reduced``) and x0 ± ε e_p (``witness``). A row on H
+    has H's hash; those rows are tested exactly (fact 2). Cost O(n) vectorized float operations per move of x0
+    within H (usually none or one), a rational per neuron only where the float bound cannot decide."""
     p = int(np.flatnonzero(h[:-1])[0])
-    off = []  # per network, the neurons with a ≠ 0 that are not on H
-    for t in (t1, t2):
-        live = np.flatnonzero((t.A != 0).any(axis=1))
-        on = np.zeros(len(live), dtype=bool)
-        for s in range(0, len(live), _CHUNK):
-            R = _widen(t.A, t.b, live[s:s + _CHUNK])
-            on[s:s + _CHUNK] = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
-        off.append(live[~on])
-    planes = _Hyperplanes((t1, t2), off)
+    off = []  # per network, the neurons of θ_min not on H
+    for t, rows in zip(nets, reduced, strict=True):
+        ids = rows.ids
+        near = np.flatnonzero(rows.plane == np.uint64(plane))
+        R = _widen(t.A, t.b, ids[near])
+        on = (R * h[p] == h[None, :] * R[:, p:p + 1]).all(axis=1)  # fact 2: exact
+        off.append(np.setdiff1d(ids, ids[near[on]]))
+    t1 = nets[0]
+    planes = _Hyperplanes(nets, off)
     u_p, beta = exact_float(h[p]), exact_float(h[-1])
     coords: dict[int, fmpq] = {}
 
@@ -516,20 +521,39 @@ def evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
     return _evaluate(t, x)
 
 
-def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+class _Scaled:
+    """θ's entries as the integers ``_scaled`` gives, each vector made once (for several points of one witness)."""
+
+    def __init__(self, t: DyadicNetwork) -> None:
+        self.t = t
+        self._cache: dict[tuple, list[int]] = {}
+
+    def get(self, what: str, index: int = 0) -> list[int]:
+        """"b", "c", column ``index`` of "A" or row ``index`` of "M"."""
+        key = (what, index)
+        if key not in self._cache:
+            t = self.t
+            vector = t.b if what == "b" else t.c if what == "c" else t.A[:, index] if what == "A" else t.M[index]
+            self._cache[key] = _scaled(vector)
+        return self._cache[key]
+
+
+def _evaluate(t: DyadicNetwork, x: list[fmpq], scaled: _Scaled | None = None) -> list[fmpq]:
     """ρ(θ)(x) exactly, touching only the nonzero coordinates of x, in integers: with x = P / D (D > 0) and every
     weight w = W / 2^149, z_i · D · 2^149 = B_i D + Σ_q A_iq P_q and ρ_j · D · 2^298 = C_j D 2^149 +
     Σ_{z_i > 0} M_ji Z_i. Cost O(n (s + k)) integer operations for s nonzero coordinates."""
+    S = scaled or _Scaled(t)
     D = math.lcm(1, *(int(y.q) for y in x if y != 0))
     nonzero = [(q, int(y.p) * (D // int(y.q))) for q, y in enumerate(x) if y != 0]
-    Z = [b * D for b in _scaled(t.b)]
+    Z = [b * D for b in S.get("b")]
     for q, P in nonzero:
-        Z = [z + a * P for z, a in zip(Z, _scaled(t.A[:, q]), strict=True)]
+        Z = [z + a * P for z, a in zip(Z, S.get("A", q), strict=True)]
     active = [i for i, z in enumerate(Z) if z > 0]
     Za = [Z[i] for i in active]
     out = []
     den = D << (2 * _SCALE)
-    for j, c in enumerate(_scaled(t.c)):
-        total = c * (D << _SCALE) + sum(m * z for m, z in zip(_scaled(t.M[j, active]), Za, strict=True))
+    for j, c in enumerate(S.get("c")):
+        row = S.get("M", j)
+        total = c * (D << _SCALE) + sum(row[i] * z for i, z in zip(active, Za, strict=True))
         out.append(fmpq(total, den))
     return out
