@@ -90,3 +90,16 @@ def export_onnx(net, path: Path, m: int) -> Path:
         warnings.simplefilter("ignore")
         torch.onnx.export(net, (torch.zeros(1, m),), str(path), dynamo=False, input_names=["x"], output_names=["y"])
     return path
+
+
+def edited(doc: dict, path: tuple, value) -> dict:
+    """A deep copy of a certificate with the entry at ``path`` replaced by ``value`` (or by value(old) when it is
+    callable): the tampering of the rejection tests."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    node = out
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value(node[path[-1]]) if callable(value) else value
+    return out

@@ -8,6 +8,7 @@ from flint import arb, fmpq
 
 from certsym.landscape import kernel, restricted
 from certsym.landscape.certify import certified_signs, critical, inertia, krawczyk
+from tests.helpers import edited
 
 
 @pytest.mark.parametrize("name", ["one-misfit", "negative-diagonal", "two-misfit", "good-plus-negative"])
@@ -60,17 +61,6 @@ def certificates() -> tuple[dict, dict]:
             json.loads(json.dumps(hessian_inertia_certificate(c, inn))))
 
 
-def _edit(doc: dict, path: tuple, value) -> dict:
-    import copy
-
-    out = copy.deepcopy(doc)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value(node[path[-1]]) if callable(value) else value
-    return out
-
-
 @pytest.mark.parametrize("which,path,value", [
     (0, ("proof", "center", 0), lambda s: str(fmpq(*map(int, s.split("/"))) + fmpq(1, 10**6)) if "/" in s else "2"),
     (0, ("proof", "radius"), "1/1000000000000000000000000000000000000000000000000000000000000000000000000"),
@@ -91,7 +81,7 @@ def test_tampered_landscape_certificates_are_rejected(certificates, which, path,
     from certsym_check import check_certificate
 
     assert check_certificate(certificates[which]).valid
-    report = check_certificate(_edit(certificates[which], path, value))
+    report = check_certificate(edited(certificates[which], path, value))
     assert not report.valid and report.reason
 
 

@@ -19,6 +19,7 @@ from certsym.landscape.dual import Dual, DualBackend
 from certsym.landscape.families import family
 from certsym_check import check_certificate
 from certsym_check.kinds import landscape as replay
+from tests.helpers import edited
 
 FAMILIES = ["one-misfit", "negative-diagonal", "two-misfit", "misfit-3"]
 
@@ -48,15 +49,6 @@ def test_no_threshold_for_a_layout_without_table() -> None:
     assert threshold("misfit-1") == (None, None)
 
 
-def _edit(doc: dict, path: tuple, value) -> dict:
-    out = copy.deepcopy(doc)
-    node = out
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value(node[path[-1]]) if callable(value) else value
-    return out
-
-
 def _plus(q: str, d: fmpq) -> str:
     return str(fmpq(*map(int, q.split("/"))) + d if "/" in q else fmpq(int(q)) + d)
 
@@ -83,7 +75,7 @@ def _plus(q: str, d: fmpq) -> str:
 ])
 def test_tampered_thresholds_are_rejected(made, path, value, reason) -> None:
     _, cert = made["one-misfit"]
-    doc = _edit(cert, path, value)
+    doc = edited(cert, path, value)
     if path == ("proof", "above"):
         doc["proof"]["above"], doc["proof"]["below"] = cert["proof"]["below"], cert["proof"]["above"]
     report = check_certificate(doc)
@@ -105,7 +97,7 @@ def test_layouts_without_an_isotypic_table_are_refused_with_the_reason(made, fix
 
 def test_a_huge_stated_count_is_refused_with_the_reason(made) -> None:
     """Found by review: the message printed the stated list, and an integer of 5,000 digits has no text form."""
-    doc = _edit(made["one-misfit"][1], ("proof", "below", "negative"), lambda n: [*n[:-1], 10**5000])
+    doc = edited(made["one-misfit"][1], ("proof", "below", "negative"), lambda n: [*n[:-1], 10**5000])
     report = check_certificate(doc)
     assert not report.valid and "not the certificate's" in report.reason
 
