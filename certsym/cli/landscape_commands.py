@@ -172,7 +172,7 @@ def cmd_landscape_threshold(args: argparse.Namespace) -> int:
     if args.json:
         emit_json(out)
     elif k is None:
-        print(f"{args.family}: no integer k ≤ 30 with a certified saddle at k − 1 and a certified minimum at k")
+        print(f"{args.family}: no integer k ≤ 64 with a certified saddle at k − 1 and a certified minimum at k")
     elif t is None:
         print(f"{args.family}: a certified saddle at k = {k - 1} and minimum at k = {k}, but no certified bracket")
     else:

@@ -503,7 +503,7 @@ def crossing(name: str, lo: int, hi: int, steps: int = 24, more: int = 20) -> Th
     return None
 
 
-def threshold(name: str, limit: int = 30, steps: int = 24) -> tuple[int | None, Threshold | None]:
+def threshold(name: str, limit: int = 64, steps: int = 24) -> tuple[int | None, Threshold | None]:
     """The least integer k ≤ limit at which the family is a certified local minimum and at k − 1 a certified saddle
     (searched from the least k of its isotypic table + 1), and the bracket of the real k* in [k − 1, k]
     (``crossing``); (None, None) when there is none, (k, None) when the bracket is not certified. Cost: one

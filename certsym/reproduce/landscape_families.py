@@ -84,7 +84,7 @@ def _added_neuron(ctx: Context) -> None:
     ctx.findings["added_neuron"] = rows
 
 
-# the families whose real threshold k* is certified (misfit-M turns into a minimum between k = 2M + 3 and 2M + 4)
+# the families whose real threshold k* is certified (misfit-3, -4, -5 turn into minima at k* ≈ 9.32, 10.98, 12.57)
 THRESHOLD_FAMILIES = (*FAMILIES, "misfit-3", "misfit-4", "misfit-5")
 
 # the spurious-minimum families beyond one-misfit, at k where each is a certified local minimum
