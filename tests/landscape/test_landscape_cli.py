@@ -59,3 +59,23 @@ def test_descent_is_deterministic(capsys) -> None:
 def test_bad_requests_exit_2(capsys, argv) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err.startswith("certsym: error:")
+
+
+def test_threshold_json_and_certificate(tmp_path, capsys) -> None:
+    cert = tmp_path / "t.json"
+    code, out = _json(capsys, ["landscape", "threshold", "--family", "negative-diagonal", "--json", "--cert",
+                               str(cert)])
+    a, b = (Fraction(x) for x in out["bracket"])
+    assert code == 0 and out["certified"] and out["minimum_from_k"] == 6 and 5 < a < b < 6
+    assert any(out["negative_below"])
+    report = check_certificate(json.loads(cert.read_text()))
+    assert report.valid and report.kind == "landscape_threshold"
+
+
+@pytest.mark.parametrize("argv,message", [(["--family", "misfit-1"], "no isotypic table"),
+                                          (["--family", "one-misfit", "--steps", "0"], "--steps"),
+                                          (["--family", "wrong"], "unknown family")])
+def test_threshold_refuses_with_one_line(capsys, argv, message) -> None:
+    assert main(["landscape", "threshold", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
