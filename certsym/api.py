@@ -31,6 +31,7 @@ from certsym.decide.affine import AffineVerdict, decide_affine
 from certsym.decide.deep import canonical_network, reduced_network
 from certsym.decide.deep import reduce as reduce_deep
 from certsym.decide.deep_distance import deep_distance
+from certsym.decide.deep_top1 import deep_top1
 from certsym.decide.distance import distance as shallow_distance
 from certsym.decide.distance import parse_box
 from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
@@ -168,13 +169,16 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
 
 @_api_terms
 def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0, seconds: float = 10.0):
-    """Do the two one-hidden-layer networks have the same largest output at every point of the box (default
-    [0, 1]^m), as ``certsym distance --top1`` decides it: a ``Top1`` whose ``.verdict`` is "agree" (a tree of
-    per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``, evaluated exactly) or
-    "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region."""
+    """Do the two networks have the same largest output at every point of the box (default [0, 1]^m), as
+    ``certsym distance --top1`` decides it: a ``Top1`` (a ``DeepTop1`` for deep networks) whose ``.verdict`` is
+    "agree" (a tree of per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``,
+    evaluated exactly) or "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region
+    (deep networks: one exact interval pass per region)."""
     A, B = load(a), load(b)
-    if A.is_deep or B.is_deep:
-        raise InputError("top-1 agreement is decided for one-hidden-layer networks")
+    if A.is_deep or B.is_deep:  # halvings of the box with interval margins (``certsym.decide.deep_top1``)
+        d1, d2 = A.deep_network(), B.deep_network()
+        ends = parse_box(None, d1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
+        return deep_top1(d1, d2, ends, seed, seconds=seconds)
     t1, t2, _ = read_pair(A, B)
     ends = parse_box(None, t1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
     return top1_agreement(t1, t2, ends, seed, seconds=seconds)

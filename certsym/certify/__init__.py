@@ -2,7 +2,7 @@
 decision's evidence into the JSON document that ``certsym_check`` replays (certificates/FORMAT.md), in time linear
 in its size."""
 
-from certsym.certify.deep import deep_certificate, deep_distance_certificate, layered_json
+from certsym.certify.deep import deep_certificate, deep_distance_certificate, deep_top1_certificate, layered_json
 from certsym.certify.distance import DISTANCE_DENOMINATOR_BITS, distance_certificate
 from certsym.certify.envelope import (
                                       CLAIMS,
@@ -35,6 +35,7 @@ from certsym.certify.top1 import top1_certificate
 
 __all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRecord", "added_neuron_certificates",
            "affine_certificate", "critical_point_certificate", "deep_certificate", "deep_distance_certificate",
+           "deep_top1_certificate",
            "distance_certificate",
            "equivalence_certificate", "equivalence_proof", "fast_equivalence_certificate", "field_json",
            "hessian_inertia_certificate", "identifiability_certificate", "layered_json",

@@ -73,3 +73,23 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
     if epsilon is not None:
         proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)
+
+
+def deep_top1_certificate(r, records: tuple[InputRecord, InputRecord], nets: tuple[DeepNetwork, DeepNetwork]) -> dict:
+    """``deep_top1_agreement`` (the box and the preorder tree of halvings and leaf classes, or the block lemma's
+    proof) or ``deep_top1_disagreement`` (the witness and both classes); both networks embedded
+    (certificates/FORMAT.md, ``certsym.decide.deep_top1``)."""
+    if r.verdict not in ("agree", "differ"):
+        raise InputError("an UNKNOWN top-1 verdict has no certificate")
+    inputs = [_input(QQ, rec, net) for rec, net in zip(records, nets, strict=True)]
+    box = [[str(lo), str(hi)] for lo, hi in r.box]
+    if r.verdict == "differ":
+        return document("deep_top1_disagreement", QQ, inputs, {
+            "box": box, "witness": [str(x) for x in r.witness], "classes": list(r.classes),
+            "statement": "exact evaluation"})
+    if r.equivalence is not None:
+        proof = {"box": box, "equivalence": _equivalent_proof(QQ, r.equivalence), "statement": "block lemma"}
+    else:
+        proof = {"box": box, "tree": [[kind, value] for kind, value in r.tree],
+                 "statement": "halvings of the box and interval margins"}
+    return document("deep_top1_agreement", QQ, inputs, proof)

@@ -53,6 +53,10 @@ CLAIMS = {
     "top1_agreement": "at every point of the box, rho(theta1) and rho(theta2) have the same set of largest outputs",
     "top1_disagreement": "at the witness in the box, rho(theta1) and rho(theta2) have unique largest outputs, and "
                          "they differ",
+    "deep_top1_agreement": "at every point of the box, the deep networks f1 and f2 have the same set of largest "
+                           "outputs",
+    "deep_top1_disagreement": "at the witness in the box, the deep networks f1 and f2 have unique largest outputs, "
+                              "and they differ",
     "deep_distance_bound": "sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks "
                            "given (f = rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)",
 }

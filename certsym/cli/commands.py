@@ -30,6 +30,7 @@ from certsym.certify import (
     affine_certificate,
     deep_certificate,
     deep_distance_certificate,
+    deep_top1_certificate,
     distance_certificate,
     identifiability_certificate,
     layered_json,
@@ -44,6 +45,7 @@ from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
 from certsym.decide.deep_distance import deep_distance
+from certsym.decide.deep_top1 import deep_top1
 from certsym.decide.distance import distance, epsilon_verdict, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
 from certsym.decide.nearmiss import near_miss
@@ -327,13 +329,15 @@ _VERDICT_EXIT = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, 
 
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
-    if args.top1:
-        raise InputError("--top1 works on one-hidden-layer networks; for deep ones, distance gives [L, U] (and "
-                         "--epsilon a verdict from them)")
     epsilon = _epsilon(args.epsilon)
     t1, t2 = (x.deep_network() for x in models)
     records = tuple(x.record for x in models)
     spec = args.box
+    if args.top1:
+        if epsilon is not None:
+            raise InputError("--top1 and --epsilon ask different questions: give one of them")
+        return _deep_top1(args, t1, t2, records, _box(spec, t1.m), [(x.name, x.reading) for x in models
+                                                                     if x.reading])
     d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed)
     if args.cert:
         if args.reference:
@@ -453,6 +457,50 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
               f"{sorted({leaf.label for leaf in leaves})})")
         print(f"  certified by margin bounds below 0 on {_regions(len(leaves))} covering the box (linear "
               f"relaxations with rational multipliers; {_regions(r.regions)} in {r.seconds:.1f} s)")
+    else:
+        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
+              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")
+    _print_readings(readings)
+    return code
+
+
+def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -> int:
+    """``distance --top1`` for deep networks (``certsym.decide.deep_top1``): AGREE (exit 0; halvings of the box
+    with interval margins, or the block lemma), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)."""
+    if not args.seconds > 0:
+        raise InputError("--seconds must be positive")
+    r = deep_top1(t1, t2, box, seed=args.seed, seconds=args.seconds,
+                  progress=_progress if sys.stderr.isatty() else None)
+    if args.cert:
+        if r.verdict == "unknown":
+            print("note: no certificate for UNKNOWN", file=sys.stderr)
+        else:
+            if args.reference:
+                print("note: deep networks are embedded in the certificate", file=sys.stderr)
+            write_json_atomic(args.cert, deep_top1_certificate(r, records, (t1, t2)))
+    where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
+    code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
+    classes = sorted({c for kind, c in r.tree if kind == "leaf"})
+    if args.json:
+        emit_json({"top1": r.verdict, "deep": True, "box": [[str(a), str(b)] for a, b in box],
+                   "default_box": args.box is None, "equivalent": r.equivalence is not None, "stopped": r.stopped,
+                   "regions": r.regions, "leaves": r.leaves, "classes": classes,
+                   "witness": None if r.witness is None else [str(x) for x in r.witness],
+                   "witness_classes": None if r.classes is None else list(r.classes),
+                   "seconds": round(r.seconds, 3), "readings": dict(readings)})
+        return code
+    if r.verdict == "differ":
+        a, b = r.classes
+        print(f"DIFFER on {where}: at a witness x* (exact in --json), f1's unique largest output is {a} and f2's is "
+              f"{b}, evaluated exactly (deep networks)")
+    elif r.equivalence is not None:
+        print(f"AGREE on {where}: f1 = f2 exactly (the block lemma, MATH.md Part III), so the largest outputs are the "
+              "same at every point")
+    elif r.verdict == "agree":
+        print(f"AGREE on {where}: at every point both networks have the same unique largest output (classes "
+              f"{classes}; deep networks)")
+        print(f"  certified by interval margins > 0 on {_regions(r.leaves)} (halvings of the box; "
+              f"{_regions(r.regions)} in {r.seconds:.1f} s)")
     else:
         print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
               f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")

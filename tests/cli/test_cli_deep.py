@@ -272,7 +272,7 @@ def test_distance_on_deep_files_with_a_certificate(tmp_path, capfd, fmt: str) ->
 
 def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
     """L = U = 1/4 (one output bias moved): ε = 1/8 is VIOLATED (exit 1), ε = 1/4 VERIFIED (exit 0); the verdict
-    replays, and a tampered verdict is refused. --top1 is refused for deep networks (exit 2)."""
+    replays, and a tampered verdict is refused. --top1 answers for the files too, its certificate replayed."""
     a, _, c = _nets(2)
     pa, pc = (_save(m, tmp_path / f"{n}.pt", "pt") for m, n in ((a, "a"), (c, "c")))
     cert = tmp_path / "e.json"
@@ -284,8 +284,14 @@ def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
     doc = json.loads(cert.read_text())
     doc["proof"]["verdict"] = "violated"
     assert not check_certificate(doc).valid
-    assert main(["distance", pa, pc, "--top1"]) == 2
-    assert "--top1" in capfd.readouterr().err
+    top = tmp_path / "top.json"
+    code = main(["distance", pa, pc, "--top1", "--cert", str(top)])
+    out = capfd.readouterr().out
+    assert (code, out.split()[0]) in ((0, "AGREE"), (1, "DIFFER"))
+    assert main(["check", str(top), "--inputs", pa, pc]) == 0
+    assert "VALID deep_top1_" in capfd.readouterr().out
+    assert main(["distance", pa, pc, "--top1", "--epsilon", "1"]) == 2
+    assert "different questions" in capfd.readouterr().err
 
 
 def test_undecided_gives_the_certified_distance_on_the_unit_box(tmp_path, capfd) -> None:

@@ -12,6 +12,7 @@ from certsym_check.kinds import (
     affine,
     deep,
     deep_distance,
+    deep_top1,
     distance,
     equivalence,
     identifiable,
@@ -44,7 +45,10 @@ KINDS: dict[str, tuple[int, Replay]] = {
     "deep_equivalent": (2, deep.check_deep_equivalent),
     "deep_not_equivalent": (2, deep.check_deep_not_equivalent),
     "deep_distance_bound": (2, deep_distance.check_deep_distance),
+    "deep_top1_agreement": (2, deep_top1.check_deep_top1_agreement),
+    "deep_top1_disagreement": (2, deep_top1.check_deep_top1_disagreement),
     "top1_agreement": (2, top1.check_top1_agreement),
     "top1_disagreement": (2, top1.check_top1_disagreement),
 }
-LAYERED = {"deep_equivalent", "deep_not_equivalent", "deep_distance_bound"}
+LAYERED = {"deep_equivalent", "deep_not_equivalent", "deep_distance_bound", "deep_top1_agreement",
+           "deep_top1_disagreement"}

@@ -1,0 +1,150 @@
+"""Top-1 agreement of two deep ReLU networks on a box (the question of ``top1``, for MATH.md Part III networks):
+AGREE when at every point of the box both networks have the same set of largest outputs, DIFFER at an exact
+witness where both have unique largest outputs and they differ, UNKNOWN within the budget.
+
+- AGREE: the box is cut into leaves by halving coordinates (a tree, in preorder). On a leaf, plain intervals
+  (``deep_distance.plain_intervals``) bound each network's last hidden layer, h ∈ [lo, hi]; the margin
+  f_c − f_j = (W_c − W_j)·h + (b_c − b_j) is then at least its row's exact minimum over that box of h. When that
+  minimum is > 0 for every j ≠ c, in both networks and for the same c, c is the unique largest output of both at
+  every point of the leaf. A pair the deep decision shows equivalent needs no tree (one function, ties and all).
+  A region where both networks tie in the same way (a shared decision boundary of two networks that are not
+  equivalent) is never certified, and holds no witness: it ends UNKNOWN.
+- DIFFER: floating-point proposals (the centre and random points of each region tried), each evaluated exactly.
+Networks that end in a ReLU are refused: σ∘ρ ties at 0, where "the largest output" is a set.
+This is certificates/FORMAT.md's rule for ``deep_top1_agreement`` and ``deep_top1_disagreement``, which the checker
+recomputes. Cost per region: one exact pass over both networks' weights and k(k − 1) rows of the last layer.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import fmpq
+
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep import DeepVerdict
+from certsym.decide.deep import decide as decide_deep
+from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, plain_intervals
+from certsym.decide.distance import Box
+from certsym.decide.top1 import unique_top
+from certsym.errors import InputError
+from certsym.numbers import QQ
+
+POINTS = 64  # floating-point proposals per region
+MAX_LEAF_WORK = 2 * 10**7  # leaves × (weights + k² × last width): the checker's bound
+
+
+@dataclass
+class DeepTop1:
+    """The verdict ("agree", "differ", "unknown") with its evidence: ``tree`` in preorder (("split", q) or
+    ("leaf", c)), or the equivalence, or ``witness`` with both exact outputs and their ``classes``."""
+
+    verdict: str
+    box: Box
+    tree: list[tuple[str, int]] = field(default_factory=list)
+    equivalence: DeepVerdict | None = None
+    witness: list[fmpq] | None = None
+    outputs: tuple[list[fmpq], list[fmpq]] | None = None
+    classes: tuple[int, int] | None = None
+    regions: int = 0
+    stopped: str = ""
+    seconds: float = 0.0
+
+    @property
+    def leaves(self) -> int:
+        return sum(1 for kind, _ in self.tree if kind == "leaf")
+
+
+def leaf_class(theta: DeepNetwork, box: Box) -> int | None:
+    """The class c whose margins f_c − f_j (j ≠ c) have exact interval lower bounds > 0 on the box, if any.
+    Cost: one pass over the weights and k(k − 1) rows of the last layer."""
+    layers, _ = plain_intervals(theta, box)
+    h = _relu(layers[-2]) if len(layers) > 1 else ([lo for lo, _ in box], [hi for _, hi in box])
+    last = theta.layers[-1]
+    for c in range(theta.k):
+        rows = [[a - b for a, b in zip(last.W[c], last.W[j], strict=True)] for j in range(theta.k) if j != c]
+        shifts = [last.b[c] - last.b[j] for j in range(theta.k) if j != c]
+        low, _ = _affine(rows, shifts, *h)
+        if all(x > 0 for x in low):
+            return c
+    return None
+
+
+def _halves(box: Box, q: int) -> tuple[Box, Box]:
+    lo, hi = box[q]
+    mid = (lo + hi) / 2
+    return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
+
+
+def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
+              progress: Callable[[str], None] | None = None) -> DeepTop1:
+    """AGREE / DIFFER / UNKNOWN (module docstring). Regions are taken depth first, each split on its widest
+    coordinate relative to the box; the search stops at ``seconds`` or at the checker's work bound."""
+    for t in (theta1, theta2):
+        if not isinstance(t.field, type(QQ)):
+            raise InputError("top-1 agreement is decided over the rationals; these networks have irrational weights")
+        if t.output_relu:
+            raise InputError("--top1 needs networks without an output ReLU: σ(f) ties at 0, where the largest "
+                             "output is not unique")
+    if (theta1.m, theta1.k) != (theta2.m, theta2.k):
+        raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
+                         f"k = {theta2.k}")
+    start = time.monotonic()
+    verdict = decide_deep(theta1, theta2, seed)
+    if verdict.equivalent:
+        return DeepTop1("agree", box, equivalence=verdict, stopped="equivalent", seconds=time.monotonic() - start)
+    work = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers) + \
+        2 * theta1.k ** 2 * max(len(theta1.layers[-1].W[0]), len(theta2.layers[-1].W[0]))
+    floats = (_floats(theta1), _floats(theta2))
+    width = [hi - lo for lo, hi in box]
+    rng = np.random.default_rng(seed)
+    tree: list[tuple[str, int]] = []
+    stack = [box]
+    regions = 0
+    while stack:
+        region = stack.pop()
+        regions += 1
+        found = _witness(theta1, theta2, floats, region, rng)
+        if found is not None:
+            x, outputs, classes = found
+            return DeepTop1("differ", box, witness=x, outputs=outputs, classes=classes, regions=regions,
+                            stopped="a witness", seconds=time.monotonic() - start)
+        c = leaf_class(theta1, region)
+        if c is not None and leaf_class(theta2, region) == c:
+            tree.append(("leaf", c))
+            continue
+        leaves = sum(1 for kind, _ in tree if kind == "leaf") + len(stack) + 2
+        if time.monotonic() - start > seconds or leaves * work > MAX_LEAF_WORK:
+            why = "the time budget" if time.monotonic() - start > seconds else "the checker's work bound"
+            return DeepTop1("unknown", box, regions=regions, stopped=why, seconds=time.monotonic() - start)
+        q = max(range(len(region)), key=lambda i: (region[i][1] - region[i][0]) / width[i] if width[i] else -1)
+        if width[q] == 0:
+            return DeepTop1("unknown", box, regions=regions, stopped="a point box with a tie",
+                            seconds=time.monotonic() - start)
+        tree.append(("split", q))
+        left, right = _halves(region, q)
+        stack += [right, left]  # preorder: the left half next
+        if progress is not None and regions % 50 == 0:
+            progress(f"{regions} regions, {len(stack)} open, {time.monotonic() - start:.1f} s")
+    return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified",
+                    seconds=time.monotonic() - start)
+
+
+def _witness(theta1: DeepNetwork, theta2: DeepNetwork, floats: tuple, region: Box, rng: np.random.Generator):
+    """A point of the region where both networks have unique largest outputs that differ, exactly; or None. The
+    centre and POINTS random points are proposed in floating point; only proposals whose float classes differ are
+    evaluated exactly."""
+    lo = np.array([float(a) for a, _ in region])
+    hi = np.array([float(c) for _, c in region])
+    X = np.vstack([(lo + hi) / 2, lo + (hi - lo) * rng.random((POINTS, len(region)))])
+    f1, f2 = (_forward(f, X, False) for f in floats)
+    for i in np.flatnonzero(f1.argmax(axis=1) != f2.argmax(axis=1))[:4].tolist():
+        x = [min(max(fmpq(*float(t).as_integer_ratio()), a), c) for t, (a, c) in zip(X[i], region, strict=True)]
+        outputs = (theta1(x), theta2(x))
+        a, b = unique_top(outputs[0]), unique_top(outputs[1])
+        if a is not None and b is not None and a != b:
+            return x, outputs, (a, b)
+    return None

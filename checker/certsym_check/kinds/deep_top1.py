@@ -1,0 +1,138 @@
+"""Replay of ``deep_top1_agreement`` and ``deep_top1_disagreement`` for two deep ReLU networks over QQ (neither
+ending in a ReLU), by the rule of certificates/FORMAT.md:
+
+- agreement: the tree, in preorder, cuts the box: ["split", q] halves the current region at the midpoint of
+  coordinate q (left half first), ["leaf", c] claims class c on it. On a leaf, each network's last hidden layer
+  is bounded by plain intervals (``deep_distance._plain``: a row's extremes over a box of inputs are exact) and
+  every margin f_c − f_j = (W_c − W_j)·h + (b_c − b_j), j ≠ c, must have an exact lower bound > 0 over that box
+  of h: then c is the unique largest output of both networks at every point of the leaf. The tree must end with
+  every region a leaf (so the leaves cover the box). Or, for an equivalent pair, a ``deep_equivalent`` proof
+  (one function: the same set of largest outputs, ties included).
+- disagreement: the witness lies in the box, both networks are evaluated there exactly, each has a unique
+  largest output, they are the stated classes and they differ.
+No search. Bounds, before the work: those of ``deep_distance_bound`` (weights, denominators), at most
+MAX_NODES nodes and MAX_DEPTH nested halvings, and leaves × (weights + k² × the last hidden width) ≤ MAX_WORK.
+Cost: that many integer operations. Standard library only.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from certsym_check.core import Report, index, keys, seq
+from certsym_check.errors import Reject
+from certsym_check.fields import QQ, rational
+from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
+from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu
+from certsym_check.kinds.distance import _box_text
+
+STATEMENT = "halvings of the box and interval margins"
+MAX_NODES = 200_000
+MAX_DEPTH = 256
+MAX_WORK = 2 * 10**7
+
+
+def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
+    if not isinstance(F, QQ):
+        raise Reject("deep top-1 certificates are over QQ")
+    t1, t2 = nets
+    if (t1.m, t1.k) != (t2.m, t2.k):
+        raise Reject("the two networks differ in input or output size")
+    if t1.output_relu or t2.output_relu:
+        raise Reject("top-1 certificates are for networks without an output ReLU (σ(f) ties at 0)")
+    return t1, t2
+
+
+def _box(value: object, m: int) -> list[tuple[Fraction, Fraction]]:
+    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(value, m, "proof.box")]
+    if any(lo > hi for lo, hi in box):
+        raise Reject("proof.box: lo > hi")
+    return box
+
+
+def _unique_top(values: list[Fraction]) -> int | None:
+    best = max(values)
+    tops = [j for j, v in enumerate(values) if v == best]
+    return tops[0] if len(tops) == 1 else None
+
+
+def leads(t: DeepNet, region: list, c: int) -> bool:
+    """Every margin f_c − f_j (j ≠ c) of t has an exact interval lower bound > 0 on the region."""
+    layers, _ = _plain(t, region)
+    h = _relu(layers[-2])
+    W, b = t.W[-1], t.b[-1]
+    rows = [[x - y for x, y in zip(W[c], W[j], strict=True)] for j in range(t.k) if j != c]
+    low, _ = _affine(rows, [b[c] - b[j] for j in range(t.k) if j != c], *h)
+    return all(x > 0 for x in low)
+
+
+def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
+    """A ``deep_top1_agreement`` certificate (module docstring)."""
+    t1, t2 = _nets(F, nets)
+    equivalent = isinstance(proof, dict) and "equivalence" in proof
+    p = keys(proof, {"box", "equivalence", "statement"} if equivalent else {"box", "tree", "statement"}, "proof")
+    if p["statement"] != (LEMMA if equivalent else STATEMENT):
+        raise Reject(f"proof must cite {LEMMA if equivalent else STATEMENT!r}")
+    box = _box(p["box"], t1.m)
+    if equivalent:
+        check_deep_equivalent(F, nets, p["equivalence"], rep)
+        rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {_box_text(box)}")
+        return
+    tree = seq(p["tree"], None, "proof.tree")
+    if len(tree) > MAX_NODES:
+        raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
+    nodes = []
+    for s, item in enumerate(tree):
+        kind, value = seq(item, 2, f"proof.tree[{s}]")
+        if kind not in ("split", "leaf"):
+            raise Reject(f"proof.tree[{s}]: a node is [\"split\", q] or [\"leaf\", c]")
+        nodes.append((kind, index(value, t1.m if kind == "split" else t1.k, f"proof.tree[{s}]")))
+    leaves = sum(1 for kind, _ in nodes if kind == "leaf")
+    work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
+        len(t1.W[-1][0]), len(t2.W[-1][0]))
+    if leaves * work > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {work} weights and margin entries exceed "
+                     f"{MAX_WORK}")
+    _bounded(t1, t2, [y for b in box for y in b])
+    stack = [(box, 0)]
+    for s, (kind, value) in enumerate(nodes):
+        if not stack:
+            raise Reject(f"proof.tree[{s}]: the tree goes on after every region is a leaf")
+        region, depth = stack.pop()
+        if kind == "leaf":
+            if not (leads(t1, region, value) and leads(t2, region, value)):
+                raise Reject(f"proof.tree[{s}]: class {value} does not lead every other output of both networks by "
+                             "interval margins on its region")
+            continue
+        lo, hi = region[value]
+        if lo == hi or depth >= MAX_DEPTH:
+            raise Reject(f"proof.tree[{s}]: a split of a coordinate of width 0, or deeper than {MAX_DEPTH}")
+        mid = (lo + hi) / 2
+        stack.append(([*region[:value], (mid, hi), *region[value + 1:]], depth + 1))
+        stack.append(([*region[:value], (lo, mid), *region[value + 1:]], depth + 1))
+    if stack:
+        raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
+    classes = sorted({value for kind, value in nodes if kind == "leaf"})
+    rep.checks["deep top-1: interval margins > 0 on every leaf, for both networks"] += leaves
+    rep.checks["deep top-1: the halvings cover the box"] += 1
+    rep.facts.append(f"the same unique largest output at every point of the box {_box_text(box)}: {leaves} leaves, "
+                     f"classes {classes}")  # (a unique one on every leaf: the claim's set of largest outputs)
+
+
+def check_deep_top1_disagreement(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
+    """A ``deep_top1_disagreement`` certificate (module docstring)."""
+    t1, t2 = _nets(F, nets)
+    p = keys(proof, {"box", "witness", "classes", "statement"}, "proof")
+    if p["statement"] != "exact evaluation":
+        raise Reject("proof must cite 'exact evaluation'")
+    box = _box(p["box"], t1.m)
+    x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
+    a, b = (index(c, t1.k, "proof.classes") for c in seq(p["classes"], 2, "proof.classes"))
+    _bounded(t1, t2, [y for bb in box for y in bb] + x)
+    if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
+        raise Reject("the witness lies outside the box")
+    tops = (_unique_top(t1.evaluate(x)), _unique_top(t2.evaluate(x)))
+    if tops != (a, b) or a == b:
+        raise Reject(f"at the witness the unique largest outputs are {tops}, not the stated different {[a, b]}")
+    rep.checks["deep top-1: both networks evaluated exactly at the witness"] += 1
+    rep.facts.append(f"at the witness (in the box {_box_text(box)}) f1's unique largest output is {a} and f2's is {b}")
