@@ -7,8 +7,10 @@
 2. z3 over the reals against certsym on disguised 3-hidden-layer pairs of growing width (both exact).
 3. The UNDECIDED rate on random generic pairs with non-increasing widths: independent nets, disguised copies,
    and copies with one weight changed.
+4. ``distance --top1`` for deep networks: 8-16-16-4 float32 networks against their float16 copies, on boxes c ± r
+   around seeded centres: AGREE / DIFFER / UNKNOWN counts, times, leaves and the checker's replay.
 
-    python benchmarks/deep.py [--sizes 256 1024] [--z3-widths 2 4 8] [--pairs 200]
+    python benchmarks/deep.py [--sizes 256 1024] [--z3-widths 2 4 8] [--pairs 200] [--top1-only]
 """
 
 from __future__ import annotations
@@ -169,16 +171,66 @@ def undecided_rate(pairs: int) -> None:
         print(f"| {name} | {c[EQUIVALENT]} | {c[NOT_EQUIVALENT]} | {c[UNDECIDED]} |")
 
 
+def _float_net(rng: np.random.Generator, widths: list[int], dtype) -> tuple[DeepNetwork, DeepNetwork]:
+    """A float32 network with W ~ N(0, 1/fan-in) and its copy rounded to ``dtype``, both exact dyadics."""
+    arrays = [((rng.normal(size=(b, a)) / np.sqrt(a)).astype(np.float32), (rng.normal(size=b) * 0.1).astype(np.float32))
+              for a, b in zip(widths, widths[1:], strict=False)]
+
+    def exact(cast) -> DeepNetwork:
+        return DeepNetwork.build([([[fmpq(*float(x).as_integer_ratio()) for x in row] for row in cast(W)],
+                                   [fmpq(*float(x).as_integer_ratio()) for x in cast(b)]) for W, b in arrays],
+                                 QQ, widths[0])
+    return exact(lambda a: a), exact(lambda a: a.astype(dtype))
+
+
+def top1_counts(models: int = 3, centres: int = 4, seconds: float = 10.0) -> None:
+    """Section 4 of the module docstring."""
+    from certsym.certify import deep_top1_certificate
+    from certsym.certify.envelope import InputRecord
+    from certsym.decide.deep_top1 import deep_top1
+    from certsym_check import check_certificate
+
+    records = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "0" * 64))
+    rng = np.random.default_rng(0)
+    pairs = [_float_net(rng, [8, 16, 16, 4], np.float16) for _ in range(models)]
+    print(f"\n### deep --top1: {models} 8-16-16-4 float32 networks vs their float16 copies, {centres} centres each, "
+          f"{seconds:g} s budget\n")
+    print("| r | agree | differ | unknown | median s | most leaves | checker s (max) |")
+    print("|---|---|---|---|---|---|---|")
+    for r in (fmpq(1, 64), fmpq(1, 16), fmpq(1, 4)):
+        counts, times, leaves, replay = {"agree": 0, "differ": 0, "unknown": 0}, [], [0], [0.0]
+        for t1, t2 in pairs:
+            for _ in range(centres):
+                c = [fmpq(int(v), 256) for v in rng.integers(0, 257, 8)]
+                box = [(x - r, x + r) for x in c]
+                start = time.perf_counter()
+                out = deep_top1(t1, t2, box, seconds=seconds)
+                times.append(time.perf_counter() - start)
+                counts[out.verdict] += 1
+                leaves.append(out.leaves)
+                if out.verdict != "unknown":
+                    start = time.perf_counter()
+                    assert check_certificate(deep_top1_certificate(out, records, (t1, t2))).valid
+                    replay.append(time.perf_counter() - start)
+        print(f"| {r} | {counts['agree']} | {counts['differ']} | {counts['unknown']} | {np.median(times):.2f} | "
+              f"{max(leaves)} | {max(replay):.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 1024])
     ap.add_argument("--z3-widths", type=int, nargs="*", default=[2, 4, 8])
     ap.add_argument("--z3-timeout", type=float, default=60.0)
     ap.add_argument("--pairs", type=int, default=200)
+    ap.add_argument("--top1-only", action="store_true", help="only section 4 (deep --top1)")
     args = ap.parse_args()
+    if args.top1_only:
+        top1_counts()
+        return
     scale(args.sizes)
     versus_z3(args.z3_widths, args.z3_timeout)
     undecided_rate(args.pairs)
+    top1_counts()
 
 
 if __name__ == "__main__":

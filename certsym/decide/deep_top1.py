@@ -34,6 +34,7 @@ from certsym.errors import InputError
 from certsym.numbers import QQ
 
 POINTS = 64  # floating-point proposals per region
+SEGMENTS = 4  # segments from the centre searched for the sliver between the two decision boundaries
 MAX_LEAF_WORK = 2 * 10**7  # leaves × (weights + k² × last width): the checker's bound
 
 
@@ -134,17 +135,41 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
 
 
 def _witness(theta1: DeepNetwork, theta2: DeepNetwork, floats: tuple, region: Box, rng: np.random.Generator):
-    """A point of the region where both networks have unique largest outputs that differ, exactly; or None. The
-    centre and POINTS random points are proposed in floating point; only proposals whose float classes differ are
-    evaluated exactly."""
+    """A point of the region where both networks have unique largest outputs that differ, exactly; or None.
+    Floating point proposes: the centre and POINTS random points, and, on up to SEGMENTS segments from the centre to points
+    where θ1's class is another, a point between the two networks' class changes (each found by bisection): when
+    the decision boundaries are close but apart, the sliver between them is where the classes differ. Only
+    proposals whose float classes differ are evaluated exactly."""
     lo = np.array([float(a) for a, _ in region])
     hi = np.array([float(c) for _, c in region])
     X = np.vstack([(lo + hi) / 2, lo + (hi - lo) * rng.random((POINTS, len(region)))])
-    f1, f2 = (_forward(f, X, False) for f in floats)
-    for i in np.flatnonzero(f1.argmax(axis=1) != f2.argmax(axis=1))[:4].tolist():
+    f1, f2 = (_forward(f, X, False).argmax(axis=1) for f in floats)
+    other = np.flatnonzero(f1 != f1[0])[:SEGMENTS]
+    if len(other):
+        a = X[0]
+        between = []
+        for j in other.tolist():
+            cuts = [_change(f, a, X[j]) for f in floats]
+            between.append(a + (X[j] - a) * (cuts[0] + cuts[1]) / 2)
+        X = np.vstack([X, *between])
+        f1, f2 = (_forward(f, X, False).argmax(axis=1) for f in floats)
+    for i in np.flatnonzero(f1 != f2)[:4].tolist():
         x = [min(max(fmpq(*float(t).as_integer_ratio()), a), c) for t, (a, c) in zip(X[i], region, strict=True)]
         outputs = (theta1(x), theta2(x))
         a, b = unique_top(outputs[0]), unique_top(outputs[1])
         if a is not None and b is not None and a != b:
             return x, outputs, (a, b)
     return None
+
+
+def _change(layers: list, a: np.ndarray, b: np.ndarray) -> float:
+    """A t in [0, 1] where the network's float class on a + t (b − a) changes (bisection, 60 steps)."""
+    start = int(_forward(layers, a[None], False).argmax())
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if int(_forward(layers, (a + mid * (b - a))[None], False).argmax()) == start:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
