@@ -35,7 +35,7 @@ from certsym.numbers import QQ
 
 POINTS = 64  # floating-point proposals per region
 SEGMENTS = 4  # segments from the centre searched for the sliver between the two decision boundaries
-MAX_LEAF_WORK = 2 * 10**7  # leaves × (weights + k² × last width): the checker's bound
+MAX_LEAF_WORK = 5 * 10**6  # leaves × (weights + 2k² × last width), and nodes × (m + 1): the checker's bounds
 
 
 @dataclass
@@ -93,6 +93,8 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")
+    if any(max(abs(int(x.p)), int(x.q)).bit_length() > 4096 for end in box for x in end):
+        raise InputError("the box's numbers must have at most 4,096 bits (the checker's bound)")
     start = time.monotonic()
     verdict = decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
@@ -118,7 +120,8 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
             tree.append(("leaf", c))
             continue
         leaves = sum(1 for kind, _ in tree if kind == "leaf") + len(stack) + 2
-        if time.monotonic() - start > seconds or leaves * work > MAX_LEAF_WORK:
+        nodes = len(tree) + 2 * (len(stack) + 2)
+        if time.monotonic() - start > seconds or max(leaves * work, nodes * (len(box) + 1)) > MAX_LEAF_WORK:
             why = "the time budget" if time.monotonic() - start > seconds else "the checker's work bound"
             return DeepTop1("unknown", box, regions=regions, stopped=why, seconds=time.monotonic() - start)
         q = max(range(len(region)), key=lambda i: (region[i][1] - region[i][0]) / width[i] if width[i] else -1)
@@ -136,10 +139,10 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
 
 def _witness(theta1: DeepNetwork, theta2: DeepNetwork, floats: tuple, region: Box, rng: np.random.Generator):
     """A point of the region where both networks have unique largest outputs that differ, exactly; or None.
-    Floating point proposes: the centre and POINTS random points, and, on up to SEGMENTS segments from the centre to points
-    where θ1's class is another, a point between the two networks' class changes (each found by bisection): when
-    the decision boundaries are close but apart, the sliver between them is where the classes differ. Only
-    proposals whose float classes differ are evaluated exactly."""
+    Floating point proposes: the centre and POINTS random points, and, on up to SEGMENTS segments from the centre
+    to points where θ1's class is another, a point between the two networks' class changes (each found by
+    bisection): when the decision boundaries are close but apart, the sliver between them is where the classes
+    differ. Only proposals whose float classes differ are evaluated exactly."""
     lo = np.array([float(a) for a, _ in region])
     hi = np.array([float(c) for _, c in region])
     X = np.vstack([(lo + hi) / 2, lo + (hi - lo) * rng.random((POINTS, len(region)))])

@@ -127,3 +127,26 @@ def test_output_relu_is_refused() -> None:
     C = net([(layer.W, layer.b) for layer in A.layers], True)
     with pytest.raises(InputError, match="output ReLU"):
         deep_top1(A, C, [(fmpq(0), fmpq(1))] * 2)
+
+
+def test_costly_trees_are_refused_before_the_work() -> None:
+    """Found by review: 256 halvings of a box with 175,000-bit denominators (32 s of gcds, no leaf charged; here
+    12,680 bits), and splits copying a region of 10^6 coordinates (2.5 GB), are refused by their sizes first."""
+    import time
+
+    A, B = _pair()
+    r = deep_top1(A, B, [(fmpq(1, 2), fmpq(1)), (fmpq(0), fmpq(1, 4))], seconds=10)
+    cert = json.loads(json.dumps(deep_top1_certificate(r, _records(), (A, B))))
+    huge = copy.deepcopy(cert)
+    huge["proof"]["box"][0] = ["1/" + str(3 ** 8000), "1"]
+    huge["proof"]["tree"] = [["split", 0]] * 256
+    start = time.perf_counter()
+    report = check_certificate(huge)
+    assert not report.valid and "4096 bits" in report.reason and time.perf_counter() - start < 5
+    wide = [net([([[1] * 100], [0]), ([[1]], [0]), ([[0], [0]], [0, c])]) for c in (1, 2)]  # class 1 everywhere
+    r = deep_top1(*wide, [(fmpq(0), fmpq(1, 4))] * 100, seconds=10)
+    assert r.verdict == "agree" and r.tree == [("leaf", 1)]
+    many = json.loads(json.dumps(deep_top1_certificate(r, _records(), tuple(wide))))
+    many["proof"]["tree"] = [["split", q % 100] for q in range(200_000)]
+    report = check_certificate(many)
+    assert not report.valid and "coordinates" in report.reason

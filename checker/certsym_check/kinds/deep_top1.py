@@ -11,8 +11,9 @@ ending in a ReLU), by the rule of certificates/FORMAT.md:
 - disagreement: the witness lies in the box, both networks are evaluated there exactly, each has a unique
   largest output, they are the stated classes and they differ.
 No search. Bounds, before the work: those of ``deep_distance_bound`` (weights, denominators), at most
-MAX_NODES nodes and MAX_DEPTH nested halvings, and leaves × (weights + k² × the last hidden width) ≤ MAX_WORK.
-Cost: that many integer operations. Standard library only.
+MAX_NODES nodes and MAX_DEPTH nested halvings, box and witness numbers of at most MAX_BOX_BITS bits (so a
+midpoint costs O(m + bits)), leaves × (weights + 2k² × the last hidden width) ≤ MAX_WORK and nodes × (m + 1) ≤
+MAX_WORK (each split copies its region). Cost: that many integer operations. Standard library only.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from certsym_check.kinds.distance import _box_text
 STATEMENT = "halvings of the box and interval margins"
 MAX_NODES = 200_000
 MAX_DEPTH = 256
-MAX_WORK = 2 * 10**7
+MAX_WORK = 5 * 10**6
+MAX_BOX_BITS = 4096  # numerators and denominators of the box and the witness: a halving adds one bit
 
 
 def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
@@ -43,10 +45,16 @@ def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
     return t1, t2
 
 
+def _short(xs: list[Fraction], where: str) -> None:
+    if any(max(abs(x.numerator), x.denominator).bit_length() > MAX_BOX_BITS for x in xs):
+        raise Reject(f"beyond the checker's bounds: a number of {where} beyond {MAX_BOX_BITS} bits")
+
+
 def _box(value: object, m: int) -> list[tuple[Fraction, Fraction]]:
     box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(value, m, "proof.box")]
     if any(lo > hi for lo, hi in box):
         raise Reject("proof.box: lo > hi")
+    _short([y for b in box for y in b], "the box")
     return box
 
 
@@ -90,9 +98,9 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
     leaves = sum(1 for kind, _ in nodes if kind == "leaf")
     work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
         len(t1.W[-1][0]), len(t2.W[-1][0]))
-    if leaves * work > MAX_WORK:
-        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {work} weights and margin entries exceed "
-                     f"{MAX_WORK}")
+    if leaves * work > MAX_WORK or len(nodes) * (t1.m + 1) > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {work} weights and margin entries, or "
+                     f"{len(nodes)} nodes × {t1.m + 1} coordinates, exceed {MAX_WORK}")
     _bounded(t1, t2, [y for b in box for y in b])
     stack = [(box, 0)]
     for s, (kind, value) in enumerate(nodes):
@@ -127,6 +135,7 @@ def check_deep_top1_disagreement(F, nets: list[DeepNet], proof: object, rep: Rep
         raise Reject("proof must cite 'exact evaluation'")
     box = _box(p["box"], t1.m)
     x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
+    _short(x, "the witness")
     a, b = (index(c, t1.k, "proof.classes") for c in seq(p["classes"], 2, "proof.classes"))
     _bounded(t1, t2, [y for bb in box for y in bb] + x)
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
