@@ -411,14 +411,20 @@ def _kink_points(nets: tuple[DyadicNetwork, DyadicNetwork], reduced: tuple[_Rows
         separates = row[:-1] * float(h[p]) != row[p] * h[:-1]  # products of ≤ 24-bit numbers: exact
         separates[p] = False
         q = int(np.flatnonzero(separates)[0])
-        shift = float(h[q]) / float(h[p])  # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H
-        value, _ = planes.approx(x0)
-        slope = planes.column(q) - planes.column(p) * shift
+        # moving x_q by δ moves x_p by −δ u_q/u_p, to stay on H: ℓ_i changes by δ s_i/u_p with
+        # s_i = a_iq u_p − a_ip u_q, a difference of exact products, so ŝ_i has relative error ≤ 2^-53 (no
+        # cancellation: the operands are exact). ℓ_i vanishes at x_q = old − u_p ℓ_i / s_i; with v̂ ± e for ℓ_i,
+        # the integers within the rounding-aware radius of that root are the values it may forbid.
+        up = float(h[p])
+        value, error = planes.approx(x0)
+        s = planes.column(q) * up - planes.column(p) * float(h[q])
         old = coords.get(q, fmpq(0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            root = float(old) - value / slope
-        near = np.isfinite(root) & (np.abs(root - np.round(root)) <= 1e-6 * np.maximum(1, np.abs(root)))
-        taken = set(np.round(root[near]).astype(np.int64).tolist())
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            root = float(old) - up * value / s
+            radius = 2 * abs(up) * (error + np.abs(value) * 2.0**-50) / np.abs(s) + 2.0**-40 * np.abs(root)
+        near = np.isfinite(root) & np.isfinite(radius) & (radius < 4)
+        taken = {c for r, e in zip(root[near].tolist(), radius[near].tolist(), strict=True)
+                 for c in range(math.ceil(r - e), math.floor(r + e) + 1)}
         allowed = set(zeros[1:])
         c = 1
         while True:

@@ -50,8 +50,13 @@ class NearMiss:
     def to_json(self) -> dict:
         return {"neurons": self.n, "partnered": self.partnered, "dtype": self.dtype, "neurons2": self.n2,
                 "partnered2": self.partnered2,
-                "nearest": [{"neuron": i, "partner": j, "relative": rel, "ulps": ulps, "differs_in": part}
-                            for i, j, rel, ulps, part in self.worst]}
+                "nearest": [{"neuron": i, "partner": j, "relative": _finite(rel), "ulps": _finite(ulps),
+                             "differs_in": part} for i, j, rel, ulps, part in self.worst]}
+
+
+def _finite(x: float) -> float | None:
+    """x, or None where it is not finite (an overflowing scale: JSON has no NaN)."""
+    return x if np.isfinite(x) else None
 
 
 _CHUNK = 4096  # rows per block: the temporaries stay a few tens of MB (fresh pages cost more than the arithmetic)
@@ -107,17 +112,36 @@ def _partnered(r1: np.ndarray, v1: np.ndarray, r2: np.ndarray, v2: np.ndarray,
     R1, V1, R2, V2 = _bits(r1), _bits(v1), _bits(r2), _bits(v2)
     h1, h2 = _hashes(R1, V1, wr, wv), _hashes(R2, V2, wr, wv)
     order = np.argsort(h2, kind="stable")
-    j = order[np.minimum(np.searchsorted(h2[order], h1), len(order) - 1)]
-    same = h2[j] == h1
+    sorted2 = h2[order]
+    first = np.searchsorted(sorted2, h1)
+    j = order[np.minimum(first, len(order) - 1)]
+    hit = h2[j] == h1
+    same = hit.copy()
     for s in range(0, len(r1), _CHUNK):
         block, js = slice(s, s + _CHUNK), j[s:s + _CHUNK]
-        same[block] &= (R1[block] == R2[js]).all(axis=1) & (V1[block] == V2[js]).all(axis=1)
-    if exact is not None:  # rounding in the division can merge two rows one ulp apart: cross-multiply the originals
+        same[block] &= _equal(R1[block], V1[block], R2[js], V2[js], exact, live_pos=(block, js))
+    # a hash shared by several rows of θ2 (one ulp apart before the division, or a collision): try the others
+    for i in np.flatnonzero(hit & ~same).tolist():
+        end = int(np.searchsorted(sorted2, h1[i], side="right"))
+        for j2 in order[int(first[i]) + 1:end].tolist():
+            if _equal(R1[i:i + 1], V1[i:i + 1], R2[j2:j2 + 1], V2[j2:j2 + 1], exact, live_pos=(slice(i, i + 1),
+                                                                                            np.array([j2])))[0]:
+                same[i] = True
+                break
+    return same
+
+
+def _equal(R1: np.ndarray, V1: np.ndarray, R2: np.ndarray, V2: np.ndarray, exact: tuple | None,
+           live_pos: tuple) -> np.ndarray:
+    """Rows of θ1 against the paired rows of θ2: the normalized bits and scaled outputs equal, and (with
+    ``exact``) the original rows proportional, by cross-multiplying (rounding in the division can merge two rows
+    one ulp apart)."""
+    same = (R1 == R2).all(axis=1) & (V1 == V2).all(axis=1)
+    if exact is not None:
         (W1, b1, live1), (W2, b2, live2) = exact
-        for s in range(0, len(r1), _CHUNK):
-            block, js = slice(s, s + _CHUNK), j[s:s + _CHUNK]
-            a1, a2 = _rows(W1, b1, live1[block]), _rows(W2, b2, live2[js])
-            same[block] &= (a1 * _lead(a2)[:, None] == a2 * _lead(a1)[:, None]).all(axis=1)
+        block, js = live_pos
+        a1, a2 = _rows(W1, b1, live1[block]), _rows(W2, b2, live2[js])
+        same &= (a1 * _lead(a2)[:, None] == a2 * _lead(a1)[:, None]).all(axis=1)
     return same
 
 

@@ -205,3 +205,17 @@ def test_the_decisions_partners_give_the_same_summary(seed: int, ulps: int, dead
     partners = verdict.exact_partners()
     assert verdict.path == "fast" and (partners is None) is duplicate
     assert near_miss(a, b, partners) == near_miss(a, b)
+
+
+def test_a_partner_behind_a_row_of_the_same_hash_is_found() -> None:
+    """Found by review: a/L and nextafter(a)/L round to the same float32, so θ2's first neuron (one ulp off) shares
+    the hash of θ1's row; the exact partner after it used to be missed by both counts."""
+    f = np.float32
+    L, a = f(1.5), f(1.99)
+    a2 = np.nextafter(a, f(10))
+    A = [np.array([[L, a]], f), np.array([0.25], f), np.ones((1, 1), f), np.zeros(1, f)]
+    B = [np.array([[L, a2], [L, a]], f), np.array([0.25, 0.25], f), np.ones((1, 2), f), np.zeros(1, f)]
+    for first, second in ((A, B), (B, A)):  # one exact partner either way
+        summary = near_miss(first, second)
+        assert (summary.partnered, summary.partnered2) == (1, 1)
+    assert near_miss(A, B).worst == []
