@@ -436,12 +436,7 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
     code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
     leaves = r.root.leaves() if r.root is not None else []
     if args.json:
-        emit_json({"top1": r.verdict, "box": [[str(a), str(b)] for a, b in box], "default_box": args.box is None,
-                   "equivalent": r.equivalence is not None, "stopped": r.stopped, "regions": r.regions,
-                   "leaves": len(leaves), "classes": sorted({leaf.label for leaf in leaves}),
-                   "witness": None if r.witness is None else [str(x) for x in r.witness],
-                   "witness_classes": None if r.classes is None else list(r.classes),
-                   "seconds": round(r.seconds, 3), "readings": dict(readings)})
+        emit_json(_top1_json(r, args, box, len(leaves), sorted({leaf.label for leaf in leaves}), readings))
         return code
     if r.verdict == "differ":
         a, b = r.classes
@@ -482,12 +477,7 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -
     code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
     classes = sorted({c for kind, c in r.tree if kind == "leaf"})
     if args.json:
-        emit_json({"top1": r.verdict, "deep": True, "box": [[str(a), str(b)] for a, b in box],
-                   "default_box": args.box is None, "equivalent": r.equivalence is not None, "stopped": r.stopped,
-                   "regions": r.regions, "leaves": r.leaves, "classes": classes,
-                   "witness": None if r.witness is None else [str(x) for x in r.witness],
-                   "witness_classes": None if r.classes is None else list(r.classes),
-                   "seconds": round(r.seconds, 3), "readings": dict(readings)})
+        emit_json(_top1_json(r, args, box, r.leaves, classes, readings) | {"deep": True})
         return code
     if r.verdict == "differ":
         a, b = r.classes
@@ -506,6 +496,15 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -
               f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")
     _print_readings(readings)
     return code
+
+
+def _top1_json(r, args: argparse.Namespace, box, leaves: int, classes: list[int], readings) -> dict:
+    """The fields of ``distance --top1 --json`` (one-hidden-layer and deep networks alike)."""
+    return {"top1": r.verdict, "box": [[str(a), str(b)] for a, b in box], "default_box": args.box is None,
+            "equivalent": r.equivalence is not None, "stopped": r.stopped, "regions": r.regions, "leaves": leaves,
+            "classes": classes, "witness": None if r.witness is None else [str(x) for x in r.witness],
+            "witness_classes": None if r.classes is None else list(r.classes), "seconds": round(r.seconds, 3),
+            "readings": dict(readings)}
 
 
 def _margin(values: list, c: int):
