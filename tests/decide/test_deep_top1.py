@@ -56,12 +56,12 @@ def _random_pair(rng: random.Random):
 
 
 def test_verdicts_agree_with_z3() -> None:
-    """60 random pairs and boxes: every AGREE is z3-unsatisfiable disagreement, every DIFFER satisfiable (and its
+    """40 random pairs and boxes: every AGREE is z3-unsatisfiable disagreement, every DIFFER satisfiable (and its
     witness exact), every certificate VALID; UNKNOWN (boundaries that coincide without equivalence: ties on both
     sides, so neither claim holds) stays a minority."""
     rng = random.Random(7)
     decided = 0
-    for _ in range(60):
+    for _ in range(40):
         t1, t2 = _random_pair(rng)
         lo, width = fmpq(rng.randint(-2, 1)), rng.choice([fmpq(1, 4), fmpq(1), fmpq(3)])
         box = [(lo, lo + width)] * t1.m
@@ -72,7 +72,7 @@ def test_verdicts_agree_with_z3() -> None:
         assert _z3_disagree(t1, t2, box) == (r.verdict == "differ")
         report = check_certificate(json.loads(json.dumps(deep_top1_certificate(r, _records(), (t1, t2)))))
         assert report.valid, report.reason
-    assert decided >= 40
+    assert decided >= 25
 
 
 def _pair():
