@@ -419,7 +419,7 @@ class RealK:
 
 @dataclass
 class Threshold:
-    """A bracket [a, b] of the k at which a family's branch turns from saddle into minimum: ``branch`` is a
+    """A bracket [a, b] of the threshold k* (saddle at the integer below, minimum at the integer above): ``branch`` is a
     Krawczyk box certified for every k in [a, b] at once (one critical point x(k) in it for each k, so a continuous
     branch by the implicit function theorem), ``below`` and ``above`` the points x(a), x(b) in boxes inside it, with
     a probe's compressed Hessian certified to have a negative eigenvalue at a and every probe's certified positive
@@ -434,10 +434,9 @@ class Threshold:
 
 def _exact_layout(fam: Family, k: fmpq) -> Layout:
     """The family's layout at the dyadic k, its first block k − (the others) exactly (floats only when exact)."""
-    layout = fam.layout(float(k))
     if fmpq(*float(k).as_integer_ratio()) != k:
         raise ValueError(f"k = {k} is not a double")
-    return layout
+    return fam.layout(float(k))
 
 
 def at_real_k(name: str, k: fmpq, x0: Sequence[float] | None = None) -> tuple[RealK | None, list]:
