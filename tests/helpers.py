@@ -15,6 +15,11 @@ TESTS = Path(__file__).resolve().parent  # tests/, where the checker corpora liv
 REPO = TESTS.parent
 
 
+class Strictness(UserWarning):
+    """A project reader refuses a file that the format's runtime reads (allowed; reported). Defined here, not in its
+    test module, so that a parallel run's main process can rebuild the warning a worker sends it."""
+
+
 def q(x: int | str | Fraction, den: int = 1) -> fmpq:
     """fmpq from an int, a Fraction or a string "p/q"."""
     if isinstance(x, str):

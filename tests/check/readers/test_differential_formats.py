@@ -57,6 +57,7 @@ import safetensors
 import safetensors.numpy as safetensors_numpy
 import safetensors.torch as safetensors_torch
 import torch
+from helpers import Strictness
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper, numpy_helper
@@ -72,10 +73,6 @@ from certsym_check.readers.torchzip import state_dict as checker_state_dict
 
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
-
-
-class Strictness(UserWarning):
-    """A project reader refuses a file that the format's runtime reads (allowed; reported)."""
 
 
 # ============================================================================================ bit patterns
