@@ -154,14 +154,14 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
     ``certsym distance`` computes them: a ``Distance`` for one-hidden-layer networks (linear relaxations with
     rational multipliers, branch and bound until U/L ≤ ``target``, or with ``epsilon`` until U ≤ ε or L > ε, within
     ``seconds``; ``.verdict`` then says "verified", "violated" or "unknown"), a ``DeepDistance`` otherwise
-    (``.lower``, ``.upper``, ``.witness``). Cost: linear in the weights per region, plus the witness search."""
+    (``.lower``, ``.upper``, ``.witness``: interval differences over halvings of the box, with the same stopping
+    rules). Cost: linear in the weights per region, plus the witness search."""
     A, B = load(a), load(b)
     m = (A.deep_network() if A.is_deep else A.network).m
     ends = parse_box(None, m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
     if A.is_deep or B.is_deep:
-        if epsilon is not None:
-            raise InputError("epsilon is for one-hidden-layer networks (deep networks get [L, U] only)")
-        return deep_distance(A.deep_network(), B.deep_network(), ends, seed)
+        return deep_distance(A.deep_network(), B.deep_network(), ends, seed, seconds=seconds, target=target,
+                             epsilon=None if epsilon is None else _exact(epsilon))
     t1, t2, _ = read_pair(A, B)
     return shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target,
                             epsilon=None if epsilon is None else _exact(epsilon))

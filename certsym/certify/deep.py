@@ -57,8 +57,9 @@ def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -
 
 def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, InputRecord],
                               nets: tuple[DeepNetwork, DeepNetwork], epsilon=None) -> dict:
-    """``deep_distance_bound``: the box, the alignment (or null), U, and L with its witness, or for a pair the block
-    lemma shows equivalent its deep_equivalent proof and L = U = 0; both networks embedded (certificates/FORMAT.md).
+    """``deep_distance_bound``: the box, the alignment (or null), U, and L with its witness, and the tree of halvings
+    with each leaf's bound when the box was split; or for a pair the block lemma shows equivalent its deep_equivalent
+    proof and L = U = 0; both networks embedded (certificates/FORMAT.md).
     With ``epsilon``, the verdict against it as well."""
     inputs = [_input(QQ, rec, net) for rec, net in zip(records, nets, strict=True)]
     box = [[str(lo), str(hi)] for lo, hi in d.box]
@@ -70,6 +71,9 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
                                                       for layer in d.alignment]
         proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
                  "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
+        if d.tree:
+            proof |= {"tree": [[kind, value if kind == "split" else str(value)] for kind, value in d.tree],
+                      "statement": "halvings of the box, interval differences and exact evaluation"}
     if epsilon is not None:
         proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)

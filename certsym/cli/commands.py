@@ -338,7 +338,10 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
         return _deep_top1(args, t1, t2, records, _box(spec, t1.m), [(x.name, x.reading) for x in models
                                                                      if x.reading])
-    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed)
+    if not args.seconds > 0 or not args.target >= 1:
+        raise InputError("--seconds must be positive and --target at least 1")
+    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, seconds=args.seconds, target=args.target,
+                      epsilon=epsilon, progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         if args.reference:
             print("note: deep networks are embedded in the certificate", file=sys.stderr)
@@ -351,10 +354,11 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         emit_json(_bounds_json(d, d.box, spec, readings) | {
             "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
             "upper_aligned": None if d.aligned is None else str(d.aligned),
+            "regions": d.regions, "leaves": d.leaves, "stopped": d.stopped,
             "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict})
         return code
     if epsilon is not None:
-        print(_epsilon_line(verdict, d.lower, epsilon, where, "the deep bounds are one relaxation: see [L, U] below"))
+        print(_epsilon_line(verdict, d.lower, epsilon, where))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
         _print_readings(readings)
@@ -363,8 +367,10 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
     print(f"  L ≈ {float(d.lower):.6g}  (at a witness x* in the box, evaluated exactly; exact in --json)")
     how = "interval differences over an alignment of every hidden layer" if d.alignment is not None else \
         "intervals of each network (the widths or endings differ: no alignment)"
-    print(f"  U ≈ {float(d.upper):.6g}  (sound: {how})")
+    print(f"  U ≈ {float(d.upper):.6g}  (sound: {how}, {_regions(d.leaves)} of the box; one region gives "
+          f"{float(d.plain if d.aligned is None else min(d.plain, d.aligned)):.6g})")
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
+    print(f"  branch and bound: {_regions(d.regions)} in {d.seconds:.1f} s, stopped at {d.stopped}")
     _print_readings(readings)
     return code
 

@@ -12,15 +12,23 @@ sup_{x ∈ B} ‖f1(x) − f2(x)‖∞, f = ρ(θ) (or σ∘ρ(θ) for a network
 - A pair that ``certsym.decide.deep`` shows equivalent (the block lemma) gets L = U = 0 with that proof.
 - L = ‖f1(x*) − f2(x*)‖∞ at a point x* of the box evaluated exactly; x* is the best of random points, the
   center and corners under a floating-point forward pass, which only proposes.
+- Branch and bound (with a time budget): the leaf of largest U is halved at the midpoint of the coordinate of
+  largest width × first-layer weight, both halves bounded by the same rule, until U ≤ target·L, or with ε until
+  U ≤ ε or L > ε, or the budget or the checker's bounds are spent. U is the largest leaf bound (the halvings
+  cover the box); L the best witness of any leaf.
 This is certificates/FORMAT.md's rule for ``deep_distance_bound``, which the checker recomputes. The bound is
 loose where many neurons are unstable on the box (U/L is the honest measure). Cost: a constant number of passes
 over the weights in exact arithmetic (each row's extremes over a box of inputs), plus O(weights × points)
-floating point for the search, after the deep decision (``certsym.decide.deep``).
+floating point for the search, after the deep decision (``certsym.decide.deep``); that much again per region of the
+branch and bound, at most MAX_TREE_WORK / (the weights of both networks) leaves.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 from flint import fmpq
@@ -28,13 +36,17 @@ from flint import fmpq
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.distance import Box
+from certsym.decide.distance import Box, epsilon_verdict
 from certsym.errors import InputError
 from certsym.numbers import QQ
 
 Interval = tuple[list[fmpq], list[fmpq]]
 Alignment = list[list[tuple[int, int, fmpq]]]
 SEARCH_POINTS = 512
+LEAF_POINTS = 64  # floating-point proposals per region of the branch and bound
+# the checker's bounds on a tree (certificates/FORMAT.md): leaves × the weights of both networks, nodes × (m + 1),
+# nested halvings, and the bits of the box's numbers (a halving adds one)
+MAX_TREE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 5 * 10**6, 200_000, 256, 4096
 
 
 @dataclass
@@ -51,10 +63,25 @@ class DeepDistance:
     plain: fmpq
     aligned: fmpq | None
     equivalence: DeepVerdict | None = None  # a pair the block lemma shows equivalent: L = U = 0
+    # the branch and bound: the halvings in preorder, ("split", q) or ("leaf", U of the leaf); empty: the box alone
+    tree: list[tuple[str, object]] = field(default_factory=list)
+    regions: int = 1
+    stopped: str = ""
+    seconds: float = 0.0
+    epsilon: fmpq | None = None  # the ε asked about, if any
+
+    @property
+    def verdict(self) -> str | None:
+        """Against ``epsilon``: "verified" (U ≤ ε), "violated" (L > ε) or "unknown"; None without one."""
+        return None if self.epsilon is None else epsilon_verdict(self.lower, self.upper, self.epsilon)
 
     @property
     def ratio(self) -> float | None:
         return None if self.lower == 0 else float(self.upper / self.lower)
+
+    @property
+    def leaves(self) -> int:
+        return sum(1 for kind, _ in self.tree if kind == "leaf") if self.tree else 1
 
 
 _ZERO = fmpq(0)
@@ -107,14 +134,21 @@ def _moved(theta: DeepNetwork, alignment: Alignment) -> list[tuple[list, list]]:
     return out
 
 
+def _differences(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment) -> list[tuple[list, list, list]]:
+    """Per layer (W1 − W2', b1 − b2', W2') for θ2' = g·θ2: what U_aligned needs of the weights, on any box."""
+    out = []
+    for layer, (W2, b2) in zip(theta1.layers, _moved(theta2, alignment), strict=True):
+        out.append(([[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(layer.W, W2, strict=True)],
+                    [a - c for a, c in zip(layer.b, b2, strict=True)], W2))
+    return out
+
+
 def aligned_bound(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment, z1: list[Interval],
-                  box: Box) -> fmpq:
-    """U_aligned (module docstring). Cost: a few passes over the weights."""
-    moved = _moved(theta2, alignment)
+                  box: Box, differences: list | None = None) -> fmpq:
+    """U_aligned (module docstring); ``differences`` is ``_differences`` when already computed. Cost: a few passes
+    over the weights."""
     delta: Interval = ([], [])
-    for ell, (layer, (W2, b2)) in enumerate(zip(theta1.layers, moved, strict=True), 1):
-        diff = [[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(layer.W, W2, strict=True)]
-        shift = [a - c for a, c in zip(layer.b, b2, strict=True)]
+    for ell, (diff, shift, W2) in enumerate(differences or _differences(theta1, theta2, alignment), 1):
         if ell == 1:
             delta = _affine(diff, shift, [lo for lo, _ in box], [hi for _, hi in box])
             continue
@@ -181,14 +215,15 @@ def _scale(r1: list, r2: list, n1: float, n2: float) -> fmpq:
     return fmpq(1)
 
 
-def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int) -> list[fmpq]:
+def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int, points: int = SEARCH_POINTS,
+             floats: tuple | None = None) -> list[fmpq]:
+    f1, f2 = floats or (_floats(theta1), _floats(theta2))
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
     rng = np.random.default_rng(seed)
-    X = lo + (hi - lo) * rng.random((SEARCH_POINTS, len(box)))
+    X = lo + (hi - lo) * rng.random((points, len(box)))
     X = np.vstack([X, (lo + hi) / 2, lo, hi])
-    gap = np.abs(_forward(_floats(theta1), X, theta1.output_relu) - _forward(_floats(theta2), X,
-                                                                           theta2.output_relu)).max(axis=1)
+    gap = np.abs(_forward(f1, X, theta1.output_relu) - _forward(f2, X, theta2.output_relu)).max(axis=1)
     best = X[int(np.argmax(gap))]
     # the float point, as the nearest dyadic inside the box (exactly), clipped to the box's exact ends
     out = []
@@ -198,26 +233,138 @@ def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int) -> l
     return out
 
 
+class _Bounds:
+    """U on any sub-box: min(U_plain, U_aligned), with what does not depend on the box computed once."""
+
+    def __init__(self, theta1: DeepNetwork, theta2: DeepNetwork):
+        self.theta1, self.theta2 = theta1, theta2
+        self.alignment = align_layers(theta1, theta2)
+        self.differences = None if self.alignment is None else _differences(theta1, theta2, self.alignment)
+
+    def __call__(self, box: Box) -> tuple[fmpq, fmpq, fmpq | None]:
+        """(U, U_plain, U_aligned) on ``box``. Cost: a few passes over the weights."""
+        z1, out1 = plain_intervals(self.theta1, box)
+        _, out2 = plain_intervals(self.theta2, box)
+        plain = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
+        if self.alignment is None:
+            return plain, plain, None
+        aligned = aligned_bound(self.theta1, self.theta2, self.alignment, z1, box, self.differences)
+        return min(plain, aligned), plain, aligned
+
+
 def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
-                  verdict: DeepVerdict | None = None) -> DeepDistance:
+                  verdict: DeepVerdict | None = None, seconds: float = 0.0, target: float = 1.1,
+                  epsilon: fmpq | None = None, progress: Callable[[str], None] | None = None) -> DeepDistance:
     """[L, U] (module docstring) for two deep networks over QQ; ``verdict`` is their deep decision when it is
-    already known. Cost: see the module."""
+    already known. With ``seconds`` > 0, the branch and bound runs until U ≤ ``target``·L, or with ``epsilon``
+    until U ≤ ε or L > ε, or the time or the checker's bounds run out. Cost: see the module."""
     if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
         raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")
+    start = time.monotonic()
     verdict = verdict or decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
         zero = fmpq(0)
-        return DeepDistance(zero, zero, box, None, [], ([], []), zero, None, verdict)
-    z1, out1 = plain_intervals(theta1, box)
-    _, out2 = plain_intervals(theta2, box)
-    plain = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
-    alignment = align_layers(theta1, theta2)
-    aligned = None if alignment is None else aligned_bound(theta1, theta2, alignment, z1, box)
+        return DeepDistance(zero, zero, box, None, [], ([], []), zero, None, verdict, stopped="equivalent",
+                            epsilon=epsilon)
+    bounds = _Bounds(theta1, theta2)
+    upper, plain, aligned = bounds(box)
     x = _witness(theta1, theta2, box, seed)
     values = (theta1(x), theta2(x))
     lower = max(abs(a - c) for a, c in zip(*values, strict=True))
-    upper = plain if aligned is None else min(plain, aligned)
-    return DeepDistance(lower, upper, box, alignment, x, values, plain, aligned)
+    d = DeepDistance(lower, upper, box, bounds.alignment, x, values, plain, aligned, stopped="one region",
+                     epsilon=epsilon)
+    if seconds > 0:
+        _branch_and_bound(d, bounds, seed, start + seconds, target, epsilon, progress)
+    d.seconds = time.monotonic() - start
+    return d
+
+
+@dataclass
+class _Node:
+    box: Box
+    upper: fmpq
+    depth: int
+    split: int | None = None
+    children: tuple = ()
+
+
+def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: float, target: float,
+                      epsilon: fmpq | None, progress: Callable[[str], None] | None) -> None:
+    """Halve the leaf of largest U (module docstring) and update ``d`` in place: U, L with its witness, the tree
+    (preorder) and why the search stopped."""
+    theta1, theta2 = bounds.theta1, bounds.theta2
+    floats = (_floats(theta1), _floats(theta2))
+    # a coordinate's influence: its width times the first layer's weights on it, in both networks
+    influence = (np.abs(floats[0][0][0]).sum(axis=0) + np.abs(floats[1][0][0]).sum(axis=0)) if theta1.m else None
+    weights = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers)
+    ratio = fmpq(*float(target).as_integer_ratio())
+    root = _Node(d.box, d.upper, 0)
+    heap = [(-root.upper, 0, root)]
+    count, nodes = 0, 1
+
+    def stop() -> str | None:
+        top = -heap[0][0]
+        if epsilon is not None:
+            return "L > ε" if d.lower > epsilon else "U ≤ ε" if top <= epsilon else None
+        if top <= ratio * d.lower:
+            return "the target ratio"
+        return "U = 0" if top <= 0 else None
+
+    while not (reason := stop()):
+        _, _, node = heap[0]
+        if time.monotonic() > deadline:
+            reason = "the time budget"
+            break
+        scores = [float(hi - lo) * float(w) for (lo, hi), w in zip(node.box, influence, strict=True)] \
+            if influence is not None else []
+        q = max(range(len(scores)), key=lambda i: scores[i]) if scores else None
+        leaves = len(heap) + 1
+        if q is None or node.box[q][0] == node.box[q][1]:
+            reason = "a region no halving shrinks"
+            break
+        if leaves * weights > MAX_TREE_WORK or (nodes + 2) * (theta1.m + 1) > MAX_TREE_WORK or \
+                nodes + 2 > MAX_TREE_NODES or node.depth >= MAX_TREE_DEPTH or _bits(node.box[q]) >= MAX_BOX_BITS:
+            reason = "the checker's bounds"
+            break
+        heapq.heappop(heap)
+        lo, hi = node.box[q]
+        mid = (lo + hi) / 2
+        node.split = q
+        halves = []
+        for part in ((lo, mid), (mid, hi)):
+            region = [*node.box[:q], part, *node.box[q + 1:]]
+            halves.append(_Node(region, bounds(region)[0], node.depth + 1))
+            count += 1
+            heapq.heappush(heap, (-halves[-1].upper, count, halves[-1]))
+            x = _witness(theta1, theta2, region, seed + count, LEAF_POINTS, floats)
+            values = (theta1(x), theta2(x))
+            value = max(abs(a - c) for a, c in zip(*values, strict=True))
+            if value > d.lower:
+                d.lower, d.witness, d.values = value, x, values
+        node.children = tuple(halves)
+        nodes += 2
+        if progress is not None and nodes % 100 == 1:
+            progress(f"{nodes} regions, U ≈ {float(-heap[0][0]):.6g}, L ≈ {float(d.lower):.6g}")
+    d.upper = -heap[0][0]
+    d.regions, d.stopped = nodes, reason
+    if root.split is not None:
+        d.tree = _preorder(root)
+
+
+def _bits(end: tuple[fmpq, fmpq]) -> int:
+    return max(max(abs(int(y.p)), int(y.q)).bit_length() for y in end)
+
+
+def _preorder(root: _Node) -> list[tuple[str, object]]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.split is None:
+            out.append(("leaf", node.upper))
+        else:
+            out.append(("split", node.split))
+            stack.extend(reversed(node.children))
+    return out

@@ -11,16 +11,22 @@
   h1 − h2' ∈ [min(0, δlo), max(0, δhi)] (σ is monotone and 1-Lipschitz); U_aligned = max_j |δ_{L+1, j}|, the
   output ReLUs (both or neither) applied the same way;
 - U = min(U_plain, U_aligned), and L = ‖f1(x*) − f2(x*)‖∞ at the witness x* in the box, evaluated exactly;
+- with a tree of halvings (``halvings``: preorder, ["split", q] halves the current region at the midpoint of
+  coordinate q, left half first; ["leaf", U_leaf] states that region's bound), each leaf's U_leaf is that rule on
+  its region and U = max of the leaves' (the tree must end when every region is a leaf: they cover the box);
 - or, for an equivalent pair, a ``deep_equivalent`` proof (``kinds.deep``) and L = U = 0.
 
-The stated U and L must be those numbers. No search. Cost: a constant number of passes over the weights, each
-row brought to integers once and every bound over its layer's common denominator; the sizes are bounded
-before the work (MAX_WEIGHTS, and the distinct denominators times the depth). Standard library only.
+The stated U and L must be those numbers. No search. Cost: a constant number of passes over the weights per
+region, each row brought to integers once and every bound over its layer's common denominator; the sizes are
+bounded before the work (MAX_WEIGHTS, and the distinct denominators times the depth; for a tree MAX_NODES nodes,
+MAX_DEPTH nested halvings, leaves × the weights of both networks ≤ MAX_WORK and nodes × (m + 1) ≤ MAX_WORK).
+Standard library only.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from fractions import Fraction
 
 from certsym_check.budget import charge_products, lcm
@@ -39,6 +45,10 @@ from certsym_check.kinds.distance import (
 )
 
 STATEMENT = "interval differences and exact evaluation"
+TREE_STATEMENT = "halvings of the box, interval differences and exact evaluation"
+MAX_NODES = 200_000
+MAX_DEPTH = 256  # nested halvings: each adds a bit to a coordinate's denominator
+MAX_WORK = 5 * 10**6
 MAX_WEIGHTS = 2 * 10**7  # entries of both networks: each pass is a few integer operations per entry
 MAX_GROWTH_BITS = 1 << 20  # (layers + 1) × the bits of the distinct denominators: bounds every common denominator
 
@@ -123,26 +133,79 @@ def _moved(t2: DeepNet, alignment: list) -> tuple[list, list]:
     return W, b
 
 
-def _aligned(t1: DeepNet, t2: DeepNet, alignment: list, z1: list[Interval], box: list) -> Fraction:
-    """U_aligned: the difference δ bounded layer by layer (module docstring)."""
+def _differences(t1: DeepNet, t2: DeepNet, alignment: list) -> list[tuple[list, list, list]]:
+    """Per layer (W1 − W2', b1 − b2', W2'), θ2' = g·θ2: what U_aligned needs of the weights, on any box."""
     W2, b2 = _moved(t2, alignment)
-    lo, hi = [a for a, _ in box], [c for _, c in box]
-    delta: Interval = ([], [])
+    out = []
     for ell in range(1, t1.depth + 2):
         W1, b1 = t1.W[ell - 1], t1.b[ell - 1]
-        diff = [[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(W1, W2[ell - 1], strict=True)]
-        shift = [a - c for a, c in zip(b1, b2[ell - 1], strict=True)]
+        out.append(([[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(W1, W2[ell - 1], strict=True)],
+                    [a - c for a, c in zip(b1, b2[ell - 1], strict=True)], W2[ell - 1]))
+    return out
+
+
+def _aligned(t1: DeepNet, differences: list, z1: list[Interval], box: list) -> Fraction:
+    """U_aligned: the difference δ bounded layer by layer (module docstring)."""
+    lo, hi = [a for a, _ in box], [c for _, c in box]
+    delta: Interval = ([], [])
+    for ell, (diff, shift, W2) in enumerate(differences, 1):
         if ell == 1:
             delta = _affine(diff, shift, lo, hi)
             continue
         h1 = _relu(z1[ell - 2])
         gap = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
         e1 = _affine(diff, shift, *h1)
-        e2 = _affine(W2[ell - 1], [Fraction(0)] * len(shift), *gap)
+        e2 = _affine(W2, [Fraction(0)] * len(shift), *gap)
         delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
     if t1.output_relu:
         delta = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
     return max(max(-a, c) for a, c in zip(*delta, strict=True))
+
+
+def _bound(t1: DeepNet, t2: DeepNet, differences: list | None, box: list) -> Fraction:
+    """U on a box: U_plain, or min(U_plain, U_aligned) with an alignment's ``differences``."""
+    z1, out1 = _plain(t1, box)
+    _, out2 = _plain(t2, box)
+    computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
+    return computed if differences is None else min(computed, _aligned(t1, differences, z1, box))
+
+
+def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int):
+    """The regions of a preorder tree of halvings of ``box`` (``["split", q]``: the current region's coordinate q
+    halved at its midpoint, the left half next; ``["leaf", v]``: the current region is a leaf), as
+    (path, leaf(v), region) for each leaf, in order; ``leaf`` reads a leaf's value. The tree must end when every
+    region is a leaf, so the leaves cover the box. Bounds, before the walk: MAX_NODES nodes, leaves × ``weights``
+    ≤ MAX_WORK and nodes × (m + 1) ≤ MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
+    tree = seq(value, None, "proof.tree")
+    if len(tree) > MAX_NODES:
+        raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
+    nodes = []
+    for s, item in enumerate(tree):
+        kind, v = seq(item, 2, f"proof.tree[{s}]")
+        if kind not in ("split", "leaf"):
+            raise Reject(f"proof.tree[{s}]: a node is [\"split\", q] or [\"leaf\", value]")
+        nodes.append((kind, index(v, len(box), f"proof.tree[{s}]") if kind == "split" else
+                      leaf(v, f"proof.tree[{s}]")))
+    leaves = sum(1 for kind, _ in nodes if kind == "leaf")
+    if leaves * weights > MAX_WORK or len(nodes) * (len(box) + 1) > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {weights} weights, or {len(nodes)} nodes × "
+                     f"{len(box) + 1} coordinates, exceed {MAX_WORK}")
+    stack = [(box, 0)]
+    for s, (kind, v) in enumerate(nodes):
+        if not stack:
+            raise Reject(f"proof.tree[{s}]: the tree goes on after every region is a leaf")
+        region, depth = stack.pop()
+        if kind == "leaf":
+            yield f"proof.tree[{s}]", v, region
+            continue
+        lo, hi = region[v]
+        if lo == hi or depth >= MAX_DEPTH:
+            raise Reject(f"proof.tree[{s}]: a split of a coordinate of width 0, or deeper than {MAX_DEPTH}")
+        mid = (lo + hi) / 2
+        stack.append(([*region[:v], (mid, hi), *region[v + 1:]], depth + 1))
+        stack.append(([*region[:v], (lo, mid), *region[v + 1:]], depth + 1))
+    if stack:
+        raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
 
 
 def _bounded(t1: DeepNet, t2: DeepNet, numbers: list[Fraction]) -> None:
@@ -173,13 +236,15 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     if (t1.m, t1.k) != (t2.m, t2.k):
         raise Reject("the two networks differ in input or output size")
     equivalent = isinstance(proof, dict) and "equivalence" in proof
+    tree = isinstance(proof, dict) and "tree" in proof and not equivalent
     required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
-        {"box", "alignment", "upper", "lower", "witness", "statement"}
+        {"box", "alignment", "upper", "lower", "witness", "statement"} | ({"tree"} if tree else set())
     if isinstance(proof, dict) and "epsilon" in proof:
         required |= {"epsilon", "verdict"}
     p = keys(proof, required, "proof")
-    if p["statement"] != (LEMMA if equivalent else STATEMENT):
-        raise Reject(f"proof must cite {LEMMA if equivalent else STATEMENT!r}")
+    statement = LEMMA if equivalent else TREE_STATEMENT if tree else STATEMENT
+    if p["statement"] != statement:
+        raise Reject(f"proof must cite {statement!r}")
     box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], t1.m, "proof.box")]
     if any(lo > hi for lo, hi in box):
         raise Reject("proof.box: lo > hi")
@@ -201,14 +266,25 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         alignment = _alignment(t1, t2, p["alignment"])
     scalings = [d for layer in alignment or [] for _, _, d in layer]
     _bounded(t1, t2, [y for b in box for y in b] + scalings + x + [upper, lower])
-    z1, out1 = _plain(t1, box)
-    _, out2 = _plain(t2, box)
-    computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
-    if alignment is not None:
-        computed = min(computed, _aligned(t1, t2, alignment, z1, box))
+    differences = None if alignment is None else _differences(t1, t2, alignment)
+    if tree:
+        weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
+        leaves = 0
+        computed = None
+        for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights):
+            value = _bound(t1, t2, differences, region)
+            if value != stated:
+                raise Reject(f"{where}: the stated bound of the leaf is not the one the rule gives on its region "
+                             f"({_show(value)})")
+            computed = value if computed is None else max(computed, value)
+            leaves += 1
+        rep.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] += leaves
+    else:
+        computed = _bound(t1, t2, differences, box)
     if upper != computed:
         raise Reject(f"the stated upper bound is not the one the rule gives ({_show(computed)})")
-    rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
+    if not tree:
+        rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
@@ -216,5 +292,12 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         raise Reject(f"the stated lower bound is not ‖f1(x*) − f2(x*)‖∞ at the witness ({_show(value)})")
     rep.checks["deep distance: L = ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
     rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
-                     f"{_box_text(box)}")
+                     f"{_box_text(box)}" + (f", {leaves} leaves" if tree else ""))
     _epsilon(p, lower, upper, rep)
+
+
+def _leaf_bound(value: object, where: str) -> Fraction:
+    bound = rational(value)
+    if bound.numerator.bit_length() > MAX_BOUND_BITS:
+        raise Reject(f"{where}: beyond the checker's bounds: a numerator beyond {MAX_BOUND_BITS} bits")
+    return bound

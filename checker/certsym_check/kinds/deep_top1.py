@@ -10,10 +10,10 @@ ending in a ReLU), by the rule of certificates/FORMAT.md:
   (one function: the same set of largest outputs, ties included).
 - disagreement: the witness lies in the box, both networks are evaluated there exactly, each has a unique
   largest output, they are the stated classes and they differ.
-No search. Bounds, before the work: those of ``deep_distance_bound`` (weights, denominators), at most
-MAX_NODES nodes and MAX_DEPTH nested halvings, box and witness numbers of at most MAX_BOX_BITS bits (so a
-midpoint costs O(m + bits)), leaves × (weights + 2k² × the last hidden width) ≤ MAX_WORK and nodes × (m + 1) ≤
-MAX_WORK (each split copies its region). Cost: that many integer operations. Standard library only.
+No search. Bounds, before the work: those of ``deep_distance_bound`` (weights, denominators) and of its tree
+(``deep_distance.halvings``: MAX_NODES nodes, MAX_DEPTH nested halvings, leaves × (weights + 2k² × the last hidden
+width) ≤ MAX_WORK and nodes × (m + 1) ≤ MAX_WORK, each split copying its region), box and witness numbers of at
+most MAX_BOX_BITS bits (so a midpoint costs O(m + bits)). Cost: that many integer operations. Standard library only.
 """
 
 from __future__ import annotations
@@ -24,13 +24,10 @@ from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
-from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu
+from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu, halvings
 from certsym_check.kinds.distance import _box_text
 
 STATEMENT = "halvings of the box and interval margins"
-MAX_NODES = 200_000
-MAX_DEPTH = 256
-MAX_WORK = 5 * 10**6
 MAX_BOX_BITS = 4096  # numerators and denominators of the box and the witness: a halving adds one bit
 
 
@@ -86,45 +83,20 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
         check_deep_equivalent(F, nets, p["equivalence"], rep)
         rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {_box_text(box)}")
         return
-    tree = seq(p["tree"], None, "proof.tree")
-    if len(tree) > MAX_NODES:
-        raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
-    nodes = []
-    for s, item in enumerate(tree):
-        kind, value = seq(item, 2, f"proof.tree[{s}]")
-        if kind not in ("split", "leaf"):
-            raise Reject(f"proof.tree[{s}]: a node is [\"split\", q] or [\"leaf\", c]")
-        nodes.append((kind, index(value, t1.m if kind == "split" else t1.k, f"proof.tree[{s}]")))
-    leaves = sum(1 for kind, _ in nodes if kind == "leaf")
     work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
         len(t1.W[-1][0]), len(t2.W[-1][0]))
-    if leaves * work > MAX_WORK or len(nodes) * (t1.m + 1) > MAX_WORK:
-        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {work} weights and margin entries, or "
-                     f"{len(nodes)} nodes × {t1.m + 1} coordinates, exceed {MAX_WORK}")
     _bounded(t1, t2, [y for b in box for y in b])
-    stack = [(box, 0)]
-    for s, (kind, value) in enumerate(nodes):
-        if not stack:
-            raise Reject(f"proof.tree[{s}]: the tree goes on after every region is a leaf")
-        region, depth = stack.pop()
-        if kind == "leaf":
-            if not (leads(t1, region, value) and leads(t2, region, value)):
-                raise Reject(f"proof.tree[{s}]: class {value} does not lead every other output of both networks by "
-                             "interval margins on its region")
-            continue
-        lo, hi = region[value]
-        if lo == hi or depth >= MAX_DEPTH:
-            raise Reject(f"proof.tree[{s}]: a split of a coordinate of width 0, or deeper than {MAX_DEPTH}")
-        mid = (lo + hi) / 2
-        stack.append(([*region[:value], (mid, hi), *region[value + 1:]], depth + 1))
-        stack.append(([*region[:value], (lo, mid), *region[value + 1:]], depth + 1))
-    if stack:
-        raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
-    classes = sorted({value for kind, value in nodes if kind == "leaf"})
+    classes, leaves = set(), 0
+    for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work):
+        if not (leads(t1, region, c) and leads(t2, region, c)):
+            raise Reject(f"{where}: class {c} does not lead every other output of both networks by interval margins "
+                         "on its region")
+        classes.add(c)
+        leaves += 1
     rep.checks["deep top-1: interval margins > 0 on every leaf, for both networks"] += leaves
     rep.checks["deep top-1: the halvings cover the box"] += 1
     rep.facts.append(f"the same unique largest output at every point of the box {_box_text(box)}: {leaves} leaves, "
-                     f"classes {classes}")  # (a unique one on every leaf: the claim's set of largest outputs)
+                     f"classes {sorted(classes)}")  # (a unique one on every leaf: the claim's set of largest outputs)
 
 
 def check_deep_top1_disagreement(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
