@@ -9,8 +9,12 @@
    and copies with one weight changed.
 4. ``distance --top1`` for deep networks: 8-16-16-4 float32 networks against their float16 copies, on boxes c ± r
    around seeded centres: AGREE / DIFFER / UNKNOWN counts, times, leaves and the checker's replay.
+5. ``distance`` and ``--epsilon`` for deep networks, the same pairs and boxes: U/L of one region (interval
+   differences over the box) against the branch and bound's halvings after ``--seconds``, and the verified /
+   violated / unknown counts at ε = f·L for several f, every certificate replayed.
 
     python benchmarks/deep.py [--sizes 256 1024] [--z3-widths 2 4 8] [--pairs 200] [--top1-only]
+                              [--epsilon-only] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -216,6 +220,49 @@ def top1_counts(models: int = 3, centres: int = 4, seconds: float = 10.0) -> Non
               f"{max(leaves)} | {max(replay):.2f} |", flush=True)
 
 
+def epsilon_counts(models: int = 3, centres: int = 4, seconds: float = 10.0) -> None:
+    """Section 5 of the module docstring."""
+    from certsym.certify import deep_distance_certificate
+    from certsym.certify.envelope import InputRecord
+    from certsym.decide.deep_distance import deep_distance
+    from certsym_check import check_certificate
+
+    records = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "0" * 64))
+    rng = np.random.default_rng(0)
+    pairs = [_float_net(rng, [8, 16, 16, 4], np.float16) for _ in range(models)]
+    factors = (fmpq(1, 2), fmpq(9, 10), fmpq(11, 10), fmpq(3, 2), fmpq(2))
+    print(f"\n### deep distance and --epsilon: {models} 8-16-16-4 float32 networks vs their float16 copies, "
+          f"{centres} centres each, {seconds:g} s budget\n")
+    print("| r | U/L one region (median) | U/L halvings (median, worst) | leaves (median) | checker s (max) | "
+          + " | ".join(f"ε = {f}·L: verified / violated / unknown" for f in factors) + " |")
+    print("|---" * (5 + len(factors)) + "|")
+    for r in (fmpq(1, 64), fmpq(1, 16), fmpq(1, 4)):
+        one, tree, leaves, replay = [], [], [], [0.0]
+        counts = {f: {"verified": 0, "violated": 0, "unknown": 0} for f in factors}
+        for t1, t2 in pairs:
+            for _ in range(centres):
+                c = [fmpq(int(v), 256) for v in rng.integers(0, 257, 8)]
+                box = [(x - r, x + r) for x in c]
+                first = deep_distance(t1, t2, box)
+                d = deep_distance(t1, t2, box, seconds=seconds)
+                if d.lower == 0:
+                    continue
+                one.append(float(first.upper / d.lower))
+                tree.append(float(d.upper / d.lower))
+                leaves.append(d.leaves)
+                start = time.perf_counter()
+                assert check_certificate(deep_distance_certificate(d, records, (t1, t2))).valid
+                replay.append(time.perf_counter() - start)
+                for f in factors:
+                    epsilon = f * d.lower
+                    e = deep_distance(t1, t2, box, seconds=seconds, epsilon=epsilon)
+                    counts[f][e.verdict] += 1
+                    assert check_certificate(deep_distance_certificate(e, records, (t1, t2), epsilon)).valid
+        cells = [f"{counts[f]['verified']} / {counts[f]['violated']} / {counts[f]['unknown']}" for f in factors]
+        print(f"| {r} | {np.median(one):.2f} | {np.median(tree):.2f}, {max(tree):.2f} | {int(np.median(leaves))} | "
+              f"{max(replay):.2f} | " + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 1024])
@@ -223,14 +270,20 @@ def main() -> None:
     ap.add_argument("--z3-timeout", type=float, default=60.0)
     ap.add_argument("--pairs", type=int, default=200)
     ap.add_argument("--top1-only", action="store_true", help="only section 4 (deep --top1)")
+    ap.add_argument("--epsilon-only", action="store_true", help="only section 5 (deep distance and --epsilon)")
+    ap.add_argument("--seconds", type=float, default=10.0, help="budget per search of sections 4 and 5")
     args = ap.parse_args()
-    if args.top1_only:
-        top1_counts()
+    if args.top1_only or args.epsilon_only:
+        if args.top1_only:
+            top1_counts(seconds=args.seconds)
+        if args.epsilon_only:
+            epsilon_counts(seconds=args.seconds)
         return
     scale(args.sizes)
     versus_z3(args.z3_widths, args.z3_timeout)
     undecided_rate(args.pairs)
-    top1_counts()
+    top1_counts(seconds=args.seconds)
+    epsilon_counts(seconds=args.seconds)
 
 
 if __name__ == "__main__":

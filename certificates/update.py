@@ -19,7 +19,8 @@ HERE = Path(__file__).parent
 OTHERS = 3
 
 # Part III pairs (layers as (W, b)): a network with every move D1-D4 applicable against its reduced form with the
-# hidden layers permuted and rescaled; a difference only a neuron active beyond x = 50 sees; and an output ReLU.
+# hidden layers permuted and rescaled; a difference only a neuron active beyond x = 50 sees; an output ReLU; and one
+# weight of a middle layer moved by 1/8, whose distance on [−1, 1]^2 takes halvings of the box.
 DEEP = {
     "moves_d1_to_d4": ([([[1, 0], [0, 0], [2, 0], [1, 1]], [0, 3, 0, 1]), ([[1, 1, 1, 0], [-1, 0, 0, -1]], [0, 0]),
                         ([[1, 2]], [0])],
@@ -28,12 +29,17 @@ DEEP = {
                            [([[1], [1]], [0, -50]), ([[1, 1], [1, 0]], [0, 0]), ([[1, 2]], [0])], False),
     "output_relu": ([([[1, -1], [2, 1]], [0, 1]), ([[1, 1], [-1, 2]], [1, 0]), ([[1, -1]], [0])],
                     [([[4, 2], [2, -2]], [2, 0]), ([[1, "-1/2"], ["1/2", "1/2"]], [0, 1]), ([[-1, 1]], [0])], True),
+    "one_weight_moved": ([([[1, -1], [2, 1], [-1, 2]], [0, -1, 1]), ([[1, -1, 1], [2, 1, -1]], [0, 1]),
+                          ([[1, -2]], [0])],
+                         [([[1, -1], [2, 1], [-1, 2]], [0, -1, 1]), ([["9/8", -1, 1], [2, 1, -1]], [0, 1]),
+                          ([[1, -2]], [0])], False),
 }
+BOXES = {"one_weight_moved": "-1,1"}  # the others: [−100, 100]^m
 
 
 def deep_certificates() -> None:
     """certificates/deep/<name>.json: ``certsym equiv`` on the pairs above, written as layered parameter files, and
-    <name>_distance.json: ``certsym distance`` on [−100, 100]^m."""
+    <name>_distance.json: ``certsym distance`` on [−100, 100]^m (or BOXES[name], searched for 2 s)."""
     target = HERE / "deep"
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir()
@@ -50,9 +56,9 @@ def deep_certificates() -> None:
                                    str(target.resolve() / f"{name}.json")], stdout=subprocess.DEVNULL, cwd=tmp)
             if done.returncode not in (0, 1):
                 raise SystemExit(f"{name}: certsym equiv exited {done.returncode}")
-            subprocess.run([sys.executable, "-m", "certsym", "distance", *names, "--box=-100,100", "--cert",
-                            str(target.resolve() / f"{name}_distance.json")], stdout=subprocess.DEVNULL, check=True,
-                           cwd=tmp)
+            subprocess.run([sys.executable, "-m", "certsym", "distance", *names, f"--box={BOXES.get(name, '-100,100')}",
+                            "--seconds", "2", "--cert", str(target.resolve() / f"{name}_distance.json")],
+                           stdout=subprocess.DEVNULL, check=True, cwd=tmp)
 
 
 def main() -> None:

@@ -7,8 +7,10 @@ sup_{x ∈ B} ‖f1(x) − f2(x)‖∞, f = ρ(θ) (or σ∘ρ(θ) for a network
   of θ2 is aligned to θ1's by a one-to-one pairing with positive scalings, proposed in floating point (the
   nearest normalized rows, greedily) and exact from there on: any pairing gives a sound bound. With θ2' = g·θ2
   (ρ(θ2') = ρ(θ2)), δ_ℓ = z1_ℓ − z2'_ℓ is bounded: δ_1 exactly over the box, and for ℓ ≥ 2
-  δ_ℓ = (W1_ℓ − W2'_ℓ) h1 + W2'_ℓ (h1 − h2') + (b1_ℓ − b2'_ℓ), h1 − h2' ∈ [min(0, δlo), max(0, δhi)] since σ is
-  monotone and 1-Lipschitz. U_aligned = max_j |δ_{L+1, j}|, and U = min(U_plain, U_aligned).
+  δ_ℓ = (W1_ℓ − W2'_ℓ) h1 + W2'_ℓ (h1 − h2') + (b1_ℓ − b2'_ℓ), with h1 − h2' ∈ [min(0, δlo), max(0, δhi)] (σ is
+  monotone and 1-Lipschitz), = δ for a neuron active in both networks on the box, 0 for one inactive in both, and
+  always within [σ(lo1) − σ(hi2'), σ(hi1) − σ(lo2')] from the plain intervals (``gap``). U_aligned =
+  max_j |δ_{L+1, j}|, and U = min(U_plain, U_aligned).
 - A pair that ``certsym.decide.deep`` shows equivalent (the block lemma) gets L = U = 0 with that proof.
 - L = ‖f1(x*) − f2(x*)‖∞ at a point x* of the box evaluated exactly; x* is the best of random points, the
   center and corners under a floating-point forward pass, which only proposes.
@@ -106,8 +108,21 @@ def _relu(iv: Interval) -> Interval:
     return [max(x, _ZERO) for x in iv[0]], [max(x, _ZERO) for x in iv[1]]
 
 
-def _gap(iv: Interval) -> Interval:
-    return [min(x, _ZERO) for x in iv[0]], [max(x, _ZERO) for x in iv[1]]
+def gap(delta: Interval, z1: Interval, z2: Interval) -> Interval:
+    """An enclosure of σ(z1) − σ(z2) for every neuron, from δ = z1 − z2 ∈ delta and the plain intervals z1, z2
+    (module docstring): [min(0, δlo), max(0, δhi)], or δ itself where both are active, or 0 where both are
+    inactive; intersected with [σ(lo1) − σ(hi2), σ(hi1) − σ(lo2)]. Cost O(width)."""
+    lo, hi = [], []
+    for dlo, dhi, a1, b1, a2, b2 in zip(*delta, *z1, *z2, strict=True):
+        if a1 >= 0 and a2 >= 0:
+            g = (dlo, dhi)
+        elif b1 <= 0 and b2 <= 0:
+            g = (_ZERO, _ZERO)
+        else:
+            g = (min(dlo, _ZERO), max(dhi, _ZERO))
+        lo.append(max(g[0], max(a1, _ZERO) - max(b2, _ZERO)))
+        hi.append(min(g[1], max(b1, _ZERO) - max(a2, _ZERO)))
+    return lo, hi
 
 
 def plain_intervals(theta: DeepNetwork, box: Box) -> tuple[list[Interval], Interval]:
@@ -144,20 +159,27 @@ def _differences(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment)
 
 
 def aligned_bound(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment, z1: list[Interval],
-                  box: Box, differences: list | None = None) -> fmpq:
-    """U_aligned (module docstring); ``differences`` is ``_differences`` when already computed. Cost: a few passes
-    over the weights."""
+                  z2: list[Interval], box: Box, differences: list | None = None) -> fmpq:
+    """U_aligned (module docstring), from both networks' plain pre-activation intervals ``z1``, ``z2``;
+    ``differences`` is ``_differences`` when already computed. Cost: a few passes over the weights."""
     delta: Interval = ([], [])
+    depth = len(theta1.layers) - 1
     for ell, (diff, shift, W2) in enumerate(differences or _differences(theta1, theta2, alignment), 1):
         if ell == 1:
             delta = _affine(diff, shift, [lo for lo, _ in box], [hi for _, hi in box])
             continue
+        g = gap(delta, z1[ell - 2], _placed(z2[ell - 2], alignment[ell - 2]))
         e1 = _affine(diff, shift, *_relu(z1[ell - 2]))
-        e2 = _affine(W2, [_ZERO] * len(shift), *_gap(delta))
+        e2 = _affine(W2, [_ZERO] * len(shift), *g)
         delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
     if theta1.output_relu:
-        delta = _gap(delta)
+        delta = gap(delta, z1[depth], z2[depth])
     return max(max(-a, c) for a, c in zip(*delta, strict=True))
+
+
+def _placed(z: Interval, pairs: list[tuple[int, int, fmpq]]) -> Interval:
+    """θ2's interval of a hidden layer as θ2''s: neuron j scaled by d > 0 at place i."""
+    return [d * z[0][j] for _, j, d in pairs], [d * z[1][j] for _, j, d in pairs]
 
 
 def _floats(theta: DeepNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -244,11 +266,11 @@ class _Bounds:
     def __call__(self, box: Box) -> tuple[fmpq, fmpq, fmpq | None]:
         """(U, U_plain, U_aligned) on ``box``. Cost: a few passes over the weights."""
         z1, out1 = plain_intervals(self.theta1, box)
-        _, out2 = plain_intervals(self.theta2, box)
+        z2, out2 = plain_intervals(self.theta2, box)
         plain = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
         if self.alignment is None:
             return plain, plain, None
-        aligned = aligned_bound(self.theta1, self.theta2, self.alignment, z1, box, self.differences)
+        aligned = aligned_bound(self.theta1, self.theta2, self.alignment, z1, z2, box, self.differences)
         return min(plain, aligned), plain, aligned
 
 

@@ -19,6 +19,7 @@ from torch import nn
 
 from certsym.cli import main
 from certsym_check import check_certificate
+from tests.decide.test_deep_distance_tree import _pair
 
 
 def _nets(depth: int) -> tuple[nn.Module, nn.Module, nn.Module]:
@@ -317,3 +318,33 @@ def test_shallow_commands_refuse_deep_files_in_one_line(tmp_path, capfd) -> None
         assert main(command) == 2
         err = capfd.readouterr().err
         assert err.count("\n") == 1 and "hidden" in err and "Traceback" not in err
+
+
+def test_deep_epsilon_is_verified_by_halvings_of_the_box(tmp_path, capfd) -> None:
+    """ε between the tree's U and the one-region bound: VERIFIED only after halvings (exit 0), the certificate
+    VALID under `certsym check`; ε below the witness: VIOLATED (exit 1), the witness above ε exactly."""
+    paths = []
+    for name, t in zip("ab", _pair(), strict=True):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps({"layers": [{"W": [[str(w) for w in row] for row in layer.W],
+                                                "b": [str(x) for x in layer.b]} for layer in t.layers]}))
+        paths.append(str(path))
+    box = ["--box", "-1,1"]
+    assert main(["distance", *paths, *box, "--seconds", "1", "--json"]) == 0
+    out = json.loads(capfd.readouterr().out)
+    assert out["leaves"] > 1 and out["regions"] == 2 * out["leaves"] - 1
+    one, tree = Fraction(out["upper_plain"]), Fraction(out["upper"])
+    if out["upper_aligned"] is not None:
+        one = min(one, Fraction(out["upper_aligned"]))
+    assert tree < one
+    cert = tmp_path / "eps.json"
+    epsilon = (one + tree) / 2
+    assert main(["distance", *paths, *box, "--epsilon", str(epsilon), "--seconds", "30", "--cert", str(cert)]) == 0
+    text = capfd.readouterr().out
+    assert text.startswith("VERIFIED") and "stopped at U ≤ ε" in text, text
+    assert main(["check", str(cert), "--inputs", *paths]) == 0
+    assert "VERIFIED" in capfd.readouterr().out
+    low = Fraction(out["lower"]) / 2
+    assert main(["distance", *paths, *box, "--epsilon", str(low), "--json"]) == 1
+    out = json.loads(capfd.readouterr().out)
+    assert out["verdict"] == "violated" and Fraction(out["lower"]) > low

@@ -7,9 +7,10 @@
 - with an alignment (for every hidden layer a one-to-one pairing [i, j, d], d > 0, of equal widths), θ2 is
   rewritten as θ2' = g·θ2 (neuron j of layer ℓ scaled by d and moved to place i; ρ(θ2') = ρ(θ2)) and the
   difference δ_ℓ = z1_ℓ − z2'_ℓ is bounded: δ_1 exactly over the box, and for ℓ ≥ 2
-  δ_ℓ = (W1_ℓ − W2'_ℓ) h1_{ℓ−1} + W2'_ℓ (h1_{ℓ−1} − h2'_{ℓ−1}) + (b1_ℓ − b2'_ℓ) with
-  h1 − h2' ∈ [min(0, δlo), max(0, δhi)] (σ is monotone and 1-Lipschitz); U_aligned = max_j |δ_{L+1, j}|, the
-  output ReLUs (both or neither) applied the same way;
+  δ_ℓ = (W1_ℓ − W2'_ℓ) h1_{ℓ−1} + W2'_ℓ (h1_{ℓ−1} − h2'_{ℓ−1}) + (b1_ℓ − b2'_ℓ) with h1 − h2' in ``_gap``:
+  [min(0, δlo), max(0, δhi)] (σ is monotone and 1-Lipschitz), or [δlo, δhi] for a neuron whose plain intervals
+  are ≥ 0 in both networks, or 0 for one ≤ 0 in both, intersected with [σ(lo1) − σ(hi2'), σ(hi1) − σ(lo2')];
+  U_aligned = max_j |δ_{L+1, j}|, the output ReLUs (both or neither) applied the same way;
 - U = min(U_plain, U_aligned), and L = ‖f1(x*) − f2(x*)‖∞ at the witness x* in the box, evaluated exactly;
 - with a tree of halvings (``halvings``: preorder, ["split", q] halves the current region at the midpoint of
   coordinate q, left half first; ["leaf", U_leaf] states that region's bound), each leaf's U_leaf is that rule on
@@ -144,30 +145,49 @@ def _differences(t1: DeepNet, t2: DeepNet, alignment: list) -> list[tuple[list, 
     return out
 
 
-def _aligned(t1: DeepNet, differences: list, z1: list[Interval], box: list) -> Fraction:
-    """U_aligned: the difference δ bounded layer by layer (module docstring)."""
+def _gap(delta: Interval, z1: Interval, z2: Interval) -> Interval:
+    """σ(z1) − σ(z2) enclosed from δ = z1 − z2 ∈ delta and the plain intervals z1, z2 (module docstring)."""
+    zero = Fraction(0)
+    lo, hi = [], []
+    for dlo, dhi, a1, b1, a2, b2 in zip(*delta, *z1, *z2, strict=True):
+        if a1 >= 0 and a2 >= 0:
+            g = (dlo, dhi)
+        elif b1 <= 0 and b2 <= 0:
+            g = (zero, zero)
+        else:
+            g = (min(dlo, zero), max(dhi, zero))
+        lo.append(max(g[0], max(a1, zero) - max(b2, zero)))
+        hi.append(min(g[1], max(b1, zero) - max(a2, zero)))
+    return lo, hi
+
+
+def _aligned(t1: DeepNet, alignment: list, differences: list, z1: list[Interval], z2: list[Interval],
+             box: list) -> Fraction:
+    """U_aligned: the difference δ bounded layer by layer (module docstring); z1, z2 the plain pre-activation
+    intervals of θ1 and θ2 (θ2's placed and scaled by the alignment)."""
     lo, hi = [a for a, _ in box], [c for _, c in box]
     delta: Interval = ([], [])
     for ell, (diff, shift, W2) in enumerate(differences, 1):
         if ell == 1:
             delta = _affine(diff, shift, lo, hi)
             continue
-        h1 = _relu(z1[ell - 2])
-        gap = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
-        e1 = _affine(diff, shift, *h1)
+        placed = ([d * z2[ell - 2][0][j] for _, j, d in alignment[ell - 2]],
+                  [d * z2[ell - 2][1][j] for _, j, d in alignment[ell - 2]])
+        gap = _gap(delta, z1[ell - 2], placed)
+        e1 = _affine(diff, shift, *_relu(z1[ell - 2]))
         e2 = _affine(W2, [Fraction(0)] * len(shift), *gap)
         delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
     if t1.output_relu:
-        delta = ([min(x, Fraction(0)) for x in delta[0]], [max(x, Fraction(0)) for x in delta[1]])
+        delta = _gap(delta, z1[t1.depth], z2[t1.depth])
     return max(max(-a, c) for a, c in zip(*delta, strict=True))
 
 
-def _bound(t1: DeepNet, t2: DeepNet, differences: list | None, box: list) -> Fraction:
-    """U on a box: U_plain, or min(U_plain, U_aligned) with an alignment's ``differences``."""
+def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list | None, box: list) -> Fraction:
+    """U on a box: U_plain, or min(U_plain, U_aligned) with an alignment and its ``differences``."""
     z1, out1 = _plain(t1, box)
-    _, out2 = _plain(t2, box)
+    z2, out2 = _plain(t2, box)
     computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
-    return computed if differences is None else min(computed, _aligned(t1, differences, z1, box))
+    return computed if differences is None else min(computed, _aligned(t1, alignment, differences, z1, z2, box))
 
 
 def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int):
@@ -272,7 +292,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         leaves = 0
         computed = None
         for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights):
-            value = _bound(t1, t2, differences, region)
+            value = _bound(t1, t2, alignment, differences, region)
             if value != stated:
                 raise Reject(f"{where}: the stated bound of the leaf is not the one the rule gives on its region "
                              f"({_show(value)})")
@@ -280,7 +300,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
             leaves += 1
         rep.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] += leaves
     else:
-        computed = _bound(t1, t2, differences, box)
+        computed = _bound(t1, t2, alignment, differences, box)
     if upper != computed:
         raise Reject(f"the stated upper bound is not the one the rule gives ({_show(computed)})")
     if not tree:

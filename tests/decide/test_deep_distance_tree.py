@@ -1,0 +1,167 @@
+"""certsym.decide.deep_distance's branch and bound: halvings of the box until U ≤ target·L, U ≤ ε or L > ε.
+
+z3 over the reals (no code shared with the bound) must find no point of the box above the tree's U; the tree's
+certificate replays, and forged trees (a leaf dropped, a leaf's bound nudged, a split moved, the box shifted, a
+node too many, the bounds exceeded) are refused with a reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+from flint import fmpq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from certsym.certify import InputRecord
+from certsym.certify.deep import deep_distance_certificate
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep_distance import deep_distance
+from certsym.numbers import QQ
+from certsym_check import check
+from certsym_check.kinds import deep_distance as checker_deep_distance
+from tests.decide.test_deep import disguised
+from tests.decide.test_deep_distance import perturbed, z3_exceeds
+
+RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "1" * 64))
+BOX = [(fmpq(-1), fmpq(1))] * 2
+
+
+def _pair() -> tuple[DeepNetwork, DeepNetwork]:
+    """A seeded 2-5-5-2 network over Q (weights in 1/64) and a copy with every third weight moved by 1/256 (small
+    enough for z3 to settle the tree's tight U in a second)."""
+    rng = np.random.default_rng(0)
+    layers = []
+    for a, b in ((2, 5), (5, 5), (5, 2)):
+        W = [[fmpq(round(x * 64), 64) for x in row] for row in rng.standard_normal((b, a)) / np.sqrt(a)]
+        layers.append((W, [fmpq(round(x * 64), 64) for x in rng.standard_normal(b) * 0.1]))
+    moved = [([[w + (fmpq(1, 256) if (i + j) % 3 == 0 else 0) for j, w in enumerate(row)] for i, row in enumerate(W)],
+              b) for W, b in layers]
+    return DeepNetwork.build(layers, QQ, 2, False), DeepNetwork.build(moved, QQ, 2, False)
+
+
+def _doc(d, nets, epsilon=None) -> dict:
+    return json.loads(json.dumps(deep_distance_certificate(d, RECORDS, nets, epsilon)))
+
+
+@pytest.fixture(scope="module")
+def searched():
+    t1, t2 = _pair()
+    one = deep_distance(t1, t2, BOX)
+    d = deep_distance(t1, t2, BOX, seconds=1.0)
+    return t1, t2, one, d
+
+
+def test_the_halvings_tighten_u_soundly(searched) -> None:
+    t1, t2, one, d = searched
+    assert one.tree == [] and one.leaves == 1
+    assert d.tree and d.leaves > 10 and d.upper < one.upper / 2, (float(one.upper), float(d.upper), d.leaves)
+    assert 0 < d.lower <= d.upper and d.lower >= one.lower
+    assert d.upper == max(value for kind, value in d.tree if kind == "leaf")
+    assert d.lower == max(abs(a - c) for a, c in zip(t1(d.witness), t2(d.witness), strict=True))
+    assert not z3_exceeds(t1, t2, BOX, d.upper), "a point of the box exceeds the tree's U"
+    report = check(_doc(d, (t1, t2)))
+    assert report.valid, report.reason
+    assert report.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] == d.leaves
+
+
+def _leaf(doc: dict, last: bool = False) -> int:
+    leaves = [s for s, (kind, _) in enumerate(doc["proof"]["tree"]) if kind == "leaf"]
+    return leaves[-1] if last else leaves[0]
+
+
+def _nudged(doc: dict) -> None:
+    node = doc["proof"]["tree"][_leaf(doc)]
+    node[1] = str(fmpq(node[1]) + fmpq(1, 10**9))
+
+
+def _moved_split(doc: dict) -> None:
+    node = doc["proof"]["tree"][0]
+    node[1] = 1 - node[1]
+
+
+def _shifted(doc: dict) -> None:
+    doc["proof"]["box"][0] = ["-1", "2"]
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda d: d["proof"]["tree"].pop(), "left without a leaf"),
+    (lambda d: d["proof"]["tree"].pop(1), "the stated bound of the leaf"),  # a subtree's first node dropped
+    (_nudged, "the stated bound of the leaf is not the one the rule gives"),
+    (_moved_split, "the stated bound of the leaf"),
+    (_shifted, "the stated bound of the leaf"),
+    (lambda d: d["proof"]["tree"].append(["leaf", "0"]), "goes on after every region is a leaf"),
+    (lambda d: d["proof"].update(upper=d["proof"]["tree"][_leaf(d)][1]), "upper bound is not the one"),
+    (lambda d: d["proof"].update(statement="interval differences and exact evaluation"), "must cite"),
+    (lambda d: d["proof"]["tree"].__setitem__(0, ["cut", 0]), "a node is"),
+    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", 0.5]), "not an exact rational"),
+    (lambda d: d["proof"]["tree"].__setitem__(0, ["split", 2]), "proof.tree[0]"),
+    (lambda d: d["proof"].update(tree=[["leaf", "0"]] * (checker_deep_distance.MAX_NODES + 1)),
+     "beyond the checker's bounds"),
+])
+def test_forged_trees_are_refused(searched, edit, words: str) -> None:
+    t1, t2, _, d = searched
+    doc = _doc(d, (t1, t2))
+    if edit is _nudged or edit is _shifted:
+        assert check(copy.deepcopy(doc)).valid
+    edit(doc)
+    report = check(doc)
+    assert not report.valid and words in report.reason, report.reason
+
+
+def test_more_leaves_than_the_work_bound_allows_are_refused(searched, monkeypatch) -> None:
+    t1, t2, _, d = searched
+    doc = _doc(d, (t1, t2))
+    weights = sum(len(row) + 1 for t in (t1, t2) for layer in t.layers for row in layer.W)
+    monkeypatch.setattr(checker_deep_distance, "MAX_WORK", d.leaves * weights - 1)
+    report = check(doc)
+    assert not report.valid and "beyond the checker's bounds" in report.reason, report.reason
+    monkeypatch.setattr(checker_deep_distance, "MAX_WORK", d.leaves * weights)
+    assert check(doc).valid
+
+
+def test_epsilon_between_the_root_and_the_tree_is_verified_by_the_tree(searched) -> None:
+    t1, t2, one, d = searched
+    epsilon = (one.upper + d.upper) / 2  # above the tree's U, below the one-region bound
+    v = deep_distance(t1, t2, BOX, seconds=30.0, epsilon=epsilon)
+    assert v.verdict == "verified" and v.stopped == "U ≤ ε" and v.upper <= epsilon < one.upper and v.tree
+    report = check(_doc(v, (t1, t2), epsilon))
+    assert report.valid, report.reason
+    assert any("VERIFIED" in fact for fact in report.facts)
+
+
+def test_epsilon_below_a_witness_is_violated_exactly(searched) -> None:
+    t1, t2, _, d = searched
+    epsilon = d.lower * fmpq(9, 10)
+    v = deep_distance(t1, t2, BOX, seconds=30.0, epsilon=epsilon)
+    assert v.verdict == "violated"
+    assert max(abs(a - c) for a, c in zip(t1(v.witness), t2(v.witness), strict=True)) == v.lower > epsilon
+    report = check(_doc(v, (t1, t2), epsilon))
+    assert report.valid, report.reason
+
+
+def test_a_point_box_searched_still_gives_u_equal_to_l() -> None:
+    t1, t2 = _pair()
+    point = [(fmpq(1, 3), fmpq(1, 3)), (fmpq(-1, 2), fmpq(-1, 2))]
+    d = deep_distance(t1, t2, point, seconds=1.0)
+    assert d.upper == d.lower == max(abs(a - c) for a, c in zip(t1([p for p, _ in point]), t2([p for p, _ in point]),
+                                                                 strict=True))
+    assert check(_doc(d, (t1, t2))).valid
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(disguised(), st.integers(0, 3), st.integers(0, 9), st.integers(0, 9), st.sampled_from(
+    [fmpq(1, 8), fmpq(-1, 4), fmpq(1)]))
+def test_trees_on_perturbed_disguises_are_sound(pair, ell: int, i: int, q: int, delta: fmpq) -> None:
+    """h·θ (moves undone) and one weight or bias moved, searched for 0.2 s: no point of the box above U."""
+    t1, t2 = pair
+    t2 = perturbed(t2, ell % len(t2.layers), i, q, delta)
+    box = [(fmpq(-1), fmpq(1))] * t1.m
+    d = deep_distance(t1, t2, box, seconds=0.2, target=1.0)
+    assert 0 <= d.lower <= d.upper
+    assert not z3_exceeds(t1, t2, box, d.upper), "a point of the box exceeds U"
+    report = check(_doc(d, (t1, t2)))
+    assert report.valid, report.reason
