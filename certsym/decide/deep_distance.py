@@ -48,7 +48,7 @@ SEARCH_POINTS = 512
 LEAF_POINTS = 64  # floating-point proposals per region of the branch and bound
 # the checker's bounds on a tree (certificates/FORMAT.md): leaves × the weights of both networks, nodes × (m + 1),
 # nested halvings, and the bits of the box's numbers (a halving adds one)
-MAX_TREE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 5 * 10**6, 200_000, 256, 4096
+MAX_TREE_WORK, MAX_NODE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 25 * 10**5, 5 * 10**6, 200_000, 256, 4096
 
 
 @dataclass
@@ -347,8 +347,9 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
         if q is None or node.box[q][0] == node.box[q][1]:
             reason = "a region no halving shrinks"
             break
-        if leaves * weights > MAX_TREE_WORK or (nodes + 2) * (theta1.m + 1) > MAX_TREE_WORK or \
-                nodes + 2 > MAX_TREE_NODES or node.depth >= MAX_TREE_DEPTH or _bits(node.box[q]) >= MAX_BOX_BITS:
+        if leaves * weights > MAX_TREE_WORK or (nodes + 2) * (theta1.m + 1) > MAX_NODE_WORK or \
+                nodes + 2 > MAX_TREE_NODES or node.depth >= MAX_TREE_DEPTH or \
+                max(_bits(end) for end in root.box) > MAX_BOX_BITS:
             reason = "the checker's bounds"
             break
         heapq.heappop(heap)

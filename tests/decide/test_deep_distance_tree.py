@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 
 import numpy as np
 import pytest
@@ -97,7 +98,8 @@ def _shifted(doc: dict) -> None:
     (lambda d: d["proof"].update(upper=d["proof"]["tree"][_leaf(d)][1]), "upper bound is not the one"),
     (lambda d: d["proof"].update(statement="interval differences and exact evaluation"), "must cite"),
     (lambda d: d["proof"]["tree"].__setitem__(0, ["cut", 0]), "a node is"),
-    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", 0.5]), "not an exact rational"),
+    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", 0.5]), "a leaf's bound is an exact rational string"),
+    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", "1/0"]), "zero denominator"),
     (lambda d: d["proof"]["tree"].__setitem__(0, ["split", 2]), "proof.tree[0]"),
     (lambda d: d["proof"].update(tree=[["leaf", "0"]] * (checker_deep_distance.MAX_NODES + 1)),
      "beyond the checker's bounds"),
@@ -116,10 +118,10 @@ def test_more_leaves_than_the_work_bound_allows_are_refused(searched, monkeypatc
     t1, t2, _, d = searched
     doc = _doc(d, (t1, t2))
     weights = sum(len(row) + 1 for t in (t1, t2) for layer in t.layers for row in layer.W)
-    monkeypatch.setattr(checker_deep_distance, "MAX_WORK", d.leaves * weights - 1)
+    monkeypatch.setattr(checker_deep_distance, "MAX_DISTANCE_WORK", d.leaves * weights - 1)
     report = check(doc)
     assert not report.valid and "beyond the checker's bounds" in report.reason, report.reason
-    monkeypatch.setattr(checker_deep_distance, "MAX_WORK", d.leaves * weights)
+    monkeypatch.setattr(checker_deep_distance, "MAX_DISTANCE_WORK", d.leaves * weights)
     assert check(doc).valid
 
 
@@ -165,3 +167,31 @@ def test_trees_on_perturbed_disguises_are_sound(pair, ell: int, i: int, q: int, 
     assert not z3_exceeds(t1, t2, box, d.upper), "a point of the box exceeds U"
     report = check(_doc(d, (t1, t2)))
     assert report.valid, report.reason
+
+
+def test_long_leaf_values_are_refused_unread(searched) -> None:
+    """A leaf's value is read only after its region's bound is computed, and only when it is no longer than that
+    number can be written: 300 values of 100,000 characters (about 25 s to parse) are refused at once."""
+    t1, t2, _, d = searched
+    doc = _doc(d, (t1, t2))
+    value = "1" * 39_450 + "/" + "7" * 60_549
+    doc["proof"]["tree"] = [["split", 0], ["leaf", value]] * 299 + [["leaf", value]]
+    start = time.perf_counter()
+    report = check(doc)
+    assert not report.valid and "the stated bound of the leaf" in report.reason, report.reason
+    assert time.perf_counter() - start < 5
+
+
+def test_a_halved_box_of_long_numbers_is_refused() -> None:
+    """Box numbers of more than 4,096 bits (whose midpoints would cost their length) are refused before a tree is
+    walked; the producer builds no tree on such a box."""
+    t1, t2 = _pair()
+    big = fmpq(1, 3 ** 2600)  # a denominator of 4,121 bits
+    box = [(fmpq(-1), big), (fmpq(-1), fmpq(1))]
+    d = deep_distance(t1, t2, box, seconds=0.5)
+    assert d.tree == [] and d.stopped == "the checker's bounds"
+    small = deep_distance(t1, t2, [(fmpq(-1), fmpq(1))] * 2, seconds=0.5)
+    doc = _doc(small, (t1, t2))
+    doc["proof"]["box"][0][1] = str(big)
+    report = check(doc)
+    assert not report.valid and "beyond 4096 bits" in report.reason, report.reason

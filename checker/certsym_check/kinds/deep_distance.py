@@ -20,7 +20,9 @@
 The stated U and L must be those numbers. No search. Cost: a constant number of passes over the weights per
 region, each row brought to integers once and every bound over its layer's common denominator; the sizes are
 bounded before the work (MAX_WEIGHTS, and the distinct denominators times the depth; for a tree MAX_NODES nodes,
-MAX_DEPTH nested halvings, leaves × the weights of both networks ≤ MAX_WORK and nodes × (m + 1) ≤ MAX_WORK).
+MAX_DEPTH nested halvings, box numbers of at most MAX_BOX_BITS bits, leaves × the weights of both networks ≤
+MAX_DISTANCE_WORK and nodes × (m + 1) ≤ MAX_WORK; a leaf's stated bound is read only after its region's bound
+is computed, and refused unread when longer than that number can be written).
 Standard library only.
 """
 
@@ -49,7 +51,11 @@ STATEMENT = "interval differences and exact evaluation"
 TREE_STATEMENT = "halvings of the box, interval differences and exact evaluation"
 MAX_NODES = 200_000
 MAX_DEPTH = 256  # nested halvings: each adds a bit to a coordinate's denominator
-MAX_WORK = 5 * 10**6
+MAX_WORK = 5 * 10**6  # leaves × their work, and nodes × (m + 1), for a tree of halvings (deep_top1's)
+# a distance tree's leaves × the weights of both networks: a leaf costs about four passes over the weights, so at
+# this bound the worst replay measured (a 1-16-1 pair, 25,000 leaves) takes about 22 s on a 2-core machine
+MAX_DISTANCE_WORK = 25 * 10**5
+MAX_BOX_BITS = 4096  # numerators and denominators of a box that is halved: each halving adds one bit
 MAX_WEIGHTS = 2 * 10**7  # entries of both networks: each pass is a few integer operations per entry
 MAX_GROWTH_BITS = 1 << 20  # (layers + 1) × the bits of the distinct denominators: bounds every common denominator
 
@@ -190,12 +196,13 @@ def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list |
     return computed if differences is None else min(computed, _aligned(t1, alignment, differences, z1, z2, box))
 
 
-def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int):
+def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int,
+             max_work: int = MAX_WORK):
     """The regions of a preorder tree of halvings of ``box`` (``["split", q]``: the current region's coordinate q
     halved at its midpoint, the left half next; ``["leaf", v]``: the current region is a leaf), as
     (path, leaf(v), region) for each leaf, in order; ``leaf`` reads a leaf's value. The tree must end when every
     region is a leaf, so the leaves cover the box. Bounds, before the walk: MAX_NODES nodes, leaves × ``weights``
-    ≤ MAX_WORK and nodes × (m + 1) ≤ MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
+    ≤ ``max_work`` and nodes × (m + 1) ≤ MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
     tree = seq(value, None, "proof.tree")
     if len(tree) > MAX_NODES:
         raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
@@ -207,9 +214,9 @@ def halvings(value: object, box: list, leaf: Callable[[object, str], object], we
         nodes.append((kind, index(v, len(box), f"proof.tree[{s}]") if kind == "split" else
                       leaf(v, f"proof.tree[{s}]")))
     leaves = sum(1 for kind, _ in nodes if kind == "leaf")
-    if leaves * weights > MAX_WORK or len(nodes) * (len(box) + 1) > MAX_WORK:
-        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {weights} weights, or {len(nodes)} nodes × "
-                     f"{len(box) + 1} coordinates, exceed {MAX_WORK}")
+    if leaves * weights > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {weights} weights (at most {max_work}), or "
+                     f"{len(nodes)} nodes × {len(box) + 1} coordinates (at most {MAX_WORK})")
     stack = [(box, 0)]
     for s, (kind, v) in enumerate(nodes):
         if not stack:
@@ -291,9 +298,10 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
         leaves = 0
         computed = None
-        for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights):
+        _short([y for b in box for y in b], "the box")
+        for where, stated, region in halvings(p["tree"], box, _leaf_text, weights, MAX_DISTANCE_WORK):
             value = _bound(t1, t2, alignment, differences, region)
-            if value != stated:
+            if not _states(stated, value):
                 raise Reject(f"{where}: the stated bound of the leaf is not the one the rule gives on its region "
                              f"({_show(value)})")
             computed = value if computed is None else max(computed, value)
@@ -316,8 +324,20 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     _epsilon(p, lower, upper, rep)
 
 
-def _leaf_bound(value: object, where: str) -> Fraction:
-    bound = rational(value)
-    if bound.numerator.bit_length() > MAX_BOUND_BITS:
-        raise Reject(f"{where}: beyond the checker's bounds: a numerator beyond {MAX_BOUND_BITS} bits")
-    return bound
+def _leaf_text(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise Reject(f"{where}: a leaf's bound is an exact rational string")
+    return value
+
+
+def _states(text: str, value: Fraction) -> bool:
+    """Whether ``text`` is the rational ``value``: refused unread when it has more characters than the value's
+    lowest terms can have (so reading it costs no more than the value the checker computed), else parsed."""
+    digits = (value.numerator.bit_length() + value.denominator.bit_length()) * 30103 // 100000 + 4
+    return len(text) <= digits and rational(text) == value
+
+
+def _short(xs: list[Fraction], where: str) -> None:
+    """Box numbers of at most MAX_BOX_BITS bits, numerator and denominator: a midpoint costs O(bits)."""
+    if any(max(abs(x.numerator), x.denominator).bit_length() > MAX_BOX_BITS for x in xs):
+        raise Reject(f"beyond the checker's bounds: a number of {where} beyond {MAX_BOX_BITS} bits")

@@ -24,11 +24,10 @@ from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
-from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu, halvings
+from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu, _short, halvings
 from certsym_check.kinds.distance import _box_text
 
 STATEMENT = "halvings of the box and interval margins"
-MAX_BOX_BITS = 4096  # numerators and denominators of the box and the witness: a halving adds one bit
 
 
 def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
@@ -40,11 +39,6 @@ def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
     if t1.output_relu or t2.output_relu:
         raise Reject("top-1 certificates are for networks without an output ReLU (σ(f) ties at 0)")
     return t1, t2
-
-
-def _short(xs: list[Fraction], where: str) -> None:
-    if any(max(abs(x.numerator), x.denominator).bit_length() > MAX_BOX_BITS for x in xs):
-        raise Reject(f"beyond the checker's bounds: a number of {where} beyond {MAX_BOX_BITS} bits")
 
 
 def _box(value: object, m: int) -> list[tuple[Fraction, Fraction]]:
