@@ -46,9 +46,10 @@ Interval = tuple[list[fmpq], list[fmpq]]
 Alignment = list[list[tuple[int, int, fmpq]]]
 SEARCH_POINTS = 512
 LEAF_POINTS = 64  # floating-point proposals per region of the branch and bound
-# the checker's bounds on a tree (certificates/FORMAT.md): leaves × the weights of both networks, nodes × (m + 1),
-# nested halvings, and the bits of the box's numbers (a halving adds one)
-MAX_TREE_WORK, MAX_NODE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 25 * 10**5, 5 * 10**6, 200_000, 256, 4096
+# the checker's bounds on a tree (certificates/FORMAT.md): leaves × the weights of both networks (2.5·10^6 there;
+# 2·10^6 here leaves room for its work budget, about 2–8 units per leaf and weight), nodes × (m + 1), nested
+# halvings, and the bits of the box's numbers (a halving adds one)
+MAX_TREE_WORK, MAX_NODE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 2 * 10**6, 5 * 10**6, 200_000, 256, 4096
 
 
 @dataclass

@@ -133,8 +133,11 @@ def _moved(t2: DeepNet, alignment: list) -> tuple[list, list]:
             src = t2.W[ell - 1][j]
             cols = [src[q] for q, _ in prev]
             charge_products(cols, inv, "moving theta2 by the alignment", accumulate=False)
+            charge_products(cols, [d] * len(cols), "moving theta2 by the alignment", accumulate=False)
             rows.append([d * w * s for w, s in zip(cols, inv, strict=True)])
         W.append(rows)
+        charge_products([d for _, d in here], [t2.b[ell - 1][j] for j, _ in here], "moving theta2 by the alignment",
+                        accumulate=False)
         b.append([d * t2.b[ell - 1][j] for j, d in here])
         prev = here
     return W, b
@@ -146,6 +149,10 @@ def _differences(t1: DeepNet, t2: DeepNet, alignment: list) -> list[tuple[list, 
     out = []
     for ell in range(1, t1.depth + 2):
         W1, b1 = t1.W[ell - 1], t1.b[ell - 1]
+        # a difference costs what a product of the same sizes does (a gcd of the denominators)
+        for r1, r2 in zip(W1, W2[ell - 1], strict=True):
+            charge_products(r1, r2, "the weights' differences", accumulate=False)
+        charge_products(b1, b2[ell - 1], "the weights' differences", accumulate=False)
         out.append(([[a - c for a, c in zip(r1, r2, strict=True)] for r1, r2 in zip(W1, W2[ell - 1], strict=True)],
                     [a - c for a, c in zip(b1, b2[ell - 1], strict=True)], W2[ell - 1]))
     return out
@@ -154,6 +161,8 @@ def _differences(t1: DeepNet, t2: DeepNet, alignment: list) -> list[tuple[list, 
 def _gap(delta: Interval, z1: Interval, z2: Interval) -> Interval:
     """σ(z1) − σ(z2) enclosed from δ = z1 − z2 ∈ delta and the plain intervals z1, z2 (module docstring)."""
     zero = Fraction(0)
+    charge_products(z1[0], z2[1], "the gaps σ(z1) − σ(z2)", accumulate=False)
+    charge_products(z1[1], z2[0], "the gaps σ(z1) − σ(z2)", accumulate=False)
     lo, hi = [], []
     for dlo, dhi, a1, b1, a2, b2 in zip(*delta, *z1, *z2, strict=True):
         if a1 >= 0 and a2 >= 0:
@@ -177,11 +186,17 @@ def _aligned(t1: DeepNet, alignment: list, differences: list, z1: list[Interval]
         if ell == 1:
             delta = _affine(diff, shift, lo, hi)
             continue
+        scalings = [d for _, _, d in alignment[ell - 2]]
+        for end in z2[ell - 2]:
+            charge_products(scalings, [end[j] for _, j, _ in alignment[ell - 2]], "placing theta2's intervals",
+                            accumulate=False)
         placed = ([d * z2[ell - 2][0][j] for _, j, d in alignment[ell - 2]],
                   [d * z2[ell - 2][1][j] for _, j, d in alignment[ell - 2]])
         gap = _gap(delta, z1[ell - 2], placed)
         e1 = _affine(diff, shift, *_relu(z1[ell - 2]))
         e2 = _affine(W2, [Fraction(0)] * len(shift), *gap)
+        for x, y in zip(e1, e2, strict=True):
+            charge_products(x, y, "the differences' bounds", accumulate=False)
         delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
     if t1.output_relu:
         delta = _gap(delta, z1[t1.depth], z2[t1.depth])
@@ -192,6 +207,8 @@ def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list |
     """U on a box: U_plain, or min(U_plain, U_aligned) with an alignment and its ``differences``."""
     z1, out1 = _plain(t1, box)
     z2, out2 = _plain(t2, box)
+    charge_products(out1[1], out2[0], "the plain bound", accumulate=False)
+    charge_products(out1[0], out2[1], "the plain bound", accumulate=False)
     computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
     return computed if differences is None else min(computed, _aligned(t1, alignment, differences, z1, z2, box))
 
