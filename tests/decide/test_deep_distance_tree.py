@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import time
 
 import numpy as np
 import pytest
 from flint import fmpq
+from helpers import decimal_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -195,3 +197,29 @@ def test_a_halved_box_of_long_numbers_is_refused() -> None:
     doc["proof"]["box"][0][1] = str(big)
     report = check(doc)
     assert not report.valid and "beyond 4096 bits" in report.reason, report.reason
+
+
+def test_differences_of_long_coprime_denominators_are_charged(searched) -> None:
+    """θ1's weights over D1 and scalings 1/D2, D1 and D2 coprime of 174,000 bits (within the denominator bound):
+    every entry of W1 − W2' costs a quadratic gcd. Charged to the work budget, the certificate is refused before
+    the differences are formed (uncharged, 400 of them ran 25 s)."""
+    t1, t2, _, d = searched
+    doc = _doc(d, (t1, t2))
+    rnd = random.Random(0)
+    D1 = rnd.getrandbits(174_000) | (1 << 173_999) | 1
+    D2 = D1 + 2  # odd and two apart: coprime
+    m, n = 200, 2
+    one = decimal_text(D1)
+    doc["inputs"][0]["parameters"] = {"layers": [
+        {"W": [[f"{1 + (i + q) % 3}/{one}" for q in range(m)] for i in range(n)], "b": [f"1/{one}"] * n},
+        {"W": [["1"] * n], "b": ["0"]}], "m": m, "output_relu": False}
+    doc["inputs"][1]["parameters"] = {"layers": [{"W": [["1"] * m for _ in range(n)], "b": ["1"] * n},
+                                                 {"W": [["1"] * n], "b": ["0"]}], "m": m, "output_relu": False}
+    doc["proof"] = {"box": [["0", "1"]] * m, "alignment": [[[i, i, f"1/{decimal_text(D2)}"] for i in range(n)]],
+                    "upper": "0", "lower": "0", "witness": ["0"] * m,
+                    "statement": "interval differences and exact evaluation"}
+    start = time.perf_counter()
+    report = check(doc)
+    assert not report.valid and "the weights' differences: beyond the checker's work budget" in report.reason, \
+        report.reason
+    assert time.perf_counter() - start < 10
