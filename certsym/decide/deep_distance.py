@@ -325,6 +325,7 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
     weights = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers)
     ratio = fmpq(*float(target).as_integer_ratio())
     root = _Node(d.box, d.upper, 0)
+    long_box = max((_bits(end) for end in root.box), default=0) > MAX_BOX_BITS  # the checker halves no such box
     heap = [(-root.upper, 0, root)]
     count, nodes = 0, 1
 
@@ -349,8 +350,7 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
             reason = "a region no halving shrinks"
             break
         if leaves * weights > MAX_TREE_WORK or (nodes + 2) * (theta1.m + 1) > MAX_NODE_WORK or \
-                nodes + 2 > MAX_TREE_NODES or node.depth >= MAX_TREE_DEPTH or \
-                max(_bits(end) for end in root.box) > MAX_BOX_BITS:
+                nodes + 2 > MAX_TREE_NODES or node.depth >= MAX_TREE_DEPTH or long_box:
             reason = "the checker's bounds"
             break
         heapq.heappop(heap)
