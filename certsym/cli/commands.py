@@ -46,7 +46,7 @@ from certsym.decide import deep
 from certsym.decide.affine import decide_affine
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.deep_top1 import deep_top1
-from certsym.decide.distance import distance, epsilon_verdict, parse_box, parse_vnnlib
+from certsym.decide.distance import distance, parse_box, parse_vnnlib
 from certsym.decide.identifiability import converse_failures, decide_identifiable, describe_fibre, perturb
 from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
@@ -348,7 +348,7 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2), epsilon))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
-    verdict = None if epsilon is None else epsilon_verdict(d.lower, d.upper, epsilon)
+    verdict = d.verdict
     code = _VERDICT_EXIT[verdict]
     if args.json:
         emit_json(_bounds_json(d, d.box, spec, readings) | {

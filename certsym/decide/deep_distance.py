@@ -354,21 +354,18 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
             reason = "the checker's bounds"
             break
         heapq.heappop(heap)
-        lo, hi = node.box[q]
-        mid = (lo + hi) / 2
         node.split = q
-        halves = []
-        for part in ((lo, mid), (mid, hi)):
-            region = [*node.box[:q], part, *node.box[q + 1:]]
-            halves.append(_Node(region, bounds(region)[0], node.depth + 1))
+        children = []
+        for region in halves(node.box, q):
+            children.append(_Node(region, bounds(region)[0], node.depth + 1))
             count += 1
-            heapq.heappush(heap, (-halves[-1].upper, count, halves[-1]))
+            heapq.heappush(heap, (-children[-1].upper, count, children[-1]))
             x = _witness(theta1, theta2, region, seed + count, LEAF_POINTS, floats)
             values = (theta1(x), theta2(x))
             value = max(abs(a - c) for a, c in zip(*values, strict=True))
             if value > d.lower:
                 d.lower, d.witness, d.values = value, x, values
-        node.children = tuple(halves)
+        node.children = tuple(children)
         nodes += 2
         if progress is not None and nodes % 100 == 1:
             progress(f"{nodes} regions, U ≈ {float(-heap[0][0]):.6g}, L ≈ {float(d.lower):.6g}")
@@ -376,6 +373,13 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
     d.regions, d.stopped = nodes, reason
     if root.split is not None:
         d.tree = _preorder(root)
+
+
+def halves(box: Box, q: int) -> tuple[Box, Box]:
+    """The box cut at the midpoint of coordinate q: (x_q ≤ mid, x_q ≥ mid), the order of a preorder tree."""
+    lo, hi = box[q]
+    mid = (lo + hi) / 2
+    return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
 
 
 def _bits(end: tuple[fmpq, fmpq]) -> int:

@@ -27,7 +27,7 @@ from flint import fmpq
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, plain_intervals
+from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, halves, plain_intervals
 from certsym.decide.distance import Box
 from certsym.decide.top1 import unique_top
 from certsym.errors import InputError
@@ -72,12 +72,6 @@ def leaf_class(theta: DeepNetwork, box: Box) -> int | None:
         if all(x > 0 for x in low):
             return c
     return None
-
-
-def _halves(box: Box, q: int) -> tuple[Box, Box]:
-    lo, hi = box[q]
-    mid = (lo + hi) / 2
-    return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
 
 
 def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
@@ -129,7 +123,7 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
             return DeepTop1("unknown", box, regions=regions, stopped="a point box with a tie",
                             seconds=time.monotonic() - start)
         tree.append(("split", q))
-        left, right = _halves(region, q)
+        left, right = halves(region, q)
         stack += [right, left]  # preorder: the left half next
         if progress is not None and regions % 50 == 0:
             progress(f"{regions} regions, {len(stack)} open, {time.monotonic() - start:.1f} s")
