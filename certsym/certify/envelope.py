@@ -11,6 +11,7 @@ Building a certificate costs time linear in its size.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,9 +69,14 @@ class InputRecord:
     radicals and roots written in the file with their values (so the checker can re-read it)."""
 
     name: str
-    sha256: str
+    digest: str | Callable[[], str]  # the SHA-256 in hex, or a function that waits for it (a file still hashing)
     atoms: tuple[tuple[str, Scalar], ...] = ()
     model: dict | None = None  # model files: the format and the tensor names read
+
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 of the file's bytes, in hex (waiting for a hash still being computed)."""
+        return self.digest if isinstance(self.digest, str) else self.digest()
 
 
 def field_json(F: Field) -> dict[str, Any]:

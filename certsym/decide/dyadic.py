@@ -32,10 +32,11 @@ from certsym.core.reduction import BIAS_SHIFT, MERGE, ZEROING, Step
 from certsym.decide.equivalence import Match, Merge, Pair
 from certsym.numbers import QQ
 from certsym.numbers import rational_from_float as exact_float
+from certsym.numbers.floats import all_finite
 
 # The odd 64-bit weights of the row hash (shared with the audit's proposal hash, which must use the same ones).
 HASH_WEIGHTS = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
-_CHUNK = 4096  # rows per vectorized block: bounds the temporaries to a few tens of MB
+_CACHE_ROWS = 256  # rows per block of the proportionality test: its binary64 products stay in cache
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ class DyadicNetwork:
         out = []
         for t in arrays:
             x = t.astype(np.float32, copy=False)  # exact for float16; checked below for float64
-            if not np.isfinite(x).all() or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
+            if not all_finite(x) or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
                 return None
             out.append(x)
         return cls(*out)
@@ -110,29 +111,41 @@ class _Rows:
         lam = np.empty(n)
         weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
         bits = np.uint32 if A.dtype == np.float32 else np.uint64
-        for s in range(0, n, _CHUNK):
-            rows = A[idx[s:s + _CHUNK]]
+        block = max(16, (1 << 16) // width)  # rows whose temporaries stay in cache
+        for s in range(0, n, block):
+            rows = A[idx[s:s + block]]
             lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
-            lam[s:s + _CHUNK] = lead
+            lam[s:s + block] = lead
             with np.errstate(over="ignore", under="ignore"):  # ±inf and 0 are correctly rounded quotients too
                 normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
-                offset = b[idx[s:s + _CHUNK]] / lead + A.dtype.type(0)
-            plane[s:s + _CHUNK] = (normal.view(bits).astype(np.uint64) @ weights[:-1]
-                                   + offset.view(bits).astype(np.uint64) * weights[-1])
+                offset = b[idx[s:s + block]] / lead + A.dtype.type(0)
+            plane[s:s + block] = (np.matmul(normal.view(bits), weights[:-1], dtype=np.uint64)
+                                  + offset.view(bits).astype(np.uint64) * weights[-1])
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def gather(self, P: np.ndarray) -> np.ndarray:
-        """The rows at positions P, as binary64."""
-        out = np.empty((len(P), self.parts[0][0].shape[1] + 1))
+    def raw(self, P: np.ndarray, out: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The rows at positions P in the arrays' own precision: (a's, b's), written into ``out`` when given."""
+        A0 = self.parts[0][0]
+        a, b = out or (np.empty((len(P), A0.shape[1]), dtype=A0.dtype), np.empty(len(P), dtype=A0.dtype))
         start = 0
-        for A, b, idx in self.parts:
+        for A, bias, idx in self.parts:
             offset = P - start
             mine = (offset >= 0) & (offset < len(idx))
-            out[mine] = _widen(A, b, idx[offset[mine]])
+            if mine.all():
+                a[...], b[...] = A[idx[offset]], bias[idx[offset]]
+            elif mine.any():
+                a[mine], b[mine] = A[idx[offset[mine]]], bias[idx[offset[mine]]]
             start += len(idx)
+        return a, b
+
+    def gather(self, P: np.ndarray) -> np.ndarray:
+        """The rows (a, b) at positions P, as binary64."""
+        a, b = self.raw(P)
+        out = np.empty((len(P), a.shape[1] + 1))
+        out[:, :-1], out[:, -1] = a, b
         return out
 
     def select(self, keep: np.ndarray) -> _Rows:
@@ -141,12 +154,26 @@ class _Rows:
                      self.lam[keep], {q: self.vex[p] for q, p in enumerate(keep.tolist()) if p in self.vex})
 
     def proportional(self, I: np.ndarray, J: np.ndarray, sign: int = 1) -> np.ndarray:
-        """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized."""
+        """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized. The float32 rows are
+        multiplied into binary64 by the ufunc itself, in blocks whose buffers are allocated once: fresh pages for
+        every block cost more than the arithmetic."""
         out = np.empty(len(I), dtype=bool)
-        for s in range(0, len(I), _CHUNK):
-            i, j = I[s:s + _CHUNK], J[s:s + _CHUNK]
-            out[s:s + _CHUNK] = (self.gather(j) * self.lam[i, None] == sign * self.gather(i) * self.lam[j, None]
-                                 ).all(axis=1)
+        A0 = self.parts[0][0]
+        rows = min(len(I), _CACHE_ROWS)
+        ai, aj = (np.empty((rows, A0.shape[1]), dtype=A0.dtype) for _ in range(2))
+        bi, bj = (np.empty(rows, dtype=A0.dtype) for _ in range(2))
+        pi, pj = (np.empty((rows, A0.shape[1])) for _ in range(2))
+        equal = np.empty((rows, A0.shape[1]), dtype=bool)
+        for s in range(0, len(I), rows):
+            i, j = I[s:s + rows], J[s:s + rows]
+            c = len(i)
+            self.raw(i, (ai[:c], bi[:c]))
+            self.raw(j, (aj[:c], bj[:c]))
+            li, lj = self.lam[i], sign * self.lam[j]
+            np.multiply(aj[:c], li[:, None], out=pj[:c])
+            np.multiply(ai[:c], lj[:, None], out=pi[:c])
+            np.equal(pj[:c], pi[:c], out=equal[:c])
+            out[s:s + c] = equal[:c].all(axis=1) & (bj[:c] * li == bi[:c] * lj)
         return out
 
     def v(self, pos: int) -> tuple:
@@ -154,6 +181,21 @@ class _Rows:
 
     def ratio(self, i: int, j: int) -> fmpq:
         return exact_float(self.lam[j]) / exact_float(self.lam[i])
+
+    def ratios(self, I: np.ndarray, J: np.ndarray) -> list[fmpq]:
+        """[λ_J/λ_I] exactly, as ``ratio`` gives them one by one, with one rational made per pair: each λ is
+        o·2^t with o an odd integer (λ has at most 24 significant bits), so λ_j/λ_i is (o_j/g)/(o_i/g)·2^(t_j − t_i)
+        with g = gcd(o_i, o_j), already in lowest terms. Cost O(len) vectorized plus len rationals."""
+        mantissa, exponent = np.frexp(self.lam)  # λ = f·2^e, f in [1/2, 1): f·2^24 is an integer
+        whole = (mantissa * 2.0**24).astype(np.int64)
+        low = whole & -whole  # the lowest set bit: odd part and power of two apart
+        odd, shift = whole // low, exponent.astype(np.int64) - 24 + np.frexp(low.astype(np.float64))[1] - 1
+        g = np.gcd(odd[I], odd[J])
+        out = []
+        for p, q, d in zip((odd[J] // g).tolist(), (odd[I] // g).tolist(), (shift[J] - shift[I]).tolist(),
+                           strict=True):
+            out.append(fmpq(p << d, q) if d >= 0 else fmpq(p, q << -d))
+        return out
 
 
 def _buckets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -267,15 +309,16 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     two = starts[sizes == 2]
     I, J = order[two], order[two + 1]
     simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J])
-    simple &= np.array([i not in D.vex and j not in D.vex for i, j in zip(I.tolist(), J.tolist(), strict=True)],
-                       dtype=bool)
+    if D.vex:  # a merged neuron's v is exact, not D.V's: the buckets below handle it
+        simple &= ~np.isin(I, list(D.vex)) & ~np.isin(J, list(D.vex))
     if simple.any():
         simple[simple] = D.proportional(I[simple], J[simple])
         cancel = (D.V[I] * D.lam[I, None] == -(D.V[J] * D.lam[J, None])).all(axis=1)  # fact 2: exact
         simple &= cancel
     planes: list[tuple[int, list]] = []  # (first position in D, evidence) in first-appearance order
-    for i, j in zip(I[simple].tolist(), J[simple].tolist(), strict=True):
-        planes.append((i, [Match(int(D.ids[i]), int(D.ids[j]) - n1, D.ratio(i, j))]))
+    I1, J1 = I[simple], J[simple]
+    for i, a, b, lam in zip(I1.tolist(), D.ids[I1].tolist(), (D.ids[J1] - n1).tolist(), D.ratios(I1, J1), strict=True):
+        planes.append((i, [Match(a, b, lam)]))
     rest = np.concatenate([two[~simple], starts[sizes != 2]])
     leftover = False
     for start in np.sort(rest).tolist():
@@ -286,9 +329,10 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
                 verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]
             leftover |= not ok
     planes.sort(key=lambda fe: fe[0])
+    kinds = {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}
     for _, evidence in planes:
         for item in evidence:
-            {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}[type(item)].append(item)
+            kinds[type(item)].append(item)
     if leftover:
         return verdict
     k, m = t1.k, t1.m

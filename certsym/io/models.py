@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import io
 import json
 import os
 import re
 import struct
 import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,11 +31,13 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.filebytes import FileBytes
 from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
 from certsym.io.foreign import foreign_format
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
+from certsym.numbers.floats import all_finite
 
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
            ".ckpt": "torch", ".onnx": "onnx", ".msgpack": "msgpack"}
@@ -109,14 +113,16 @@ def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
     return header["shape"], header["fortran_order"], np.dtype(header["descr"])
 
 
-def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
+def _npz(path: Path, wanted, blob: FileBytes | None = None) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, npz: every member NAME.npy, names distinct, exact sizes; only the ``wanted`` members are
-    read (a set of names, None for all, or a function of the list of names giving that set)."""
-    with open(path, "rb") as fh:
-        if fh.read(4) != b"PK\x03\x04":  # numpy.load reads anything else as .npy or pickle, not as an archive
-            raise InputError(f"{path}: not an .npz archive: it does not begin with a zip local header (numpy.load "
-                             "would not read it as one)")
-    with zipfile.ZipFile(path) as z:
+    read (a set of names, None for all, or a function of the list of names giving that set). With ``blob`` (the
+    file read once) the archive is parsed from its bytes, and a stored member's array is a view of them."""
+    if (blob.data[:4] if blob is not None else _head(path, 4)) != b"PK\x03\x04":
+        # numpy.load reads anything else as .npy or pickle, not as an archive
+        raise InputError(f"{path}: not an .npz archive: it does not begin with a zip local header (numpy.load "
+                         "would not read it as one)")
+    size = len(blob.data) if blob is not None else path.stat().st_size
+    with zipfile.ZipFile(io.BytesIO(blob.data) if blob is not None else path) as z:
         members = z.namelist()
         if len(set(members)) != len(members):
             raise InputError(f"{path}: the archive has two members with the same name")
@@ -130,25 +136,60 @@ def _npz(path: Path, wanted) -> tuple[dict, list[str]]:
         chosen = [(member, name) for member, name in zip(members, names, strict=True)
                   if wanted is None or name in wanted]
         inflated = sum(z.getinfo(member).file_size for member, _ in chosen)
-        if inflated > (1 << 28) + 64 * path.stat().st_size:
-            raise InputError(f"{path}: the members would inflate to {inflated} bytes from {path.stat().st_size}: "
+        if inflated > (1 << 28) + 64 * size:
+            raise InputError(f"{path}: the members would inflate to {inflated} bytes from {size}: "
                              "beyond the bound 2^28 + 64 x the file size (a zip bomb?)")
         out = {}
         for member, name in chosen:
             info = z.getinfo(member)
-            with z.open(info) as fh:
+            stored = _stored_member(blob, info) if blob is not None else None
+            with io.BytesIO(stored[:NPY_HEADER_LIMIT + 16]) if stored is not None else z.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
                 if version not in ((1, 0), (2, 0), (3, 0)):
                     raise InputError(f"{path}: {member}: unsupported .npy version {version}")
                 shape, fortran, dtype = _npy_header(fh, version, f"{path}: {member}")
                 _check_dtype(dtype, f"{path}: {member}")
-                size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-                if info.file_size != fh.tell() + size:
-                    raise InputError(f"{path}: {member}: the member holds {info.file_size - fh.tell()} data bytes, "
-                                     f"its shape {shape} needs {size}")
-                body = fh.read(size)
-            out[name] = np.frombuffer(body, dtype=dtype).reshape(shape, order="F" if fortran else "C")
+                count = int(np.prod(shape, dtype=np.int64))
+                start = fh.tell()
+                if info.file_size != start + count * dtype.itemsize:
+                    raise InputError(f"{path}: {member}: the member holds {info.file_size - start} data bytes, "
+                                     f"its shape {shape} needs {count * dtype.itemsize}")
+                if stored is None:
+                    array = np.frombuffer(fh.read(count * dtype.itemsize), dtype=dtype)
+            if stored is not None:
+                if zlib.crc32(stored) != info.CRC:  # numpy.load's zipfile refuses the member
+                    raise InputError(f"{path}: {member}: bad CRC-32 (numpy.load would refuse the archive)")
+                array = np.frombuffer(stored, dtype=dtype, count=count, offset=start)
+            out[name] = array.reshape(shape, order="F" if fortran else "C")
         return out, names
+
+
+def _head(path: Path, size: int) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+_LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
+
+
+def _stored_member(blob: FileBytes, info: zipfile.ZipInfo) -> memoryview | None:
+    """The bytes of an uncompressed, unencrypted member, in place, when its local header agrees with the central
+    directory as zipfile checks it; None otherwise (zipfile then reads the member, with its own refusals)."""
+    data, at = blob.data, info.header_offset
+    # only the flags a stored member may carry: a data descriptor (0x8) and UTF-8 names (0x800)
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & ~0x808 or at + _LOCAL_HEADER.size > len(data):
+        return None
+    header = _LOCAL_HEADER.unpack_from(data, at)
+    start = at + _LOCAL_HEADER.size + header[10] + header[11]
+    try:
+        name = data[at + _LOCAL_HEADER.size:at + _LOCAL_HEADER.size + header[10]].decode(
+            "utf-8" if header[3] & 0x800 else "cp437")
+    except UnicodeDecodeError:
+        return None
+    if header[0] != b"PK\x03\x04" or name != info.orig_filename or info.compress_size != info.file_size \
+            or start + info.file_size > len(data):
+        return None
+    return memoryview(data)[start:start + info.file_size]
 
 
 def _sharded(path: Path) -> tuple[dict, list[dict]]:
@@ -189,9 +230,9 @@ def _whole_msgpack_map(data: bytes) -> bool:
         return False
 
 
-def _safetensors(path: Path) -> tuple[dict, list[str]]:
+def _safetensors(path: Path, blob: FileBytes | None = None) -> tuple[dict, list[str]]:
     """docs/FORMATS.md, safetensors: one header, no repeated key, tensors tiling the buffer exactly."""
-    return _safetensors_data(path.read_bytes(), path)
+    return _safetensors_data(blob.data if blob is not None else path.read_bytes(), path)
 
 
 def _safetensors_data(data: bytes, path: Path) -> tuple[dict, list[str]]:
@@ -450,7 +491,7 @@ def detect_format(path: str | os.PathLike) -> str | None:
     return None
 
 
-def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]:
+def _tensor_map(path: Path, fmt: str, selection: Selection, blob: FileBytes | None = None) -> tuple[dict, dict]:
     """(name → array) of a tensor-map file (the state dict of a torch checkpoint), and what the "model" record
     adds for its format: {"root": …} for torch, {"shards": […]} for sharded safetensors, else nothing."""
     if fmt == "npz":
@@ -459,10 +500,10 @@ def _tensor_map(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]
                 return {k for k in default_choice(names) or () if k is not None}
         else:
             wanted = {k for k in selection.keys if k is not None}
-        tensors, names = _npz(path, wanted)
+        tensors, names = _npz(path, wanted, blob)
         return {name: tensors.get(name) for name in names}, {}
     if fmt == "safetensors":
-        return _safetensors(path)[0], {}
+        return _safetensors(path, blob)[0], {}
     if fmt == "safetensors-sharded":
         tensors, shards = _sharded(path)
         return tensors, {"shards": shards}
@@ -490,7 +531,8 @@ def reading(record: dict | None) -> str | None:
     return "a ReLU network (the graph's Relu nodes)"
 
 
-def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None) -> tuple[list, dict]:
+def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None,
+                blob: FileBytes | None = None) -> tuple[list, dict]:
     """The four tensors (W1, b1, W2, b2) as numpy arrays, layout-checked, with the "model" record that
     certificates carry: {"format", "rule", "tensors", "layout", "activation"} (and "root" for torch; "external"
     instead of "layout" for ONNX).
@@ -519,7 +561,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if selection.keys is not None and len(selection.keys) != 4:
                 raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
                                  "one-hidden-layer networks (certsym equiv decides deep ones)")
-            tensors, extra = _tensor_map(path, fmt, selection)
+            tensors, extra = _tensor_map(path, fmt, selection, blob)
             if selection.keys is not None:
                 given = [k for k in selection.keys if k is not None]
                 if len(set(given)) != len(given):
@@ -540,7 +582,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             for name, array in zip(names, arrays, strict=True):
                 if array is not None:
                     _check_dtype(array.dtype, f"{path}: tensor {name!r}")
-                    if array.dtype.kind == "f" and not np.isfinite(array).all():
+                    if not all_finite(array):
                         raise InputError(f"{path}: tensor {name!r} holds a NaN or infinite weight")
                     if array.ndim != (2 if name in (names[0], names[2]) else 1):
                         kind = _kind(name) or ("Conv" if array.ndim in (3, 4, 5) else "")
@@ -580,12 +622,14 @@ def read_model(path: str | os.PathLike, keys: Selection | Sequence[str | None] |
             "M": [M[j * n:(j + 1) * n] for j in range(k)], "c": exact(b2), "m": m, "model": model}
 
 
-def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> tuple[list, dict, bool]:
+def read_layers(path: str | os.PathLike, selection: Selection | None = None,
+                blob: FileBytes | None = None) -> tuple[list, dict, bool]:
     """The affine layers [(W_1, b_1), …, (W_{L+1}, b_{L+1})] of a model file as numpy arrays (out × in), the
     "model" record, and whether a ReLU follows the last layer (only an ONNX graph can say so): a one-hidden-layer
     file as ``read_arrays`` reads it, a deeper npz, safetensors or torch file by ``chain_choice`` (the default
     rule) or by ``--keys`` naming a weight and a bias per layer, an ONNX file by its graph. Absent biases are zeros.
-    Cost: reading the file."""
+    ``blob``, the file as the caller read it once (``certsym.io.filebytes``), is parsed instead of the file on disk
+    (npz and safetensors), so that what is read is what the caller hashed. Cost: reading the file."""
     path, selection = Path(resolve(str(path))[0]), selection or Selection()
     fmt = detect_format(path) if path.exists() else None
     if fmt == "msgpack":  # a Flax Dense kernel is stored inputs × outputs, by construction
@@ -600,7 +644,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
         return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
     if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
-        tensors, extra = _chain_tensors(path, fmt, selection)
+        tensors, extra = _chain_tensors(path, fmt, selection, blob)
         chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
         if chain is not None:
             return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "default"), False
@@ -610,14 +654,14 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None) -> 
         given = [k for k in keys if k is not None]
         if len(set(given)) != len(given):
             raise InputError(f"{path}: --keys names one tensor twice ({', '.join(given)})")
-        tensors, extra = _chain_tensors(path, fmt, selection)
+        tensors, extra = _chain_tensors(path, fmt, selection, blob)
         missing = [k for k in given if tensors.get(k) is None]
         if missing:
             found = ", ".join(sorted(tensors))[:300] or "nothing"
             raise InputError(f"{path}: missing {', '.join(missing)} (found {found})")
         chain = list(zip(keys[::2], keys[1::2], strict=True))
         return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "keys"), False
-    (W1, b1, W2, b2), record = read_arrays(path, selection)
+    (W1, b1, W2, b2), record = read_arrays(path, selection, blob)
     return [(W1, b1), (W2, b2)], record, False
 
 
@@ -628,16 +672,16 @@ def _dimensions(path: Path, m: int, k: int) -> None:
                          "has at least one input and one output")
 
 
-def _chain_tensors(path: Path, fmt: str, selection: Selection) -> tuple[dict, dict]:
+def _chain_tensors(path: Path, fmt: str, selection: Selection, blob: FileBytes | None = None) -> tuple[dict, dict]:
     """``_tensor_map`` for a chain of layers (an npz under the default rule: only the members the chain needs),
     with every failure of a corrupt file in one line."""
     try:
         if fmt == "npz" and selection.keys is None:
             def wanted(names: list[str]) -> set[str]:
                 return {k for pair in chain_choice(names) or () for k in pair if k is not None}
-            tensors, names = _npz(path, wanted)
+            tensors, names = _npz(path, wanted, blob)
             return {name: tensors.get(name) for name in names}, {}
-        return _tensor_map(path, fmt, selection)
+        return _tensor_map(path, fmt, selection, blob)
     except InputError:
         raise
     except Exception as exc:  # corrupt files raise many types; report them in one line
@@ -661,7 +705,7 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
             if array is None:
                 continue
             _check_dtype(array.dtype, f"{path}: tensor {name!r}")
-            if array.dtype.kind == "f" and not np.isfinite(array).all():
+            if not all_finite(array):
                 raise InputError(f"{path}: tensor {name!r} holds a NaN or infinite weight")
             if array.ndim != ndim:
                 raise InputError(f"{path}: tensor {name!r} has shape {tuple(array.shape)}; a Linear weight is 2-D, "

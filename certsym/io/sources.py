@@ -19,6 +19,7 @@ from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
 from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
+from certsym.io.filebytes import FileBytes
 from certsym.io.hub import resolve
 from certsym.io.models import Selection, chain_choice, default_choice, exact, is_model_file, parse_keys, read_layers
 from certsym.io.models import reading as reading_of
@@ -209,8 +210,10 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
                           tuple(state_key) if state_key else None)
     if is_model_file(path):
-        layers, record, output_relu = read_layers(path, selection)
-        rec = InputRecord(path, file_digest(path), (), record)
+        blob = FileBytes(path) if os.path.isfile(path) else None  # read once: parsed and hashed alike
+        layers, record, output_relu = read_layers(path, selection, blob)
+        # the hash goes on while the caller decides: the record waits for it only when a certificate needs it
+        rec = InputRecord(path, blob.sha256 if blob is not None else file_digest(path), (), record)
         if len(layers) > 2 or output_relu:
             return Model(path, rec, None, path, reading=reading_of(record), layers=layers, output_relu=output_relu)
         (W1, b1), (W2, b2) = layers

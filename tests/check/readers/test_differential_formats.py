@@ -64,6 +64,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from certsym.errors import InputError
 from certsym.io import models
+from certsym.io.filebytes import FileBytes
 from certsym.io.onnxfile import read_onnx_chain as producer_read_onnx
 from certsym.io.torchfile import read_state_dict as producer_state_dict
 from certsym_check.errors import Reject
@@ -408,10 +409,19 @@ def _producer_call(fn: Callable, *args):
 
 
 def npz_producer(path: Path) -> Outcome:
+    """The producer's npz reader both ways it runs: from the file (zipfile reads every member), and from the
+    bytes read once (``FileBytes``: a stored member's array is a view of them). Both must read the same."""
     who = "producer"
     result, error = _producer_call(models._npz, path, None)
+    in_place, in_place_error = _producer_call(models._npz, path, None, FileBytes(path))
+    assert (error is None) == (in_place_error is None), (error, in_place_error)
     if error is not None:
         return _refused(who, error)
+    assert list(result[0]) == list(in_place[0]) and result[1] == in_place[1]
+    for name, read in result[0].items():
+        other = in_place[0][name]
+        assert (read.dtype, read.shape) == (other.dtype, other.shape)
+        assert np.ascontiguousarray(read).tobytes() == np.ascontiguousarray(other).tobytes()
     tensors = result[0]
     return _read(who, {k: numpy_bits(a) for k, a in tensors.items()},
                  {k: (lambda a=a: _raises(InputError, models.exact, a)) for k, a in tensors.items()})

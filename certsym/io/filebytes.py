@@ -1,0 +1,37 @@
+"""A file read once: its bytes, and their SHA-256 computed on a second thread while the readers parse them.
+
+A certificate binds every file it speaks of by the SHA-256 of its bytes, so the bytes a reader parses and the bytes
+that are hashed must be the same ones: reading the file once gives both, even if the file changes meanwhile.
+hashlib releases the GIL while it hashes a large buffer, so on two cores the hash costs the reading no wall time.
+Cost: one read of the file and its SHA-256 (about 1.2 GB/s on one core), off the main thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from pathlib import Path
+
+from certsym.errors import InputError
+
+
+class FileBytes:
+    """The bytes of a file as read once (``data``), with their SHA-256 (``sha256()``, waiting for the hashing
+    thread). Cost: reading the file; the hash runs on its own thread from the start."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path)
+        try:
+            with open(self.path, "rb") as fh:
+                self.data: bytes = fh.read()
+        except OSError as exc:
+            raise InputError(f"{self.path}: cannot read the file ({exc.strerror or exc})") from None
+        self._hash = hashlib.sha256()
+        self._thread = threading.Thread(target=self._hash.update, args=(self.data,), daemon=True)
+        self._thread.start()
+
+    def sha256(self) -> str:
+        """The SHA-256 of ``data`` in hex (blocks until the hashing thread is done)."""
+        self._thread.join()
+        return self._hash.hexdigest()
