@@ -116,7 +116,8 @@ class _Rows:
             rows = A[idx[s:s + block]]
             lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
             lam[s:s + block] = lead
-            with np.errstate(over="ignore", under="ignore"):  # ±inf and 0 are correctly rounded quotients too
+            # ±inf and 0 are correctly rounded quotients too; a zero row (lead 0) is hashed but never used
+            with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
                 normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
                 offset = b[idx[s:s + block]] / lead + A.dtype.type(0)
             plane[s:s + block] = (np.matmul(normal.view(bits), weights[:-1], dtype=np.uint64)
@@ -235,7 +236,9 @@ def reduce(net: DyadicNetwork) -> FastReduction:
 
 def _reduce(net: DyadicNetwork) -> FastReduction:
     zero_v = ~(net.M != 0).any(axis=0)
-    zero_a = ~(net.A != 0).any(axis=1)
+    every = np.arange(net.n)
+    hashed = _Rows.of(net.A, net.b, every, net.M.T, every)  # one pass over A: a row's leading entry is 0 iff a = 0
+    zero_a = hashed.lam == 0
     steps: list[Step] = []
     c = [exact_float(x) for x in net.c.tolist()]
     already = zero_v & zero_a & (net.b == 0)  # zero neurons: no move applies (as in the general path)
@@ -247,7 +250,7 @@ def _reduce(net: DyadicNetwork) -> FastReduction:
         else:
             steps.append(Step("zero", i, statement=ZEROING))
     alive = np.flatnonzero(~(zero_v | zero_a))
-    rows = _Rows.of(net.A, net.b, alive, net.M[:, alive].T, alive)
+    rows = hashed if len(alive) == net.n else hashed.select(alive)
     key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
     order, starts, sizes = _buckets(key)
     merges: list[tuple[int, int, fmpq]] = []  # (source position, into position, μ)
@@ -315,10 +318,12 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
         simple[simple] = D.proportional(I[simple], J[simple])
         cancel = (D.V[I] * D.lam[I, None] == -(D.V[J] * D.lam[J, None])).all(axis=1)  # fact 2: exact
         simple &= cancel
-    planes: list[tuple[int, list]] = []  # (first position in D, evidence) in first-appearance order
     I1, J1 = I[simple], J[simple]
-    for i, a, b, lam in zip(I1.tolist(), D.ids[I1].tolist(), (D.ids[J1] - n1).tolist(), D.ratios(I1, J1), strict=True):
-        planes.append((i, [Match(a, b, lam)]))
+    by_first = np.argsort(I1, kind="stable")
+    I1, J1 = I1[by_first], J1[by_first]
+    matched = [Match(a, b, lam) for a, b, lam in zip(D.ids[I1].tolist(), (D.ids[J1] - n1).tolist(),
+                                                      D.ratios(I1, J1), strict=True)]
+    planes: list[tuple[int, list]] = []  # the other buckets: (first position in D, evidence)
     rest = np.concatenate([two[~simple], starts[sizes != 2]])
     leftover = False
     for start in np.sort(rest).tolist():
@@ -328,11 +333,9 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
             if not ok and not leftover:
                 verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]
             leftover |= not ok
-    planes.sort(key=lambda fe: fe[0])
     kinds = {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}
-    for _, evidence in planes:
-        for item in evidence:
-            kinds[type(item)].append(item)
+    for item in _by_first(I1.tolist(), matched, planes) if planes else matched:
+        kinds[type(item)].append(item)
     if leftover:
         return verdict
     k, m = t1.k, t1.m
@@ -347,6 +350,20 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     if not verdict.equivalent:
         verdict.affine = (total if verdict.pairs else [[fmpq(0)] * m for _ in range(k)], const)
     return verdict
+
+
+def _by_first(firsts: list[int], matched: list[Match], planes: list[tuple[int, list]]):
+    """The evidence in first-appearance order (the general path's): the simple matches (their first positions
+    ``firsts`` ascending) merged with the other buckets' evidence."""
+    planes.sort(key=lambda fe: fe[0])
+    p = 0
+    for first, match in zip(firsts, matched, strict=True):
+        while p < len(planes) and planes[p][0] < first:
+            yield from planes[p][1]
+            p += 1
+        yield match
+    for _, evidence in planes[p:]:
+        yield from evidence
 
 
 def _pair_bucket(D: _Rows, bucket: list[int], n1: int):

@@ -75,15 +75,21 @@ def _normalized(W1: np.ndarray, b1: np.ndarray, W2: np.ndarray,
     live = _live(W1, W2) if live is None else live
     rows = np.empty((len(live), W1.shape[1] + 1), dtype=W1.dtype)
     lead = np.empty(len(live), dtype=W1.dtype)
-    for s in range(0, len(live), _CHUNK):
-        idx = live[s:s + _CHUNK]
-        block = W1[idx]
-        lead[s:s + _CHUNK] = np.abs(block[np.arange(len(idx)), np.argmax(block != 0, axis=1)])
-        rows[s:s + _CHUNK, :-1] = block / lead[s:s + _CHUNK, None]
-        rows[s:s + _CHUNK, -1] = b1[idx] / lead[s:s + _CHUNK]
+    for s, block, block_lead in _normalized_blocks(W1, b1, live):
+        rows[s:s + len(block)], lead[s:s + len(block)] = block, block_lead
     return rows, W2[:, live].T.astype(np.float64) * lead[:, None], live
 
 
+def _normalized_blocks(W1: np.ndarray, b1: np.ndarray, live: np.ndarray):
+    """(start, normalized rows, |first nonzero input weight|) of the neurons ``live``, _CHUNK rows at a time."""
+    for s in range(0, len(live), _CHUNK):
+        idx = live[s:s + _CHUNK]
+        block = W1[idx]
+        lead = np.abs(block[np.arange(len(idx)), np.argmax(block != 0, axis=1)])
+        rows = np.empty((len(idx), W1.shape[1] + 1), dtype=W1.dtype)
+        rows[:, :-1] = block / lead[:, None]
+        rows[:, -1] = b1[idx] / lead
+        yield s, rows, lead
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -164,8 +170,10 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
     V1, c1, V2, _ = (np.asarray(a) for a in arrays2)
     dtype = np.result_type(W1.dtype, V1.dtype)
     W1, b1, V1, c1 = (x.astype(dtype, copy=False) for x in (W1, b1, V1, c1))
-    r2, v2, live2 = _normalized(V1, c1, V2)
+    live2 = _live(V1, V2)
+    r2 = None  # θ2's normalized rows, made whole only to look partners up by hash
     if partners is None:
+        r2, v2, _ = _normalized(V1, c1, V2, live2)
         r1, v1, live1 = _normalized(W1, b1, W2)
         originals = ((W1, b1, live1), (V1, c1, live2))
         lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2, originals))
@@ -181,15 +189,18 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
     if lonely and len(live2):
         a = r1[lonely].astype(np.float64)
         best, nearest = np.full(len(lonely), np.inf), np.zeros(len(lonely), dtype=np.int64)
-        for t in range(0, len(lonely), _CHUNK):  # squared distances, one block of each side at a time
-            ab = a[t:t + _CHUNK]
-            for s in range(0, len(r2), _CHUNK):
-                b = r2[s:s + _CHUNK].astype(np.float64)
+        blocks = _normalized_blocks(V1, c1, live2) if r2 is None else \
+            ((s, r2[s:s + _CHUNK], None) for s in range(0, len(r2), _CHUNK))
+        for s, block, _ in blocks:  # squared distances, one block of each side at a time
+            b = block.astype(np.float64)
+            for t in range(0, len(lonely), _CHUNK):
+                ab = a[t:t + _CHUNK]
                 dist = (ab * ab).sum(1)[:, None] + (b * b).sum(1)[None, :] - 2 * ab @ b.T
                 here, at = dist.min(axis=1), dist.argmin(axis=1) + s
                 better = here < best[t:t + _CHUNK]
                 best[t:t + _CHUNK][better], nearest[t:t + _CHUNK][better] = here[better], at[better]
-        b = r2[nearest].astype(np.float64)
+        r2, v2, _ = _normalized(V1, c1, V2, live2[nearest])  # the nearest rows only, in the order of ``nearest``
+        b = r2.astype(np.float64)
         spacing = np.spacing(np.abs(r1[lonely]).astype(dtype)).astype(np.float64)
         diff = np.abs(a - b)
         rel = (diff / np.maximum(np.abs(a), np.finfo(np.float64).tiny)).max(axis=1)
@@ -197,7 +208,7 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
         part = np.where(ulps == 0, "output", "row")
         same = ulps == 0  # the rows agree bit for bit: the output weights (scaled exactly) are what differ
         if same.any():
-            va, vb = v1[lonely][same], v2[nearest][same]
+            va, vb = v1[lonely][same], v2[same]
             unit = np.spacing(np.abs(va).astype(dtype)).astype(np.float64)
             vdiff = np.abs(va - vb)
             rel[same] = (vdiff / np.maximum(np.abs(va), np.finfo(np.float64).tiny)).max(axis=1)

@@ -18,7 +18,8 @@ from certsym.errors import InputError
 
 class FileBytes:
     """The bytes of a file as read once (``data``), with their SHA-256 (``sha256()``, waiting for the hashing
-    thread). Cost: reading the file; the hash runs on its own thread from the start."""
+    thread). ``sha256`` holds no reference to the bytes: a record that keeps it does not keep the file in memory.
+    Cost: reading the file; the hash runs on its own thread from the start."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = Path(path)
@@ -27,11 +28,18 @@ class FileBytes:
                 self.data: bytes = fh.read()
         except OSError as exc:
             raise InputError(f"{self.path}: cannot read the file ({exc.strerror or exc})") from None
+        self.sha256 = _Hashing(self.data)
+
+
+class _Hashing:
+    """SHA-256 of a buffer on a thread of its own; calling it waits for the hex digest. The thread drops the
+    buffer when it is done."""
+
+    def __init__(self, data: bytes) -> None:
         self._hash = hashlib.sha256()
-        self._thread = threading.Thread(target=self._hash.update, args=(self.data,), daemon=True)
+        self._thread = threading.Thread(target=self._hash.update, args=(data,), daemon=True)
         self._thread.start()
 
-    def sha256(self) -> str:
-        """The SHA-256 of ``data`` in hex (blocks until the hashing thread is done)."""
+    def __call__(self) -> str:
         self._thread.join()
         return self._hash.hexdigest()
