@@ -32,7 +32,7 @@ from certsym.core.reduction import BIAS_SHIFT, MERGE, ZEROING, Step
 from certsym.decide.equivalence import Match, Merge, Pair
 from certsym.numbers import QQ
 from certsym.numbers import rational_from_float as exact_float
-from certsym.numbers.floats import all_finite
+from certsym.numbers.floats import all_finite, exact_row_sums
 
 # The odd 64-bit weights of the row hash (shared with the audit's proposal hash, which must use the same ones).
 HASH_WEIGHTS = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
@@ -429,9 +429,8 @@ def witness(t1: DyadicNetwork, t2: DyadicNetwork, verdict: FastVerdict) -> None:
         base, *sides = _kink_points((t1, t2), (verdict.red1.rows, verdict.red2.rows), verdict.kink_row,
                                     verdict.kink_plane)
         points = [*sides, base]  # the difference is usually 0 at the base point, on H: try the two sides first
-    scaled = (_Scaled(t1), _Scaled(t2))
     for x in points:
-        values = (_evaluate(t1, x, scaled[0]), _evaluate(t2, x, scaled[1]))
+        values = (_evaluate(t1, x), _evaluate(t2, x))
         if values[0] != values[1]:
             verdict.witness, verdict.values = x, values
             return
@@ -571,56 +570,46 @@ class _Hyperplanes:
         return lowest
 
 
-_SCALE = 149  # every float32 is an integer times 2^-149 (the smallest subnormal)
-
-
-def _scaled(values: np.ndarray) -> list[int]:
-    """The float32 entries v as the exact integers v · 2^149: frexp gives v = F · 2^(e − 24) with |F| < 2^24 (for a
-    subnormal e − 24 + 149 < 0, and F is then divisible by the power of two that shift removes)."""
-    mantissa, exponent = np.frexp(values.astype(np.float64))
-    F = (mantissa * float(1 << 24)).astype(np.int64).tolist()
-    return [f << s if s >= 0 else f >> -s
-            for f, s in zip(F, (exponent.astype(np.int64) - 24 + _SCALE).tolist(), strict=True)]
-
-
 def evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
-    """ρ(θ)(x) exactly (``_evaluate``). Cost O(n (s + k)) integer operations for s nonzero coordinates of x."""
+    """ρ(θ)(x) exactly (``_evaluate``). Cost O(n (s + k)) vectorized operations for s nonzero coordinates of x."""
     return _evaluate(t, x)
 
 
-class _Scaled:
-    """θ's entries as the integers ``_scaled`` gives, each vector made once (for several points of one witness)."""
-
-    def __init__(self, t: DyadicNetwork) -> None:
-        self.t = t
-        self._cache: dict[tuple, list[int]] = {}
-
-    def get(self, what: str, index: int = 0) -> list[int]:
-        """"b", "c", column ``index`` of "A" or row ``index`` of "M"."""
-        key = (what, index)
-        if key not in self._cache:
-            t = self.t
-            vector = t.b if what == "b" else t.c if what == "c" else t.A[:, index] if what == "A" else t.M[index]
-            self._cache[key] = _scaled(vector)
-        return self._cache[key]
+def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x: ρ_j(x) = c_j + Σ_{i active} M_ji b_i
+    + Σ_q x_q Σ_{i active} M_ji A_iq, where every product of two float32 numbers is exact in binary64 and its sums
+    are exact (``exact_row_sums``). The active neurons (z_i = b_i + Σ_q A_iq x_q > 0) come from binary64 with a
+    rigorous error bound, z_i exactly where the bound cannot decide its sign. Cost O(n (s + k)) vectorized for s
+    nonzero coordinates, plus one rational per undecided neuron."""
+    nonzero = [(q, y) for q, y in enumerate(x) if y != 0]
+    active = _active(t, nonzero)
+    M = t.M[:, active].astype(np.float64)
+    terms = [M * t.b[active].astype(np.float64)] + [M * t.A[active, q].astype(np.float64) for q, _ in nonzero]
+    sums, k = exact_row_sums(np.concatenate(terms)), t.k
+    return [exact_float(c) + sums[j] + sum((y * sums[(1 + r) * k + j] for r, (_, y) in enumerate(nonzero)), fmpq(0))
+            for j, c in enumerate(t.c.tolist())]
 
 
-def _evaluate(t: DyadicNetwork, x: list[fmpq], scaled: _Scaled | None = None) -> list[fmpq]:
-    """ρ(θ)(x) exactly, touching only the nonzero coordinates of x, in integers: with x = P / D (D > 0) and every
-    weight w = W / 2^149, z_i · D · 2^149 = B_i D + Σ_q A_iq P_q and ρ_j · D · 2^298 = C_j D 2^149 +
-    Σ_{z_i > 0} M_ji Z_i. Cost O(n (s + k)) integer operations for s nonzero coordinates."""
-    S = scaled or _Scaled(t)
-    D = math.lcm(1, *(int(y.q) for y in x if y != 0))
-    nonzero = [(q, int(y.p) * (D // int(y.q))) for q, y in enumerate(x) if y != 0]
-    Z = [b * D for b in S.get("b")]
-    for q, P in nonzero:
-        Z = [z + a * P for z, a in zip(Z, S.get("A", q), strict=True)]
-    active = [i for i, z in enumerate(Z) if z > 0]
-    Za = [Z[i] for i in active]
-    out = []
-    den = D << (2 * _SCALE)
-    for j, c in enumerate(S.get("c")):
-        row = S.get("M", j)
-        total = c * (D << _SCALE) + sum(row[i] * z for i, z in zip(active, Za, strict=True))
-        out.append(fmpq(total, den))
-    return out
+def _active(t: DyadicNetwork, nonzero: list[tuple[int, fmpq]]) -> np.ndarray:
+    """The neurons with z_i = b_i + Σ_q A_iq x_q > 0, exactly. In binary64, with each x_q correctly rounded (integer
+    true division) and s = len(nonzero): |z̃_i − z_i| ≤ (s + 3)·2^-53 (|b_i| + Σ_q |A_iq x̃_q|)(1 + O(2^-50)) plus
+    (s + 1)·2^-1074 for underflow, within the bound used below; a neuron inside the bound (or not finite) is
+    decided with rationals."""
+    z = t.b.astype(np.float64)
+    size = np.abs(z)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for q, y in nonzero:
+            try:
+                approx = int(y.p) / int(y.q)
+            except OverflowError:
+                approx = math.inf
+            column = t.A[:, q].astype(np.float64)
+            z = z + column * approx
+            size = size + np.abs(column) * abs(approx)
+        bound = (len(nonzero) + 4) * 2.0**-52 * size + (len(nonzero) + 2) * 2.0**-1070
+        sure = np.isfinite(z) & np.isfinite(bound) & (np.abs(z) > bound)
+    active = sure & (z > 0)
+    for i in np.flatnonzero(~sure).tolist():
+        exact = exact_float(t.b[i]) + sum((exact_float(t.A[i, q]) * y for q, y in nonzero), fmpq(0))
+        active[i] = exact > 0
+    return np.flatnonzero(active)

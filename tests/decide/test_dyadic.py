@@ -12,6 +12,7 @@ from certsym.decide.dyadic import DyadicNetwork
 from certsym.decide.dyadic import decide as fast_decide
 from certsym.decide.equivalence import decide as general_decide
 from certsym.numbers import QQ
+from certsym.numbers import rational_from_float as exact_float
 
 
 def _variant(rng: np.random.Generator, W1, b1, W2, b2, how: str):
@@ -204,9 +205,9 @@ FLOAT32_BITS = st.integers(0, 2**32 - 1).filter(lambda u: (u >> 23) & 0xFF != 0x
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_the_integer_evaluation_is_the_exact_one(data) -> None:
-    """``_evaluate`` (integers over 2^149 and the point's common denominator) equals the general path's exact
-    evaluation, over every finite float32 (subnormals, zeros, the largest) and rational points with few nonzero
-    coordinates."""
+    """``_evaluate`` (exact sums of binary64 products, the active set by a float bound and rationals where it cannot
+    decide) equals the general path's exact evaluation, over every finite float32 (subnormals, zeros, the largest)
+    and rational points with few nonzero coordinates, some of them on a neuron's hyperplane (z_i = 0 exactly)."""
     from flint import fmpq
 
     from certsym.decide.dyadic import _evaluate
@@ -220,4 +221,9 @@ def test_the_integer_evaluation_is_the_exact_one(data) -> None:
     t = DyadicNetwork(arr(n, m), arr(n), arr(k, n), arr(k))
     x = [fmpq(data.draw(st.integers(-10**6, 10**6)), data.draw(st.integers(1, 10**6)))
          if data.draw(st.booleans()) else fmpq(0) for _ in range(m)]
+    if n and data.draw(st.booleans()):  # put x on neuron i's hyperplane through coordinate q
+        i, q = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, m - 1))
+        if t.A[i, q] != 0:
+            rest = sum((exact_float(t.A[i, r]) * x[r] for r in range(m) if r != q), exact_float(t.b[i]))
+            x[q] = -rest / exact_float(t.A[i, q])
     assert _evaluate(t, x) == t.to_network().evaluate(x)

@@ -1,0 +1,41 @@
+"""The exact readings of float arrays: the finiteness test and exact sums, against Fraction arithmetic (which shares
+no code with them)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from flint import fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certsym.numbers import floats
+from certsym.numbers.floats import all_finite, exact_row_sums
+
+FLOAT64 = st.floats(allow_nan=False, allow_infinity=False)  # subnormals, ±0 and the largest included
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda r: st.lists(st.lists(FLOAT64, min_size=0, max_size=12).map(tuple),
+                                                    min_size=r, max_size=r)).filter(
+    lambda rows: len({len(row) for row in rows}) == 1))
+def test_exact_row_sums_are_the_rational_sums(rows) -> None:
+    got = exact_row_sums(np.array(rows, dtype=np.float64).reshape(len(rows), len(rows[0])))
+    for row, total in zip(rows, got, strict=True):
+        want = sum((Fraction(x) for x in row), Fraction(0))
+        assert total == fmpq(want.numerator, want.denominator)
+
+
+def test_exact_row_sums_across_passes(monkeypatch) -> None:
+    """More terms than one pass of binary64 bin sums holds exactly: the passes' rationals add up."""
+    monkeypatch.setattr(floats, "_TERMS", 3)
+    values = np.array([[2.0**52 + 1, 2.0**52 + 1, 2.0**-1074, -3.5, 1e308, 1e308, -1e308, 0.1]])
+    want = sum((Fraction(x) for x in values[0].tolist()), Fraction(0))
+    assert exact_row_sums(values) == [fmpq(want.numerator, want.denominator)]
+
+
+@given(st.lists(st.floats(width=32), max_size=20))
+def test_all_finite_is_numpy_isfinite(values) -> None:
+    array = np.array(values, dtype=np.float32)
+    assert all_finite(array) == bool(np.isfinite(array).all())
