@@ -15,6 +15,7 @@ certificate) is timed against the equivalent pair's, in the same run, and replay
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import subprocess
@@ -87,15 +88,16 @@ def timed(cmd: list[str]) -> tuple[float, int, str]:
 
 
 HEADER = ["| n | m | k | read + SHA-256 (s) | numpy load + pass (s) | certsym equiv + certificate (s) | "
-          "ratio to read + SHA-256 | ratio to numpy | checker (s) | "
+          "ratio to read + SHA-256 | ratio to numpy | exponent | checker (s) | "
           "checker / certsym | certsym peak RSS (MiB) | checker peak RSS (MiB) | checker RSS / both files | "
           "one-ulp pair: equiv + certificate (s) | its ratio to the equivalent pair | its checker (s) |",
-          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 
 
 def table(ns: list[int], m: int, k: int, directory: Path | None = None):
     """Yield the Markdown table's lines, one row per n (the header first)."""
     yield from HEADER
+    previous = None  # (n, certsym's seconds) of the row before: the scaling exponent between the two
     with tempfile.TemporaryDirectory() as tmp:
         directory = directory or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
@@ -121,8 +123,10 @@ def table(ns: list[int], m: int, k: int, directory: Path | None = None):
             assert out.startswith("NOT EQUIVALENT"), out
             last_check, _, out = timed([sys.executable, "-m", "certsym_check", str(near), "--inputs", str(a), str(c)])
             assert "VALID" in out and "INVALID" not in out, out
+            exponent = f"{math.log(ours / previous[1]) / math.log(n / previous[0]):.2f}" if previous else "-"
+            previous = n, ours
             yield (f"| {n:,} | {m} | {k} | {read_hash:.2f} | {base:.2f} | {ours:.2f} | {ours / read_hash:.2f} | "
-                   f"{ours / base:.1f} | {check:.1f} | "
+                   f"{ours / base:.1f} | {exponent} | {check:.1f} | "
                    f"{check / ours:.2f} | {rss / 1024:.0f} | {check_rss / 1024:.0f} | {check_rss / 1024 / files:.2f} | "
                    f"{last:.2f} | {last / ours:.2f} | {last_check:.1f} |")
 

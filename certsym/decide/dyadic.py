@@ -579,9 +579,12 @@ def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
     """ρ(θ)(x) exactly, touching only the nonzero coordinates of x: ρ_j(x) = c_j + Σ_{i active} M_ji b_i
     + Σ_q x_q Σ_{i active} M_ji A_iq, where every product of two float32 numbers is exact in binary64 and its sums
     are exact (``exact_row_sums``). The active neurons (z_i = b_i + Σ_q A_iq x_q > 0) come from binary64 with a
-    rigorous error bound, z_i exactly where the bound cannot decide its sign. Cost O(n (s + k)) vectorized for s
-    nonzero coordinates, plus one rational per undecided neuron."""
+    rigorous error bound, z_i exactly where the bound cannot decide its sign. Cost O(n k s) vectorized for s ≤
+    _SPARSE nonzero coordinates (a witness has one or two), plus one rational per undecided neuron; a denser x
+    goes to ``_evaluate_dense``, O(n (s + k)) integer operations."""
     nonzero = [(q, y) for q, y in enumerate(x) if y != 0]
+    if len(nonzero) > _SPARSE:
+        return _evaluate_dense(t, x)
     active = _active(t, nonzero)
     M = t.M[:, active].astype(np.float64)
     terms = [M * t.b[active].astype(np.float64)] + [M * t.A[active, q].astype(np.float64) for q, _ in nonzero]
@@ -590,14 +593,45 @@ def _evaluate(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
             for j, c in enumerate(t.c.tolist())]
 
 
+_SPARSE = 8  # nonzero coordinates up to which the exact sums of products beat one integer per weight
+_SCALE = 149  # every float32 is an integer times 2^-149 (the smallest subnormal)
+
+
+def _scaled(values: np.ndarray) -> list[int]:
+    """The float32 entries v as the exact integers v · 2^149: frexp gives v = F · 2^(e − 24) with |F| < 2^24 (for a
+    subnormal e − 24 + 149 < 0, and F is then divisible by the power of two that shift removes)."""
+    mantissa, exponent = np.frexp(values.astype(np.float64))
+    F = (mantissa * float(1 << 24)).astype(np.int64).tolist()
+    return [f << s if s >= 0 else f >> -s
+            for f, s in zip(F, (exponent.astype(np.int64) - 24 + _SCALE).tolist(), strict=True)]
+
+
+def _evaluate_dense(t: DyadicNetwork, x: list[fmpq]) -> list[fmpq]:
+    """ρ(θ)(x) exactly in integers: with x = P / D (D > 0) and every weight w = W / 2^149, z_i · D · 2^149 =
+    B_i D + Σ_q A_iq P_q and ρ_j · D · 2^298 = C_j D 2^149 + Σ_{z_i > 0} M_ji Z_i. Cost O(n (s + k)) integer
+    operations for s nonzero coordinates."""
+    D = math.lcm(1, *(int(y.q) for y in x if y != 0))
+    Z = [b * D for b in _scaled(t.b)]
+    for q, y in enumerate(x):
+        if y != 0:
+            P = int(y.p) * (D // int(y.q))
+            Z = [z + a * P for z, a in zip(Z, _scaled(t.A[:, q]), strict=True)]
+    active = [i for i, z in enumerate(Z) if z > 0]
+    Za = [Z[i] for i in active]
+    den = D << (2 * _SCALE)
+    return [fmpq(c * (D << _SCALE) + sum(row[i] * z for i, z in zip(active, Za, strict=True)), den)
+            for c, row in zip(_scaled(t.c), (_scaled(t.M[j]) for j in range(t.k)), strict=True)]
+
+
 def _active(t: DyadicNetwork, nonzero: list[tuple[int, fmpq]]) -> np.ndarray:
     """The neurons with z_i = b_i + Σ_q A_iq x_q > 0, exactly. In binary64, with each x_q correctly rounded (integer
-    true division) and s = len(nonzero): |z̃_i − z_i| ≤ (s + 3)·2^-53 (|b_i| + Σ_q |A_iq x̃_q|)(1 + O(2^-50)) plus
-    (s + 1)·2^-1074 for underflow, within the bound used below; a neuron inside the bound (or not finite) is
-    decided with rationals."""
+    true division: |x̃_q − x_q| ≤ 2^-53 |x̃_q| + 2^-1074, the second term for a subnormal or zero x̃_q) and
+    s = len(nonzero): |z̃_i − z_i| ≤ (s + 3)·2^-53 (|b_i| + Σ_q |A_iq x̃_q|)(1 + O(2^-50)) + Σ_q |A_iq|·2^-1074
+    + (s + 1)·2^-1074 (each operation's underflow), within the bound used below; a neuron inside the bound (or not
+    finite) is decided with rationals."""
     z = t.b.astype(np.float64)
-    size = np.abs(z)
-    with np.errstate(over="ignore", invalid="ignore"):
+    size, tiny = np.abs(z), np.zeros_like(z)
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
         for q, y in nonzero:
             try:
                 approx = int(y.p) / int(y.q)
@@ -606,7 +640,8 @@ def _active(t: DyadicNetwork, nonzero: list[tuple[int, fmpq]]) -> np.ndarray:
             column = t.A[:, q].astype(np.float64)
             z = z + column * approx
             size = size + np.abs(column) * abs(approx)
-        bound = (len(nonzero) + 4) * 2.0**-52 * size + (len(nonzero) + 2) * 2.0**-1070
+            tiny = tiny + np.abs(column)
+        bound = (len(nonzero) + 4) * 2.0**-52 * size + tiny * 2.0**-1072 + (len(nonzero) + 2) * 2.0**-1070
         sure = np.isfinite(z) & np.isfinite(bound) & (np.abs(z) > bound)
     active = sure & (z > 0)
     for i in np.flatnonzero(~sure).tolist():

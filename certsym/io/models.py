@@ -98,8 +98,12 @@ def _npy_header(fh, version: tuple, where: str) -> tuple[tuple, bool, np.dtype]:
     (size,) = struct.unpack("<H" if version == (1, 0) else "<I", fh.read(2 if version == (1, 0) else 4))
     if size > NPY_HEADER_LIMIT:  # numpy refuses a header of more characters; a UTF-8 one has at most as many
         raise InputError(f"{where}: .npy header longer than {NPY_HEADER_LIMIT} bytes (numpy refuses it)")
+    raw = fh.read(size)
+    if len(raw) != size:
+        raise InputError(f"{where}: the .npy header is shorter than its length field says ({len(raw)} of {size} "
+                         "bytes; numpy refuses it)")
     try:
-        text = fh.read(size).decode("utf8" if version == (3, 0) else "latin1")
+        text = raw.decode("utf8" if version == (3, 0) else "latin1")
         header = ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError, UnicodeDecodeError):
         header = None
@@ -139,10 +143,13 @@ def _npz(path: Path, wanted, blob: FileBytes | None = None) -> tuple[dict, list[
         if inflated > (1 << 28) + 64 * size:
             raise InputError(f"{path}: the members would inflate to {inflated} bytes from {size}: "
                              "beyond the bound 2^28 + 64 x the file size (a zip bomb?)")
+        # where each member must end: at the next local header, or the central directory (zipfile's overlap rule)
+        starts = sorted({info.header_offset for info in z.infolist()}) + [z.start_dir]
+        ends = dict(zip(starts, starts[1:], strict=False))
         out = {}
         for member, name in chosen:
             info = z.getinfo(member)
-            stored = _stored_member(blob, info) if blob is not None else None
+            stored = _stored_member(blob, info, ends[info.header_offset]) if blob is not None else None
             with io.BytesIO(stored[:NPY_HEADER_LIMIT + 16]) if stored is not None else z.open(info) as fh:
                 version = np.lib.format.read_magic(fh)
                 if version not in ((1, 0), (2, 0), (3, 0)):
@@ -172,12 +179,16 @@ def _head(path: Path, size: int) -> bytes:
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
 
 
-def _stored_member(blob: FileBytes, info: zipfile.ZipInfo) -> memoryview | None:
+def _stored_member(blob: FileBytes, info: zipfile.ZipInfo, end: int) -> memoryview | None:
     """The bytes of an uncompressed, unencrypted member, in place, when its local header agrees with the central
-    directory as zipfile checks it; None otherwise (zipfile then reads the member, with its own refusals)."""
+    directory as zipfile checks it and its data end by ``end`` (the next local header or the central directory:
+    newer zipfiles refuse overlapping members); None otherwise (zipfile then reads the member, with its own
+    refusals, as numpy.load does)."""
     data, at = blob.data, info.header_offset
-    # only the flags a stored member may carry: a data descriptor (0x8) and UTF-8 names (0x800)
-    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & ~0x808 or at + _LOCAL_HEADER.size > len(data):
+    # only the flags a stored member may carry: a data descriptor (0x8) and UTF-8 names (0x800); a negative offset
+    # (an end record that claims too much) makes zipfile fail its seek
+    if info.compress_type != zipfile.ZIP_STORED or info.flag_bits & ~0x808 or at < 0 \
+            or at + _LOCAL_HEADER.size > len(data):
         return None
     header = _LOCAL_HEADER.unpack_from(data, at)
     start = at + _LOCAL_HEADER.size + header[10] + header[11]
@@ -187,7 +198,7 @@ def _stored_member(blob: FileBytes, info: zipfile.ZipInfo) -> memoryview | None:
     except UnicodeDecodeError:
         return None
     if header[0] != b"PK\x03\x04" or name != info.orig_filename or info.compress_size != info.file_size \
-            or start + info.file_size > len(data):
+            or start + info.file_size > min(len(data), end):
         return None
     return memoryview(data)[start:start + info.file_size]
 

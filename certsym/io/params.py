@@ -423,6 +423,8 @@ def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> None:
 
 
 def write_json_atomic(path: str | os.PathLike, data: Any) -> None:
-    """JSON written atomically: indented (1) up to a megabyte, compact beyond (json's fast C encoder)."""
+    """JSON written atomically: indented (1) up to 64 kB, compact beyond. Only the compact form has json's C encoder:
+    indenting a 100-kB certificate in pure Python takes longer than the decision it records (an audit writes
+    hundreds)."""
     text = json.dumps(data, separators=(",", ":"))
-    write_text_atomic(path, (json.dumps(data, indent=1) if len(text) < 1 << 20 else text) + "\n")
+    write_text_atomic(path, (json.dumps(data, indent=1) if len(text) < 1 << 16 else text) + "\n")

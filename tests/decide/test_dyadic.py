@@ -227,3 +227,36 @@ def test_the_integer_evaluation_is_the_exact_one(data) -> None:
             rest = sum((exact_float(t.A[i, r]) * x[r] for r in range(m) if r != q), exact_float(t.b[i]))
             x[q] = -rest / exact_float(t.A[i, q])
     assert _evaluate(t, x) == t.to_network().evaluate(x)
+
+
+def test_a_coordinate_below_binary64s_range_does_not_decide_the_active_set() -> None:
+    """x_q = 10^-330 rounds to 0 in binary64: with a weight 2^127 the neuron's z is about +1.7e-292, which the float
+    estimate (0) must not call inactive. Found by attacking ``_active``."""
+    from flint import fmpq
+
+    from certsym.decide.dyadic import _evaluate
+
+    t = DyadicNetwork(np.array([[-1, 2.0**127]], np.float32), np.zeros(1, np.float32), np.ones((1, 1), np.float32),
+                      np.zeros(1, np.float32))
+    x = [fmpq(1, 10**300), fmpq(1, 10**330)]
+    assert _evaluate(t, x) == t.to_network().evaluate(x) != [0]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.data())
+def test_dense_points_are_evaluated_exactly(data) -> None:
+    """Points with more nonzero coordinates than the exact sums of products serve (``_SPARSE``) take the integer
+    evaluation; both agree with the general path."""
+    from flint import fmpq
+
+    from certsym.decide import dyadic
+
+    m, n, k = dyadic._SPARSE + data.draw(st.integers(1, 4)), data.draw(st.integers(0, 6)), data.draw(st.integers(1, 3))
+
+    def arr(*shape: int) -> np.ndarray:
+        bits = data.draw(st.lists(FLOAT32_BITS, min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+        return np.array(bits, dtype=np.uint32).view(np.float32).reshape(shape)
+
+    t = DyadicNetwork(arr(n, m), arr(n), arr(k, n), arr(k))
+    x = [fmpq(data.draw(st.integers(-10**6, 10**6).filter(bool)), data.draw(st.integers(1, 10**6))) for _ in range(m)]
+    assert dyadic._evaluate(t, x) == t.to_network().evaluate(x)
