@@ -143,9 +143,7 @@ def _npz(path: Path, wanted, blob: FileBytes | None = None) -> tuple[dict, list[
         if inflated > (1 << 28) + 64 * size:
             raise InputError(f"{path}: the members would inflate to {inflated} bytes from {size}: "
                              "beyond the bound 2^28 + 64 x the file size (a zip bomb?)")
-        # where each member must end: at the next local header, or the central directory (zipfile's overlap rule)
-        starts = sorted({info.header_offset for info in z.infolist()}) + [z.start_dir]
-        ends = dict(zip(starts, starts[1:], strict=False))
+        ends = _member_ends(path, z, [z.getinfo(member) for member, _ in chosen], blob)
         out = {}
         for member, name in chosen:
             info = z.getinfo(member)
@@ -177,6 +175,28 @@ def _head(path: Path, size: int) -> bytes:
 
 
 _LOCAL_HEADER = struct.Struct("<4s2B4HL2L2H")  # zipfile's structFileHeader
+
+
+def _member_ends(path: Path, z: zipfile.ZipFile, chosen: list[zipfile.ZipInfo], blob: FileBytes | None) -> dict:
+    """{local header offset: where that member's bytes must end}: the next local header, or the central directory.
+    A chosen member whose data run past it overlaps another (or the directory): newer versions of zipfile, and so of
+    numpy.load, refuse the archive, older ones read it; certsym refuses it whatever the version."""
+    starts = sorted({info.header_offset for info in z.infolist()}) + [z.start_dir]
+    ends = dict(zip(starts, starts[1:], strict=False))
+    with open(path, "rb") if blob is None else io.BytesIO(blob.data) as raw:
+        for info in chosen:
+            if info.header_offset < 0:
+                continue  # zipfile fails its seek, with its own refusal
+            raw.seek(info.header_offset)
+            header = raw.read(_LOCAL_HEADER.size)
+            if len(header) != _LOCAL_HEADER.size:
+                continue
+            fields = _LOCAL_HEADER.unpack(header)
+            if info.header_offset + _LOCAL_HEADER.size + fields[10] + fields[11] + info.compress_size \
+                    > ends[info.header_offset]:
+                raise InputError(f"{path}: the member {info.filename!r} overlaps the next one (newer versions of "
+                                 "numpy.load refuse the archive)")
+    return ends
 
 
 def _stored_member(blob: FileBytes, info: zipfile.ZipInfo, end: int) -> memoryview | None:

@@ -324,7 +324,25 @@ def _npz(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor], list[
         if inflated > inflate_bound(len(data)):
             raise Reject(f"the .npz members would inflate to {inflated} bytes from {len(data)}: beyond the bound "
                          f"2^28 + 64 x the file size")
+        _no_overlap(data, z, chosen)
         return {member[:-4]: _npy_member(z, member, data) for member in chosen}, names
+
+
+def _no_overlap(data: bytes, z: zipfile.ZipFile, chosen: list[str]) -> None:
+    """Each member read ends by the next local header, or by the central directory: newer versions of zipfile, and
+    so of numpy.load, refuse an archive whose member overlaps another; older ones read it. Rejected whatever the
+    version (docs/FORMATS.md). Cost: one local header per member read."""
+    starts = sorted({info.header_offset for info in z.infolist()}) + [z.start_dir]
+    ends = dict(zip(starts, starts[1:], strict=False))
+    for member in chosen:
+        info = z.getinfo(member)
+        header = data[info.header_offset:info.header_offset + 30] if info.header_offset >= 0 else b""
+        if len(header) != 30:
+            continue  # zipfile's own reading refuses it
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        if info.header_offset + 30 + name_length + extra_length + info.compress_size > ends[info.header_offset]:
+            raise Reject(f"the .npz member {member[:60]!r} overlaps the next one (newer versions of numpy.load "
+                         "refuse the archive)")
 
 
 def inflate_bound(size: int) -> int:
