@@ -157,11 +157,14 @@ class _Rows:
     def proportional(self, I: np.ndarray, J: np.ndarray, sign: int = 1) -> np.ndarray:
         """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized. The float32 rows are
         multiplied into binary64 by the ufunc itself, in blocks whose buffers are allocated once: fresh pages for
-        every block cost more than the arithmetic."""
+        every block cost more than the arithmetic. A block whose ratios λ_J/λ_I are all powers of two 2^d (a
+        permutation, or a rescaling by powers of two) is tested in the rows' own precision instead: 2^d a_i is a
+        float32 exactly when scaling it back by 2^-d returns a_i (ldexp rounds only what leaves the range), and
+        then r_J = ±2^d r_I is an equality of float32 numbers."""
         out = np.empty(len(I), dtype=bool)
         A0 = self.parts[0][0]
         rows = min(len(I), _CACHE_ROWS)
-        ai, aj = (np.empty((rows, A0.shape[1]), dtype=A0.dtype) for _ in range(2))
+        ai, aj, scaled, back = (np.empty((rows, A0.shape[1]), dtype=A0.dtype) for _ in range(4))
         bi, bj = (np.empty(rows, dtype=A0.dtype) for _ in range(2))
         pi, pj = (np.empty((rows, A0.shape[1])) for _ in range(2))
         equal = np.empty((rows, A0.shape[1]), dtype=bool)
@@ -170,6 +173,21 @@ class _Rows:
             c = len(i)
             self.raw(i, (ai[:c], bi[:c]))
             self.raw(j, (aj[:c], bj[:c]))
+            (fi, ei), (fj, ej) = np.frexp(self.lam[i]), np.frexp(self.lam[j])
+            if (fi == fj).all():
+                d = (ej - ei).astype(np.int32)
+                with np.errstate(over="ignore", under="ignore"):
+                    np.ldexp(ai[:c], d[:, None], out=scaled[:c])
+                    np.ldexp(scaled[:c], -d[:, None], out=back[:c])
+                    b_scaled = np.ldexp(bi[:c], d)
+                    exact = np.ldexp(b_scaled, -d) == bi[:c]
+                np.equal(back[:c], ai[:c], out=equal[:c])
+                exact &= equal[:c].all(axis=1)
+                if sign < 0:
+                    np.negative(scaled[:c], out=scaled[:c])
+                np.equal(scaled[:c], aj[:c], out=equal[:c])
+                out[s:s + c] = exact & equal[:c].all(axis=1) & (sign * b_scaled == bj[:c])
+                continue
             li, lj = self.lam[i], sign * self.lam[j]
             np.multiply(aj[:c], li[:, None], out=pj[:c])
             np.multiply(ai[:c], lj[:, None], out=pi[:c])

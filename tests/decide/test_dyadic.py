@@ -260,3 +260,37 @@ def test_dense_points_are_evaluated_exactly(data) -> None:
     t = DyadicNetwork(arr(n, m), arr(n), arr(k, n), arr(k))
     x = [fmpq(data.draw(st.integers(-10**6, 10**6).filter(bool)), data.draw(st.integers(1, 10**6))) for _ in range(m)]
     assert dyadic._evaluate(t, x) == t.to_network().evaluate(x)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.data())
+def test_the_power_of_two_proportionality_test_is_exact(data) -> None:
+    """``_Rows.proportional`` on rows r and ±2^d r (scaled in float32: values that leave its range are rounded or
+    saturate, so some pairs are not proportional), tested in float32 when every ratio of the block is a power of
+    two, against Fraction arithmetic."""
+    from fractions import Fraction
+
+    from certsym.decide.dyadic import _Rows
+
+    m, pairs = data.draw(st.integers(1, 4)), data.draw(st.integers(1, 6))
+    bits = data.draw(st.lists(FLOAT32_BITS, min_size=pairs * (m + 1), max_size=pairs * (m + 1)))
+    first = np.array(bits, dtype=np.uint32).view(np.float32).reshape(pairs, m + 1)
+    first[:, 0] = np.where(first[:, 0] == 0, np.float32(1), first[:, 0])
+    shifts = np.array(data.draw(st.lists(st.integers(-300, 300), min_size=pairs, max_size=pairs)), dtype=np.int32)
+    flips = np.array(data.draw(st.lists(st.sampled_from([1, -1]), min_size=pairs, max_size=pairs)), dtype=np.float32)
+    with np.errstate(over="ignore", under="ignore"):
+        second = np.ldexp(first, shifts[:, None]) * flips[:, None]
+    second[~np.isfinite(second)] = np.float32(0)
+    second[:, 0] = np.where(second[:, 0] == 0, np.float32(2), second[:, 0])
+    rows = np.empty((2 * pairs, m + 1), dtype=np.float32)
+    rows[0::2], rows[1::2] = first, second
+    idx = np.arange(2 * pairs)
+    R = _Rows.of(rows[:, :-1], rows[:, -1], idx, np.zeros((2 * pairs, 1), np.float32), idx)
+    I, J = idx[0::2], idx[1::2]
+    for sign in (1, -1):
+        got = R.proportional(I, J, sign)
+        for t, (i, j) in enumerate(zip(I.tolist(), J.tolist(), strict=True)):
+            li, lj = Fraction(float(R.lam[i])), Fraction(float(R.lam[j]))
+            want = all(Fraction(float(y)) * li == sign * Fraction(float(x)) * lj
+                       for x, y in zip(rows[i].tolist(), rows[j].tolist(), strict=True))
+            assert bool(got[t]) == want
