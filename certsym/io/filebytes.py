@@ -43,3 +43,12 @@ class _Hashing:
     def __call__(self) -> str:
         self._thread.join()
         return self._hash.hexdigest()
+
+    def __reduce__(self) -> tuple:
+        return str, (self(),)  # pickled (to another process) as the digest itself
+
+    def __eq__(self, other: object) -> bool:
+        return self() == (other() if isinstance(other, _Hashing) else other)
+
+    def __hash__(self) -> int:
+        return hash(self())
