@@ -112,16 +112,23 @@ class _Rows:
         weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
         bits = np.uint32 if A.dtype == np.float32 else np.uint64
         block = max(16, (1 << 16) // width)  # rows whose temporaries stay in cache
+        # consecutive rows are sliced, not copied; the quotients go into one buffer (fresh pages cost more than
+        # the division)
+        run = n > 0 and int(idx[-1]) - int(idx[0]) == n - 1 and bool((np.diff(idx) == 1).all())
+        normal = np.empty((min(n, block), width - 1), dtype=A.dtype)
+        zero = A.dtype.type(0)
         for s in range(0, n, block):
-            rows = A[idx[s:s + block]]
-            lead = rows[np.arange(len(rows)), np.argmax(rows != 0, axis=1)]
-            lam[s:s + block] = lead
+            rows = A[idx[0] + s:idx[0] + s + block] if run else A[idx[s:s + block]]
+            c = len(rows)
+            lead = rows[np.arange(c), np.argmax(rows != 0, axis=1)]
+            lam[s:s + c] = lead
             # ±inf and 0 are correctly rounded quotients too; a zero row (lead 0) is hashed but never used
             with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                normal = rows / lead[:, None] + A.dtype.type(0)  # + 0 turns −0 into 0
-                offset = b[idx[s:s + block]] / lead + A.dtype.type(0)
-            plane[s:s + block] = (np.matmul(normal.view(bits), weights[:-1], dtype=np.uint64)
-                                  + offset.view(bits).astype(np.uint64) * weights[-1])
+                np.divide(rows, lead[:, None], out=normal[:c])
+                np.add(normal[:c], zero, out=normal[:c])  # + 0 turns −0 into 0
+                offset = b[idx[s:s + c]] / lead + zero
+            plane[s:s + c] = (np.matmul(normal[:c].view(bits), weights[:-1], dtype=np.uint64)
+                              + offset.view(bits).astype(np.uint64) * weights[-1])
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
     def __len__(self) -> int:
@@ -135,8 +142,9 @@ class _Rows:
         for A, bias, idx in self.parts:
             offset = P - start
             mine = (offset >= 0) & (offset < len(idx))
-            if mine.all():
-                a[...], b[...] = A[idx[offset]], bias[idx[offset]]
+            if mine.all():  # into the buffers directly: a fancy index would build the rows once more
+                np.take(A, idx[offset], axis=0, out=a)
+                np.take(bias, idx[offset], out=b)
             elif mine.any():
                 a[mine], b[mine] = A[idx[offset[mine]]], bias[idx[offset[mine]]]
             start += len(idx)
@@ -158,36 +166,40 @@ class _Rows:
         """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized. The float32 rows are
         multiplied into binary64 by the ufunc itself, in blocks whose buffers are allocated once: fresh pages for
         every block cost more than the arithmetic. A block whose ratios λ_J/λ_I are all powers of two 2^d (a
-        permutation, or a rescaling by powers of two) is tested in the rows' own precision instead: 2^d a_i is a
-        float32 exactly when scaling it back by 2^-d returns a_i (ldexp rounds only what leaves the range), and
-        then r_J = ±2^d r_I is an equality of float32 numbers."""
+        permutation, or a rescaling by powers of two) is tested in the rows' own precision instead, scaling up the
+        row of the smaller λ: 2^|d| x is the float32 it denotes unless it overflows, and then it is ±inf, equal to no
+        finite entry, so r_J = ±2^d r_I is one equality of float32 numbers per entry."""
         out = np.empty(len(I), dtype=bool)
         A0 = self.parts[0][0]
         rows = min(len(I), _CACHE_ROWS)
-        ai, aj, scaled, back = (np.empty((rows, A0.shape[1]), dtype=A0.dtype) for _ in range(4))
+        ai, aj = (np.empty((rows, A0.shape[1]), dtype=A0.dtype) for _ in range(2))
         bi, bj = (np.empty(rows, dtype=A0.dtype) for _ in range(2))
-        pi, pj = (np.empty((rows, A0.shape[1])) for _ in range(2))
         equal = np.empty((rows, A0.shape[1]), dtype=bool)
+        wide: list[np.ndarray] = []  # the binary64 products, allocated when a block needs them
         for s in range(0, len(I), rows):
             i, j = I[s:s + rows], J[s:s + rows]
             c = len(i)
-            self.raw(i, (ai[:c], bi[:c]))
-            self.raw(j, (aj[:c], bj[:c]))
             (fi, ei), (fj, ej) = np.frexp(self.lam[i]), np.frexp(self.lam[j])
             if (fi == fj).all():
                 d = (ej - ei).astype(np.int32)
-                with np.errstate(over="ignore", under="ignore"):
-                    np.ldexp(ai[:c], d[:, None], out=scaled[:c])
-                    np.ldexp(scaled[:c], -d[:, None], out=back[:c])
-                    b_scaled = np.ldexp(bi[:c], d)
-                    exact = np.ldexp(b_scaled, -d) == bi[:c]
-                np.equal(back[:c], ai[:c], out=equal[:c])
-                exact &= equal[:c].all(axis=1)
+                up = d >= 0
+                self.raw(np.where(up, i, j), (ai[:c], bi[:c]))  # the row scaled up
+                self.raw(np.where(up, j, i), (aj[:c], bj[:c]))
+                e = np.abs(d)
+                with np.errstate(over="ignore"):
+                    np.ldexp(ai[:c], e[:, None], out=ai[:c])
+                    scaled_b = np.ldexp(bi[:c], e)
                 if sign < 0:
-                    np.negative(scaled[:c], out=scaled[:c])
-                np.equal(scaled[:c], aj[:c], out=equal[:c])
-                out[s:s + c] = exact & equal[:c].all(axis=1) & (sign * b_scaled == bj[:c])
+                    np.negative(ai[:c], out=ai[:c])
+                    np.negative(scaled_b, out=scaled_b)
+                np.equal(ai[:c], aj[:c], out=equal[:c])
+                out[s:s + c] = equal[:c].all(axis=1) & (scaled_b == bj[:c])
                 continue
+            self.raw(i, (ai[:c], bi[:c]))
+            self.raw(j, (aj[:c], bj[:c]))
+            if not wide:
+                wide.extend(np.empty((rows, A0.shape[1])) for _ in range(2))
+            pi, pj = wide
             li, lj = self.lam[i], sign * self.lam[j]
             np.multiply(aj[:c], li[:, None], out=pj[:c])
             np.multiply(ai[:c], lj[:, None], out=pi[:c])
@@ -330,17 +342,21 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     two = starts[sizes == 2]
     I, J = order[two], order[two + 1]
     simple = (D.ids[I] < n1) & (D.ids[J] >= n1) & (D.sign[I] == D.sign[J])
-    if D.vex:  # a merged neuron's v is exact, not D.V's: the buckets below handle it
-        simple &= ~np.isin(I, list(D.vex)) & ~np.isin(J, list(D.vex))
     if simple.any():
         simple[simple] = D.proportional(I[simple], J[simple])
         cancel = (D.V[I] * D.lam[I, None] == -(D.V[J] * D.lam[J, None])).all(axis=1)  # fact 2: exact
+        if D.vex:  # a merged neuron's v is exact, not D.V's: v_i + (λ_j/λ_i) v_j = 0 in rationals
+            merged = simple & (np.isin(I, list(D.vex)) | np.isin(J, list(D.vex)))
+            for p in np.flatnonzero(merged).tolist():
+                i, j = int(I[p]), int(J[p])
+                mu = D.ratio(i, j)
+                cancel[p] = all(x + mu * y == 0 for x, y in zip(D.v(i), D.v(j), strict=True))
         simple &= cancel
     I1, J1 = I[simple], J[simple]
     by_first = np.argsort(I1, kind="stable")
     I1, J1 = I1[by_first], J1[by_first]
-    matched = [Match(a, b, lam) for a, b, lam in zip(D.ids[I1].tolist(), (D.ids[J1] - n1).tolist(),
-                                                      D.ratios(I1, J1), strict=True)]
+    matched = list(map(Match._make, zip(D.ids[I1].tolist(), (D.ids[J1] - n1).tolist(), D.ratios(I1, J1),
+                                        strict=True)))
     planes: list[tuple[int, list]] = []  # the other buckets: (first position in D, evidence)
     rest = np.concatenate([two[~simple], starts[sizes != 2]])
     leftover = False

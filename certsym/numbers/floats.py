@@ -14,10 +14,15 @@ _TERMS = 1 << 24  # terms per exact bin sum: 2^24 halves of < 2^27 each stay bel
 
 
 def all_finite(array: np.ndarray) -> bool:
-    """Whether every entry is finite (no NaN, no ±inf): min and max propagate a NaN and reach an infinity, so both
-    are finite exactly when every entry is. Cost O(size), without the boolean array of ``np.isfinite``."""
+    """Whether every entry is finite (no NaN, no ±inf). An IEEE sum that meets a NaN or an infinity stays NaN or
+    infinite, whatever the order of its additions, so a finite sum proves every entry finite in one pass; only
+    a sum that is not finite (an entry that is not, or an overflow) is settled by min and max, which propagate
+    a NaN and reach an infinity. Cost O(size), without the boolean array of ``np.isfinite``."""
     if array.dtype.kind != "f" or array.size == 0:
         return True
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(np.add.reduce(array, axis=None)):
+            return True
     return bool(np.isfinite(array.min()) and np.isfinite(array.max()))
 
 

@@ -51,14 +51,16 @@ def _with_pairs(rng: np.random.Generator, t1: tuple, t2: tuple) -> tuple[tuple, 
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from(["same", "dead", "split", "nudge"]),
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["same", "dead", "split", "split both", "nudge"]),
        st.integers(1, 4), st.integers(0, 6), st.integers(1, 3), st.booleans(), st.booleans())
 def test_fast_path_agrees_with_general_path(seed: int, how: str, m: int, n: int, k: int, small: bool,
                                             pairs: bool) -> None:
     rng = np.random.default_rng(seed)
     gen = (lambda *s: rng.integers(-2, 3, size=s)) if small else (lambda *s: rng.standard_normal(s))
     base = tuple(np.asarray(gen(*s), dtype=np.float32) for s in ((n, m), (n,), (k, n), (k,)))
-    other = _variant(rng, *base, how) if n else base
+    if how == "split both" and n:  # merged neurons on both sides: exact v against exact v
+        base = _variant(rng, *base, "split")
+    other = _variant(rng, *base, how.removesuffix(" both")) if n else base
     if pairs:
         base, other = _with_pairs(rng, base, other)
     t1, t2 = DyadicNetwork.from_arrays(*base), DyadicNetwork.from_arrays(*other)

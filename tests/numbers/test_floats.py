@@ -35,7 +35,18 @@ def test_exact_row_sums_across_passes(monkeypatch) -> None:
     assert exact_row_sums(values) == [fmpq(want.numerator, want.denominator)]
 
 
-@given(st.lists(st.floats(width=32), max_size=20))
-def test_all_finite_is_numpy_isfinite(values) -> None:
-    array = np.array(values, dtype=np.float32)
+@given(st.sampled_from([16, 32, 64]).flatmap(
+    lambda w: st.tuples(st.just(w), st.lists(st.floats(width=w), max_size=20))))
+def test_all_finite_is_numpy_isfinite(case) -> None:
+    """Both ways of deciding: a finite sum, and (NaN, ±inf, or finite entries whose sum overflows) min and max."""
+    width, values = case
+    array = np.array(values, dtype={16: np.float16, 32: np.float32, 64: np.float64}[width])
     assert all_finite(array) == bool(np.isfinite(array).all())
+    if len(values) % 2 == 0:
+        assert all_finite(array.reshape(2, -1)) == bool(np.isfinite(array).all())
+
+
+def test_all_finite_when_the_sum_overflows() -> None:
+    big = np.full(4, np.finfo(np.float32).max, dtype=np.float32)
+    assert all_finite(big)
+    assert not all_finite(np.r_[big, np.float32(np.inf)])
