@@ -94,8 +94,8 @@ def certsym_command() -> list[str]:
 
 
 def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int], replay: int = 10) -> dict:
-    """Time one `certsym audit` run; check its classes against ``label``; replay ``replay`` certificates (0: all).
-    Cost: the audit, plus one checker process per certificate replayed."""
+    """Time one `certsym audit` run; check its classes against ``label``; replay ``replay`` certificates (0: all;
+    -1: none). Cost: the audit, plus one checker process per certificate replayed."""
     certs = out / "certs"
     shutil.rmtree(certs, ignore_errors=True)
     start = time.perf_counter()
@@ -113,7 +113,7 @@ def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int], re
     triples = [(cert, cls["against"][member], member) for cls in result["classes"]
                for member, cert in cls["certificates"].items()]
     complete = len(triples) == len(label) - len(result["classes"])
-    count = len(triples) if replay == 0 else min(replay, len(triples))
+    count = len(triples) if replay == 0 else max(0, min(replay, len(triples)))
     sample = [triples[i] for i in np.random.default_rng(1).choice(len(triples), count, replace=False)]
     valid, times = 0, []
     for cert, rep, member in sample:
@@ -128,12 +128,13 @@ def run_case(zoo: Path, out: Path, options: list[str], label: dict[str, int], re
 
 
 def main() -> None:
-    """Build the zoo, time numpy and the three audit cases, print the table. Cost: about a minute (full)."""
+    """Build the zoo, time numpy and the three audit cases, print the table. Cost: about a minute per run (full)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 models of 784-64-10 in 4 classes")
     parser.add_argument("--dir", help="build the zoo here and keep it (default: a temporary directory)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--replay", type=int, default=10, help="certificates replayed per case (0: every one)")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs of every case, alternating (default 3)")
     args = parser.parse_args()
     classes, per_class, n, spare = (4, 5, 64, 8) if args.quick else (20, 10, 1024, 32)
     m, k = 784, 10
@@ -146,17 +147,26 @@ def main() -> None:
         print(f"built {len(label)} models of {m}-{n}-{k} in {classes} classes in {time.perf_counter() - t:.1f} s "
               f"({sum(Path(p).stat().st_size for p in label) / 2**20:.0f} MiB)", file=sys.stderr)
         files = sorted(label)
-        for _ in range(2):  # the first run warms the page cache, the second is timed
+        os.sync()  # the zoo's pages written back before anything is timed
+        cases = (("--workers 1", ["--workers", "1"]), ("--workers 2", ["--workers", "2"]),
+                 ("--dask local:2", ["--dask", "local:2"]))
+        subprocess.run([sys.executable, "-c", BASELINE, *files], capture_output=True, check=True)  # warm the cache
+        baseline: list[float] = []
+        runs: dict[str, list[dict]] = {name: [] for name, _ in cases}
+        for r in range(max(1, args.runs)):  # the cases alternate, so that a slow minute falls on all of them
             base = subprocess.run([sys.executable, "-c", BASELINE, *files], capture_output=True, text=True, check=True)
-        numpy_seconds = float(base.stdout.split()[0])
-        rows = []
-        for name, options in (("--workers 1", ["--workers", "1"]), ("--workers 2", ["--workers", "2"]),
-                              ("--dask local:2", ["--dask", "local:2"])):
-            print(f"running certsym audit {name} ...", file=sys.stderr)
-            rows.append((name, run_case(zoo, root / name.strip("-").replace(" ", "_").replace(":", "_"), options,
-                                        label, args.replay)))
+            baseline.append(float(base.stdout.split()[0]))
+            for name, options in cases:
+                print(f"run {r + 1}: certsym audit {name} ...", file=sys.stderr)
+                runs[name].append(run_case(zoo, root / name.strip("-").replace(" ", "_").replace(":", "_"), options,
+                                           label, args.replay if r == 0 else -1))
+        numpy_seconds = float(np.median(baseline))
+        rows = [(name, {**runs[name][0], "seconds": float(np.median([x["seconds"] for x in runs[name]])),
+                        "exact": all(x["exact"] for x in runs[name])})
+                for name, _ in cases]
+        scaling = [b["seconds"] / a["seconds"] for a, b in zip(runs["--workers 1"], runs["--workers 2"], strict=True)]
     print(f"\n{len(label)} float32 models of {m}-{n}-{k}, {classes} classes; certsym audit DIR --cert-dir C "
-          f"through the command line (wall time, process start included)\n")
+          f"through the command line (wall time, process start included; medians of {len(baseline)} runs)\n")
     print("| case | time (s) | ratio to numpy | classes found | classes exact | certificates | "
           "sample replayed VALID | checker (s per certificate) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -165,6 +175,8 @@ def main() -> None:
         print(f"| certsym audit {name} | {r['seconds']:.2f} | {r['seconds'] / numpy_seconds:.1f} | {r['classes']} | "
               f"{'yes' if r['exact'] else 'NO'} | {r['certificates']} | {r['valid']}/{r['sampled']} | "
               f"{r['check']:.2f} |")
+    print(f"\n--workers 2 against --workers 1, run by run: {', '.join(f'{x:.2f}' for x in scaling)} "
+          f"(median {np.median(scaling):.2f}); numpy runs: {', '.join(f'{x:.2f}' for x in baseline)} s")
     if not all(r["exact"] and r["valid"] == r["sampled"] for _, r in rows):
         raise SystemExit("some case found wrong classes or a certificate did not replay VALID")
 

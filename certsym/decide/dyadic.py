@@ -142,9 +142,8 @@ class _Rows:
         for A, bias, idx in self.parts:
             offset = P - start
             mine = (offset >= 0) & (offset < len(idx))
-            if mine.all():  # into the buffers directly: a fancy index would build the rows once more
-                np.take(A, idx[offset], axis=0, out=a)
-                np.take(bias, idx[offset], out=b)
+            if mine.all():
+                a[...], b[...] = A[idx[offset]], bias[idx[offset]]
             elif mine.any():
                 a[mine], b[mine] = A[idx[offset[mine]]], bias[idx[offset[mine]]]
             start += len(idx)
