@@ -351,3 +351,36 @@ def test_a_coordinate_split_replays() -> None:
     doc["proof"]["box"][0] = ["1/2", "1/2"]
     doc["proof"]["regions"] = [{"split": ["x", 0]}, {"bounds": root["bounds"]}, {"bounds": root["bounds"]}]
     assert "a point" in check_certificate(doc).reason
+
+
+def test_the_cell_walk_crosses_a_kink_to_the_maximum() -> None:
+    """D(x) = x + σ(x − 1/2) on [0, 1] (θ_B's one neuron has v = 0): from x = 1/10 the LP of the first cell stops at
+    the kink 1/2 (D = 1/2), whose neuron limits it; across it the next cell's LP reaches x = 1, D = 3/2 exactly."""
+    from certsym.decide.distance import ascend
+
+    A = load([np.array([[1.0], [1.0]]), np.array([0.0, -0.5]), np.array([[1.0, 1.0]]), np.array([0.0])]).network
+    B = load([np.array([[1.0]]), np.array([0.0]), np.array([[0.0]]), np.array([0.0])]).network
+    box = parse_box("0,1", 1)
+    x = [fmpq(1, 10)]
+    y, values = ascend(A, B, box, x, evaluate_difference(A, B, x), float("inf"))
+    assert (y, values) == ([fmpq(1)], [fmpq(3, 2)])
+    assert values == evaluate_difference(A, B, y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_cell_walk_never_lowers_the_witness(seed: int) -> None:
+    """Whatever the walk proposes, the witness it returns is in the box, its values are the exact ones, and its
+    ‖D‖∞ is at least the start's."""
+    from certsym.decide.distance import ascend
+
+    a = _model(seed)
+    b = _copies(a)["float16"]
+    A, B = load(a).network, load(b).network
+    box = parse_box("-1,1", A.m)
+    rng = np.random.default_rng(seed)
+    x = [fmpq(*float(t).as_integer_ratio()) for t in rng.uniform(-1, 1, A.m)]
+    start = evaluate_difference(A, B, x)
+    y, values = ascend(A, B, box, x, start, float("inf"))
+    assert all(lo <= t <= hi for t, (lo, hi) in zip(y, box, strict=True))
+    assert values == evaluate_difference(A, B, y)
+    assert max(abs(v) for v in values) >= max(abs(v) for v in start)
