@@ -68,8 +68,8 @@ class DyadicNetwork:
         """The network, or None when some entry is not a finite float with ≤ 24 significant bits (then
         the general path applies). Cost O(n(m + k))."""
         arrays = [np.asarray(t) for t in (W1, b1, W2, b2)]
-        if any(t.dtype.kind != "f" for t in arrays):
-            return None
+        if any(t.dtype.kind != "f" for t in arrays) or arrays[0].ndim != 2 or arrays[0].shape[1] == 0:
+            return None  # no inputs (m = 0): the general path says why
         out = []
         for t in arrays:
             x = t.astype(np.float32, copy=False)  # exact for float16; checked below for float64
@@ -118,7 +118,7 @@ class _Rows:
         normal = np.empty((min(n, block), width - 1), dtype=A.dtype)
         zero = A.dtype.type(0)
         for s in range(0, n, block):
-            rows = A[idx[0] + s:idx[0] + s + block] if run else A[idx[s:s + block]]
+            rows = A[idx[0] + s:idx[0] + min(s + block, n)] if run else A[idx[s:s + block]]
             c = len(rows)
             lead = rows[np.arange(c), np.argmax(rows != 0, axis=1)]
             lam[s:s + c] = lead

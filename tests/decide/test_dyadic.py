@@ -296,3 +296,26 @@ def test_the_power_of_two_proportionality_test_is_exact(data) -> None:
             want = all(Fraction(float(y)) * li == sign * Fraction(float(x)) * lj
                        for x, y in zip(rows[i].tolist(), rows[j].tolist(), strict=True))
             assert bool(got[t]) == want
+
+
+def test_hashing_a_run_of_rows_stops_at_its_end() -> None:
+    """Consecutive selected rows are sliced, not gathered: the slice ends where the selection does (rows 2–4 of
+    ten, and runs longer than one block), so the hashes and leading entries are those of the gathered rows."""
+    from certsym.decide.dyadic import _Rows
+
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((400, 300)).astype(np.float32)
+    b = rng.standard_normal(400).astype(np.float32)
+    for idx in (np.arange(2, 5), np.arange(7, 390)):
+        V = np.zeros((len(idx) + 1, 1), np.float32)
+        run = _Rows.of(A, b, idx, V[:-1], idx)
+        gapped = np.r_[idx, idx[-1] + 2]  # not consecutive: the rows are gathered
+        gathered = _Rows.of(A, b, gapped, V, gapped)
+        assert np.array_equal(run.plane, gathered.plane[:-1])
+        assert np.array_equal(run.lam, gathered.lam[:-1])
+        assert np.array_equal(run.lam, np.abs(A[idx, 0]))
+
+
+def test_no_inputs_leave_the_fast_path() -> None:
+    F = np.float32
+    assert DyadicNetwork.from_arrays(np.ones((2, 0), F), np.ones(2, F), np.ones((1, 2), F), np.zeros(1, F)) is None
