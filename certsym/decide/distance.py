@@ -324,11 +324,13 @@ def search_float_witness(fa: tuple, fb: tuple, box: Box, seed: int = 0, samples:
             value = np.abs(D(x[None])[0]).max()
             if value > best_val:
                 best_val, found = value, x.copy()
-    out = []
-    for q, t in enumerate(found.tolist()):
-        num, den = float(t).as_integer_ratio()
-        out.append(min(max(fmpq(num, den), box[q][0]), box[q][1]))
-    return out
+    return rational_point(found, box)
+
+
+def rational_point(point: np.ndarray, box: Box) -> list[fmpq]:
+    """The rationals a point's binary64 coordinates are, each clipped to its interval of the box. Cost O(m)."""
+    return [min(max(fmpq(*float(t).as_integer_ratio()), lo), hi) for t, (lo, hi) in zip(point.tolist(), box,
+                                                                                      strict=True)]
 
 
 def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq],
@@ -346,8 +348,7 @@ def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq],
                          1.0 if values[t] > 0 else -1.0, deadline)
     if not points:
         return x, values
-    y = [min(max(fmpq(*float(q).as_integer_ratio()), b[0]), b[1]) for q, b in zip(points[-1].tolist(), box,
-                                                                                    strict=True)]
+    y = rational_point(points[-1], box)
     new = evaluate_difference(A, B, y)
     return (y, new) if max(abs(v) for v in new) > max(abs(v) for v in values) else (x, values)
 
@@ -406,8 +407,7 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
             break
         if r == 0 and search.witness == x:
             continue  # walked from before the branch and bound
-        start = [min(max(fmpq(*float(q).as_integer_ratio()), lo), hi) for q, (lo, hi) in zip(points[r].tolist(), box,
-                                                                                              strict=True)]
+        start = rational_point(points[r], box)
         y, new = ascend(A, B, box, start, evaluate_difference(A, B, start), deadline)
         if max(abs(v) for v in new) > search.lower:
             search.lower, search.witness, search.values = max(abs(v) for v in new), y, new
