@@ -22,6 +22,7 @@ number of weights.
 
 from __future__ import annotations
 
+import math
 import re
 import time
 from collections.abc import Callable
@@ -353,6 +354,27 @@ def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq],
     return (y, new) if max(abs(v) for v in new) > max(abs(v) for v in values) else (x, values)
 
 
+FLOAT_LIMIT = 2.0**400  # the largest |z| or |ρ| on the box the floating-point search and LPs are given
+
+
+def float_magnitude(A: Network, B: Network, box: Box) -> float:
+    """The largest bound, by interval arithmetic in binary64 over the box, on a pre-activation |z| or an output
+    |ρ(θ)(x)| of either network (inf beyond binary64): the floating-point search, its LPs and their products stay
+    finite when it is at most FLOAT_LIMIT. Cost O(n (m + k)) per network."""
+    try:
+        nets = (floats(A), floats(B))
+        reach = np.array([max(abs(float(lo)), abs(float(hi))) for lo, hi in box])
+    except OverflowError:
+        return math.inf
+    largest = 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for W, b, M, c in nets:
+            z = np.abs(W) @ reach + np.abs(b)
+            out = np.abs(M) @ z + np.abs(c)
+            largest = max(largest, float(np.max(z, initial=0.0)), float(np.max(out, initial=0.0)))
+    return largest if math.isfinite(largest) else math.inf
+
+
 def checked_box(A: Network, B: Network, box: Box | None) -> Box:
     """The box (default [0, 1]^m) after the checks every question on a box of two networks needs: both over QQ,
     the same input and output sizes, one interval per input, ends the checker replays. Raises InputError."""
@@ -366,6 +388,11 @@ def checked_box(A: Network, B: Network, box: Box | None) -> Box:
     if any(int(end.p).bit_length() > BOX_NUMERATOR_BITS for b in box for end in b):
         raise InputError(f"the box has a bound whose numerator exceeds {BOX_NUMERATOR_BITS} bits, beyond what the "
                          "checker replays (certificates/FORMAT.md, Bounds)")
+    magnitude = float_magnitude(A, B, box)
+    if not magnitude <= FLOAT_LIMIT:
+        raise InputError(f"the networks' values on the box may exceed 2^400 (interval bound {magnitude:.3g}): "
+                         "certsym proposes points and multipliers in binary64, which needs room for their "
+                         "products; rescale the networks (the distance scales with them)")
     return box
 
 

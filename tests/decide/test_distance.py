@@ -384,3 +384,28 @@ def test_the_cell_walk_never_lowers_the_witness(seed: int) -> None:
     assert all(lo <= t <= hi for t, (lo, hi) in zip(y, box, strict=True))
     assert values == evaluate_difference(A, B, y)
     assert max(abs(v) for v in values) >= max(abs(v) for v in start)
+
+
+@pytest.mark.parametrize("scale", [1e200, 1e130])
+def test_values_beyond_the_float_range_are_refused_in_one_line(tmp_path, capsys, scale: float) -> None:
+    """Weights whose values on the box leave binary64 (1e200: the products overflow; 1e130: above 2^400) get a
+    one-line refusal with exit 2, not an internal error from the floating-point search."""
+    rng = np.random.default_rng(0)
+    a = [rng.standard_normal((5, 3)) * scale, rng.standard_normal(5), rng.standard_normal((2, 5)), np.zeros(2)]
+    b = [x * (1 + 1e-3) for x in a]
+    paths = []
+    for name, arrays in (("a.npz", a), ("b.npz", b)):
+        np.savez(tmp_path / name, **dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"), arrays, strict=True)))
+        paths.append(str(tmp_path / name))
+    assert main(["distance", *paths, "--seconds", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "exceed 2^400" in err and "internal error" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_values_within_the_float_range_are_bounded() -> None:
+    """The same networks at 1e100 stay in range: an enclosure [L, U] with L > 0."""
+    rng = np.random.default_rng(0)
+    a = [rng.standard_normal((5, 3)) * 1e100, rng.standard_normal(5), rng.standard_normal((2, 5)), np.zeros(2)]
+    b = [x * (1 + 1e-3) for x in a]
+    d = distance(load(a).network, load(b).network, parse_box("0,1", 3), seconds=2)
+    assert 0 < d.lower <= d.upper
