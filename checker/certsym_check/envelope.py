@@ -15,6 +15,7 @@ from certsym_check.core import (
     FloatRows,
     Net,
     Report,
+    float32_below_range_top,
     index,
     keys,
     seq,
@@ -73,11 +74,12 @@ REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable",
 
 
 def _finite(t) -> bool:
-    """No NaN or infinity in the tensor. For float16/float32 one float64 sum decides it: finite entries of at
-    most 2^128 cannot overflow a float64 sum of fewer than 2^895 terms, and a NaN or infinity makes it
+    """No NaN or infinity in the tensor. Native float32 storage is first settled on its bytes
+    (``float32_below_range_top``). Otherwise, for float16/float32, one float64 sum decides it: finite entries of
+    at most 2^128 cannot overflow a float64 sum of fewer than 2^895 terms, and a NaN or infinity makes it
     non-finite (inf − inf is NaN)."""
     if t.code in NARROW:
-        return math.isfinite(sum(t.values))
+        return float32_below_range_top(t.values) or math.isfinite(sum(t.values))
     return all(map(math.isfinite, t.values))
 
 

@@ -1,6 +1,6 @@
 """The checker's whole-row test for float32 rows, ``scaled_float32`` (y = 2^e·x decided on the rows' bits as
-integers), against exact rationals; and certificates over model files whose matchings it decides, honest and
-forged.
+integers), against exact rationals; its byte test of finiteness; and certificates over model files whose matchings
+it decides, honest and forged.
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certsym.cli import main
-from certsym_check.core import scaled_float32
+from certsym_check.core import float32_below_range_top, scaled_float32
+from certsym_check.envelope import _finite
+from certsym_check.readers.tensor import Tensor
 
 float32 = st.one_of(
     st.floats(width=32, allow_nan=False, allow_infinity=False),
@@ -118,3 +120,27 @@ def test_model_file_certificates_with_power_of_two_scales(tmp_path, capfd) -> No
         capfd.readouterr()
         assert main(["check", str(bad), "--inputs", str(a), str(forged)]) == 1
         assert "INVALID" in capfd.readouterr().out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**32 - 1), max_size=40), st.booleans())
+def test_the_byte_test_of_finiteness_never_passes_a_nan_or_infinity(words, view) -> None:
+    """``float32_below_range_top`` says True only for finite entries, and says it whenever every entry is below
+    2^127 in magnitude; the checker's ``_finite`` agrees with math.isfinite on every entry either way."""
+    values = array("f", array("I", words).tobytes())
+    storage = memoryview(values.tobytes()).cast("B").cast("f") if view else values
+    floats = list(values)
+    got = float32_below_range_top(storage)
+    assert not got or all(map(math.isfinite, floats))
+    assert got == all(math.isfinite(x) and abs(x) < 2.0**127 for x in floats)
+    assert _finite(Tensor((len(floats),), storage, False, "f4")) == all(map(math.isfinite, floats))
+
+
+def test_the_byte_test_reads_every_chunk() -> None:
+    """A NaN in the last entry of the second megabyte chunk is found (the chunks step over the whole storage)."""
+    values = array("f", [1.5]) * ((1 << 21) // 4 * 4)  # 8 MiB: two chunks of 4 MiB
+    assert float32_below_range_top(values)
+    values[-1] = math.nan
+    assert not float32_below_range_top(values)
+    values[-1] = -math.inf
+    assert not float32_below_range_top(values)
