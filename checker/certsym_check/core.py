@@ -160,8 +160,8 @@ def float32_below_range_top(values) -> bool:
     neither 0x7F nor 0xFF puts the field at 253 or below. One C-level search of those bytes, a megabyte at a
     time; False (a byte 0x7F or 0xFF: |x| ≥ 2^127 or not finite) only says this test does not decide. Cost
     O(len(values)) byte operations."""
-    if not _float32_storage(values):
-        return False
+    if not _float32_storage(values) or not memoryview(values).c_contiguous:
+        return False  # a strided view is left to the sum
     raw = memoryview(values).cast("B")
     step = 1 << 22  # bytes per chunk, a multiple of 4: every chunk starts on a float32
     for start in range(0, len(raw), step):

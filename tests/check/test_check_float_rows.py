@@ -144,3 +144,10 @@ def test_the_byte_test_reads_every_chunk() -> None:
     assert not float32_below_range_top(values)
     values[-1] = -math.inf
     assert not float32_below_range_top(values)
+
+
+def test_a_strided_float_view_is_left_to_the_sum() -> None:
+    values = memoryview(array("f", [1.0, math.nan, 2.0, math.inf]))[::2]
+    assert not float32_below_range_top(values)
+    assert _finite(Tensor((2,), values, False, "f4"))
+    assert not _finite(Tensor((2,), memoryview(array("f", [1.0, math.nan, 2.0, math.inf]))[1::2], False, "f4"))
