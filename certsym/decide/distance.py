@@ -334,19 +334,20 @@ def rational_point(point: np.ndarray, box: Box) -> list[fmpq]:
                                                                                       strict=True)]
 
 
-def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq],
-           deadline: float) -> tuple[list[fmpq], list[fmpq]]:
+def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq], deadline: float,
+           nets: tuple | None = None) -> tuple[list[fmpq], list[fmpq]]:
     """The witness x moved uphill by ``certsym.decide.cell_ascent`` on its largest output difference, with its
     exact values, when the exact ‖D‖∞ there is larger than at x (else x and ``values``). Only proposes: the point
-    is the rationals its floats are, clipped to the box, and evaluated exactly. Cost: the walk's LPs until
-    ``deadline``, and one exact evaluation."""
+    is the rationals its floats are, clipped to the box, and evaluated exactly. ``nets``: (floats(A), floats(B))
+    when the caller has them. Cost: the walk's LPs until ``deadline``, and one exact evaluation."""
     t = max(range(len(values)), key=lambda j: abs(values[j]))
     if values[t] == 0 or time.monotonic() > deadline:
         return x, values
+    fa, fb = nets or (floats(A), floats(B))
     lo = np.array([float(b[0]) for b in box])
     hi = np.array([float(b[1]) for b in box])
-    points = cell_ascent(floats(A), floats(B), lo, hi, np.array([float(q) for q in x]), t,
-                         1.0 if values[t] > 0 else -1.0, deadline)
+    points = cell_ascent(fa, fb, lo, hi, np.array([float(q) for q in x]), t, 1.0 if values[t] > 0 else -1.0,
+                         deadline)
     if not points:
         return x, values
     y = rational_point(points[-1], box)
@@ -407,7 +408,8 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     if epsilon is not None and epsilon < 0:
         raise InputError("--epsilon must be nonnegative")
     start = time.monotonic()
-    x = search_witness(A, B, box, seed)
+    nets = (floats(A), floats(B))  # the binary64 weights every floating-point proposal below works on
+    x = search_float_witness(*nets, box, seed)
     values = evaluate_difference(A, B, x)
     L = max(abs(v) for v in values)
     if L == 0:  # only then can the networks be equivalent (a nonzero difference anywhere says they are not)
@@ -420,7 +422,7 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     small = (A.n + B.n) * (A.m + 1) <= 600  # exact small-denominator duals are worth trying
     # the local walk over activation cells, before the branch and bound (a higher L focuses it and may stop it at
     # once) and after it, from its best witness; each is given a twentieth of the budget
-    x, values = ascend(A, B, box, x, values, start + seconds / 20)
+    x, values = ascend(A, B, box, x, values, start + seconds / 20, nets)
     search = branch_and_bound(Pair(A, B, pairs), box, difference(A, B), x, target,
                               max(0.0, seconds * 0.95 - (time.monotonic() - start)), max_regions, epsilon, small,
                               progress, ReplayWork(A, B, pairs, box))
@@ -428,14 +430,14 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     # walks from the search's witness and from where the root's relaxation puts each objective's maximum, the
     # points of larger floating-point ‖D‖∞ first
     points = [np.array([float(q) for q in search.witness]), *search.root.bound.points]
-    rank = np.argsort(-np.abs(float_difference(floats(A), floats(B), np.array(points))).max(axis=1), kind="stable")
+    rank = np.argsort(-np.abs(float_difference(*nets, np.array(points))).max(axis=1), kind="stable")
     for r in rank.tolist():
         if time.monotonic() > deadline:
             break
         if r == 0 and search.witness == x:
             continue  # walked from before the branch and bound
-        start = rational_point(points[r], box)
-        y, new = ascend(A, B, box, start, evaluate_difference(A, B, start), deadline)
+        origin = rational_point(points[r], box)
+        y, new = ascend(A, B, box, origin, evaluate_difference(A, B, origin), deadline, nets)
         if max(abs(v) for v in new) > search.lower:
             search.lower, search.witness, search.values = max(abs(v) for v in new), y, new
     if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result

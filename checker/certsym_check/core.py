@@ -157,8 +157,8 @@ _HIGH = 3 if sys.byteorder == "little" else 0  # the byte of a native float32 wi
 def float32_below_range_top(values) -> bool:
     """True only if every entry of native float32 storage is finite, decided on bytes: a float32 is NaN or ±inf
     exactly when its 8-bit exponent field is 255, and a high byte (the sign and the field's 7 upper bits) that is
-    neither 0x7F nor 0xFF puts the field at 253 or below. One C-level search of those bytes, a megabyte at a
-    time; False (a byte 0x7F or 0xFF: |x| ≥ 2^127 or not finite) only says this test does not decide. Cost
+    neither 0x7F nor 0xFF puts the field at 253 or below. One C-level search of those bytes, 4 MiB of storage
+    at a time; False (a byte 0x7F or 0xFF: |x| ≥ 2^127 or not finite) only says this test does not decide. Cost
     O(len(values)) byte operations."""
     if not _float32_storage(values) or not memoryview(values).c_contiguous:
         return False  # a strided view is left to the sum
