@@ -53,13 +53,17 @@ RELAXATION_STATEMENT = "linear relaxations with rational multipliers over a tree
 
 def regions_json(root) -> list:
     """The branch-and-bound tree in preorder (certificates/FORMAT.md, Linear relaxations): each node's split, the
-    bounds computed on it (the objective, its bound, its multipliers) and a top-1 leaf's class. Cost: linear in the
-    tree and its multipliers."""
+    refinements and bounds computed on it (the objective, its bound, its multipliers) and a top-1 leaf's class.
+    Cost: linear in the tree and its multipliers."""
     out = []
     for node in root.preorder():
         entry: dict[str, Any] = {}
         if node.children:
             entry["split"] = list(node.split)
+        if node.bound is not None and node.bound.refinements:
+            entry["refine"] = [[*r.target, r.side, str(r.value), [[tag, idx, str(mu)] for (tag, idx), mu in
+                                                                 sorted(r.multipliers.items())]]
+                               for r in node.bound.refinements]
         if node.bound is not None and node.bound.bounds:
             entry["bounds"] = [[*o, str(value), [[tag, idx, str(mu)] for (tag, idx), mu in
                                                 sorted(node.bound.multipliers[o].items())]]

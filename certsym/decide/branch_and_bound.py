@@ -29,11 +29,13 @@ from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_regi
 
 REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (certificates/FORMAT.md, Bounds)
 BOUND_OVERHEAD, NODE_WORK, MULTIPLIER_WORK = 1_000, 8, 50  # its fixed charges: per bound, per coordinate, per μ
+REFINE_OVERHEAD = 200  # and per refinement
 
 
 class ReplayWork:
     """The checker's region work of a tree as it grows (certificates/FORMAT.md, Bounds): per node
-    (N(m + 1)w + 1,000) + 16k + 8(m + 1), per bound N(m + 1)w + 1,000, per multiplier 50, with N = n1 + n2 + pairs
+    (N(m + 1)w + 1,000) + 16k + 8(m + 1), per bound N(m + 1)w + 1,000, per refinement with r multipliers
+    (1 + r)(m + 1)w + 200, per multiplier 50, with N = n1 + n2 + pairs
     and w = max(1, ⌊(r + e)/128⌋) the words of the rows' integers (r) and the box ends (e), as the checker computes
     them. Cost of the set-up O((n1 + n2) m)."""
 
@@ -49,16 +51,21 @@ class ReplayWork:
                 den_bits = max(den_bits, (den * int(d.q)).bit_length())
         box_bits = 2 * max((int(y.p).bit_length() + int(y.q).bit_length() for b in box for y in b), default=1)
         words = max(1, (num_bits + den_bits + box_bits) // 128)
-        self.per_bound = (A.n + B.n + len(pairs)) * (A.m + 1) * words + BOUND_OVERHEAD
+        self.per_row = (A.m + 1) * words
+        self.per_bound = (A.n + B.n + len(pairs)) * self.per_row + BOUND_OVERHEAD
         self.per_node = self.per_bound + 16 * A.k + NODE_WORK * (A.m + 1)
         self.used = 0
 
     def cost(self, node: bool, bound: RegionBound | None) -> int:
-        """The work of a node (``node``) and of the bounds of ``bound``, as the checker counts it."""
+        """The work of a node (``node``) and of the bounds and refinements of ``bound``, as the checker counts
+        it."""
         if bound is None:
             return self.per_node if node else 0
+        multipliers = sum(len(bound.multipliers[o]) for o in bound.bounds) + \
+            sum(len(r.multipliers) for r in bound.refinements)
         return (self.per_node if node else 0) + len(bound.bounds) * self.per_bound + \
-            MULTIPLIER_WORK * sum(len(bound.multipliers[o]) for o in bound.bounds)
+            sum((1 + len(r.multipliers)) * self.per_row + REFINE_OVERHEAD for r in bound.refinements) + \
+            MULTIPLIER_WORK * multipliers
 
     def add(self, node: bool, bound: RegionBound | None) -> None:
         self.used += self.cost(node, bound)
@@ -145,9 +152,9 @@ def children(region: Region, key: Key) -> list[Region]:
         q = key[1]
         lo, hi = region.box[q]
         mid = (lo + hi) / 2
-        return [Region([*region.box[:q], half, *region.box[q + 1:]], dict(region.phases))
+        return [Region([*region.box[:q], half, *region.box[q + 1:]], dict(region.phases), dict(region.refined))
                 for half in ((lo, mid), (mid, hi))]
-    return [Region(region.box, {**region.phases, key: phase}) for phase in (-1, 1)]
+    return [Region(region.box, {**region.phases, key: phase}, dict(region.refined)) for phase in (-1, 1)]
 
 
 def _threshold(epsilon: fmpq | None, lower: fmpq, target: float) -> fmpq:
@@ -248,6 +255,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
                     work.add(False, extra)
                 node.bound.bounds |= extra.bounds
                 node.bound.multipliers |= extra.multipliers
+                node.bound.refinements += extra.refinements
                 node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
                 for point in extra.points:
                     propose(point, node.region)

@@ -1,7 +1,8 @@
 """The linear relaxation of the difference of two aligned networks on a region, certified by rational multipliers.
 
-A region is a box Q with a phase for some neurons (z ≥ 0 or z ≤ 0 imposed). On it every neuron has the exact
-extremes [l, u] of its pre-activation z over Q, and σ(z) is written S: z when the neuron is active (phase z ≥ 0, or
+A region is a box Q with a phase for some neurons (z ≥ 0 or z ≤ 0 imposed). On it every neuron has a range
+[l, u] of its pre-activation z: its exact extremes over Q, narrowed by refinements (bounds from the phase
+constraints alone, ``refine``, made on the region or an enclosing one), and σ(z) is written S: z when the neuron is active (phase z ≥ 0, or
 l ≥ 0), 0 when it is inactive (phase z ≤ 0, or u ≤ 0), and a variable h ∈ [0, u] when it is unstable. Neurons of
 the second network are scaled by their pairing's d > 0 (σ(d z') = d σ(z'), weights divided by d). The constraints,
 each g ≤ 0 and valid at every point of the region with h = σ(z):
@@ -41,7 +42,10 @@ from certsym.core.network import Network
 
 Box = list[tuple[fmpq, fmpq]]
 Key = tuple[str, int]  # ("A", i) or ("B", j)
+Target = tuple[str, int]  # a neuron's z, ("A", i) or ("B", j), or a pair's Δ, ("d", p)
 Objective = tuple  # (t, s) or (net, c, j): module docstring
+REFINE_GAIN = 0.02  # a refinement is stated when it narrows the target's range by at least this fraction
+REFINE_PASSES = 3  # coordinate-descent passes over the phase multipliers
 
 
 def _q(x: float) -> fmpq:
@@ -51,10 +55,24 @@ def _q(x: float) -> fmpq:
 
 @dataclass
 class Region:
-    """A box and the phases imposed on some neurons (+1: z ≥ 0, −1: z ≤ 0)."""
+    """A box, the phases imposed on some neurons (+1: z ≥ 0, −1: z ≤ 0), and the ranges of some targets known on
+    the region beyond their extremes over the box (refinements made on it or an enclosing region)."""
 
     box: Box
     phases: dict[Key, int] = field(default_factory=dict)
+    refined: dict[Target, tuple[fmpq, fmpq]] = field(default_factory=dict)
+
+
+@dataclass
+class Refinement:
+    """A bound on a target over a region from its phase constraints: with g_i = −φ_i z_i ≤ 0 the phases and
+    μ ≥ 0, the target y satisfies s·y ≤ s·y − Σ μ_i g_i on the region, so ``value`` = s·max over the box of
+    (s·y − Σ μ g) bounds it above (s = +1, ``side`` "upper") or below (s = −1, "lower")."""
+
+    target: Target
+    side: str
+    value: fmpq
+    multipliers: dict[Key, fmpq]
 
 
 @dataclass
@@ -69,6 +87,7 @@ class RegionBound:
     gaps: dict[Key, float] = field(default_factory=dict)  # u·(−l): the triangle's intercept, per unstable neuron
     pair_gaps: dict[int, float] = field(default_factory=dict)  # uΔ·(−lΔ) for the pairs whose Δ changes sign
     pair_keys: dict[int, tuple[Key, Key]] = field(default_factory=dict)
+    refinements: list[Refinement] = field(default_factory=list)  # made on this region (stated at its node)
 
     @property
     def upper(self) -> fmpq:
@@ -101,6 +120,9 @@ class Pair:
         diff = [x - y for i, j, _ in pairs
                 for x, y in zip(flat_a[i * w:(i + 1) * w], flat_b[j * w:(j + 1) * w], strict=True)]
         self.diff = fmpq_mat(len(pairs), self.m + 1, diff) if pairs else None
+        # the targets' exact rows as flat entry lists, and in binary64: neurons of A and B, and the pairs' Δ
+        self.entries = {"A": flat_a, "B": flat_b, "d": diff}
+        self.float_rows["d"] = np.array([float(x) for x in diff]).reshape(len(pairs), self.m + 1)
 
 
     def objective(self, o: Objective) -> tuple[dict[str, list[fmpq]], fmpq]:
@@ -137,14 +159,25 @@ def extremes(rows: fmpq_mat, box: Box) -> tuple[list[fmpq], list[fmpq]]:
 class _Leaf:
     """One region's exact extremes, statuses and constraints."""
 
-    def __init__(self, P: Pair, region: Region):
+    def __init__(self, P: Pair, region: Region, refine_targets: bool = True):
         self.P, self.region = P, region
         self.lo, self.hi, self.status = {}, {}, {}
         for s in "AB":
-            lo, hi = extremes(P.rows[s], region.box) if P.size[s] else ([], [])
-            self.lo[s], self.hi[s] = lo, hi
-            self.status[s] = [_status(region.phases.get((s, i)), lo[i], hi[i]) for i in range(P.size[s])]
-        self.dlo, self.dhi = extremes(P.diff, region.box) if P.diff is not None else ([], [])
+            self.lo[s], self.hi[s] = extremes(P.rows[s], region.box) if P.size[s] else ([], [])
+        self.lo["d"], self.hi["d"] = extremes(P.diff, region.box) if P.diff is not None else ([], [])
+        self.narrow(region.refined)
+        self.refinements = refine(self) if refine_targets and region.phases else []
+        for r in self.refinements:
+            lo, hi = region.refined.get(r.target, (None, None))
+            if r.side == "lower":
+                region.refined[r.target] = (r.value if lo is None else max(lo, r.value), hi)
+            else:
+                region.refined[r.target] = (lo, r.value if hi is None else min(hi, r.value))
+        self.narrow(region.refined)
+        self.dlo, self.dhi = self.lo["d"], self.hi["d"]
+        for s in "AB":
+            self.status[s] = [_status(region.phases.get((s, i)), self.lo[s][i], self.hi[s][i])
+                              for i in range(P.size[s])]
         self.unstable = [(s, i) for s in "AB" for i in range(P.size[s]) if self.status[s][i] == 0]
         self.column = {key: P.m + c for c, key in enumerate(self.unstable)}
         # the constraints: (tag, index) with, per constraint, its terms on S's, on rows z, and its constant
@@ -155,6 +188,14 @@ class _Leaf:
         for p, (i, j, _) in enumerate(P.pairs):
             if self.status["A"][i] == 0 or self.status["B"][j] == 0:
                 self.names += [("d+", p), ("d-", p)]
+
+    def narrow(self, refined: dict[Target, tuple]) -> None:
+        """Every target's range the tighter of what it is and what ``refined`` says (a bound of None says nothing)."""
+        for (s, i), (lo, hi) in refined.items():
+            if lo is not None and lo > self.lo[s][i]:
+                self.lo[s][i] = lo
+            if hi is not None and hi < self.hi[s][i]:
+                self.hi[s][i] = hi
 
     def terms(self, name: tuple[str, int]) -> tuple[list, list, fmpq]:
         """Constraint ``name`` as (S terms [(key, coeff)], row terms [(key, coeff)], constant): g = Σ coeff·S_key +
@@ -192,6 +233,69 @@ class _Leaf:
             elif status == 0:
                 cols[key] = cols.get(key, 0) + c
         return rows, cols, const
+
+
+def refine(leaf: _Leaf) -> list[Refinement]:
+    """Bounds on the unstable neurons' z and the sign-changing pairs' Δ over the region, from its phase
+    constraints (``Refinement``), kept where they narrow the range by ``REFINE_GAIN``.
+
+    The multipliers minimize max over the box of (s·y − Σ μ g), a convex piecewise-linear function of μ, by
+    coordinate descent: along one μ_i it is minimized exactly at a weighted median of its breakpoints. All targets
+    at once in binary64 (floats only choose μ); μ is then cut to 20 significant bits and the bound computed
+    exactly. Cost: O(passes · d · T · m log m) floating-point operations and one exact product (T × d)·(d × m)
+    for T targets and d phases."""
+    P, region = leaf.P, leaf.region
+    m = P.m
+    phased = sorted(region.phases)
+    targets = [(s, i) for s in "AB" for i in range(P.size[s]) if leaf.lo[s][i] < 0 < leaf.hi[s][i]
+               and (s, i) not in region.phases]
+    targets += [("d", p) for p in range(len(P.pairs)) if leaf.lo["d"][p] < 0 < leaf.hi["d"][p]]
+    if not targets or not phased:
+        return []
+    box = np.array([[float(lo), float(hi)] for lo, hi in region.box])
+    centre, rad = box.mean(axis=1), (box[:, 1] - box[:, 0]) / 2
+    phase = np.array([region.phases[key] for key in phased], dtype=float)
+    G = -phase[:, None] * np.array([P.float_rows[s][i] for s, i in phased])  # g = G·(x, 1) ≤ 0 on the region
+    rows = np.array([P.float_rows[s][i] for s, i in targets])
+    T = np.vstack([rows, -rows])  # the upper bounds, then the lower ones (as upper bounds of −y)
+    mu = np.zeros((len(T), len(phased)))
+    for _ in range(REFINE_PASSES):
+        for i in range(len(phased)):
+            mu[:, i] = 0.0
+            V = T - mu @ G
+            q = G[i, :m]
+            slope = -G[i, m] - q @ centre  # of the affine part along μ_i; each |V_r − μ_i q_r| adds ∓ rad_r |q_r|
+            with np.errstate(divide="ignore", invalid="ignore"):
+                kinks = np.where(q != 0, V[:, :m] / q, np.inf)
+            order = np.argsort(kinks, axis=1)
+            kinks = np.take_along_axis(kinks, order, axis=1)
+            weight = (rad * np.abs(q))[order]
+            climb = slope - weight.sum(axis=1, keepdims=True) + 2 * np.cumsum(weight, axis=1)
+            up = climb >= 0
+            first = np.argmax(up, axis=1)
+            at = kinks[np.arange(len(T)), first]
+            # slope ≥ 0 from the start: μ_i = 0; never: the region is empty along μ_i, a large μ_i shows it
+            at = np.where(up.any(axis=1), at, np.where(np.isfinite(kinks), kinks, 0).max(axis=1) + 1.0)
+            mu[:, i] = np.where(slope - weight.sum(axis=1) >= 0, 0.0, np.maximum(at, 0.0))
+    mant, expo = np.frexp(mu)
+    mu = np.ldexp(np.round(np.ldexp(mant, 20)), expo - 20)
+    exact_rows = [P.entries[s][i * (m + 1):(i + 1) * (m + 1)] for s, i in targets]
+    flat = [x for r in exact_rows for x in r] + [-x for r in exact_rows for x in r]
+    phase_rows = fmpq_mat(len(phased), m + 1, [x * region.phases[key] for key in phased
+                                               for x in P.entries[key[0]][key[1] * (m + 1):(key[1] + 1) * (m + 1)]])
+    mults = fmpq_mat(len(T), len(phased), [_q(x) for x in mu.ravel()])
+    tops = extremes(fmpq_mat(len(T), m + 1, flat) + mults * phase_rows, region.box)[1]
+    out = []
+    half = len(targets)
+    for r, top in enumerate(tops):
+        target = targets[r % half]
+        lo, hi = leaf.lo[target[0]][target[1]], leaf.hi[target[0]][target[1]]
+        side, value = ("upper", top) if r < half else ("lower", -top)
+        gain = hi - value if side == "upper" else value - lo
+        if gain >= (hi - lo) * fmpq(int(REFINE_GAIN * 1000), 1000):
+            out.append(Refinement(target, side, value, {(f"p{key[0]}", key[1]): _q(x)
+                                                        for key, x in zip(phased, mu[r], strict=True) if x > 0}))
+    return out
 
 
 def _status(phase: int | None, lo: fmpq, hi: fmpq) -> int:
@@ -286,7 +390,7 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     pair_gaps = {p: max(0.0, float(hi)) * max(0.0, -float(lo))
                  for p, (lo, hi) in enumerate(zip(leaf.dlo, leaf.dhi, strict=True))}
     pair_keys = {p: (("A", i), ("B", j)) for p, (i, j, _) in enumerate(P.pairs)}
-    return RegionBound(out_bounds, out_mult, points, score, gaps, pair_gaps, pair_keys)
+    return RegionBound(out_bounds, out_mult, points, score, gaps, pair_gaps, pair_keys, leaf.refinements)
 
 
 def _farkas(G, rhs: np.ndarray, bounds: list, scales: np.ndarray, names: list) -> dict:

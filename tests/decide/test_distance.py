@@ -10,13 +10,14 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from flint import fmpq
+from flint import fmpq, fmpq_mat
 
 from certsym.api import load
 from certsym.certify import InputRecord, distance_certificate
 from certsym.cli import main
 from certsym.core.network import Network
-from certsym.decide.distance import distance, evaluate_difference, parse_box, parse_vnnlib
+from certsym.decide.distance import align, distance, evaluate_difference, parse_box, parse_vnnlib
+from certsym.decide.relaxation import Pair, Region, bound_region, extremes
 from certsym.errors import InputError
 from certsym_check import check_certificate
 
@@ -121,6 +122,25 @@ def _shift_split(doc: dict) -> None:
     node["split"][1] = (node["split"][1] + 1) % 10
 
 
+def _refined(doc: dict) -> dict:
+    """The first node stating a refinement with a multiplier (the cached tree has them: asserted below)."""
+    return _first(doc, lambda n: any(r[4] for r in n.get("refine", [])))
+
+
+def _first_refinement(doc: dict) -> list:
+    return next(r for r in _refined(doc)["refine"] if r[4])
+
+
+def _refinement_to_sibling(doc: dict) -> None:
+    """A refinement moved from a region to a node of another branch: its phases are not there."""
+    regions = doc["proof"]["regions"]
+    source = _refined(doc)
+    entry = next(r for r in source["refine"] if r[4])
+    source["refine"].remove(entry)
+    target = next(n for n in regions if n is not source and "refine" not in n and n is not regions[0])
+    target["refine"] = [entry]
+
+
 MUTATIONS = {
     "upper lowered": lambda d: d["proof"].__setitem__("upper", str(fmpq(*[int(t) for t in (d["proof"]["upper"] + "/1")
                                                                                    .split("/")[:2]]) / 2)),
@@ -150,6 +170,22 @@ MUTATIONS = {
     "split moved": _shift_split,
     "split on a coordinate instead": lambda d: _first(d, lambda n: "split" in n).__setitem__("split", ["x", 0]),
     "region added": lambda d: d["proof"]["regions"].append({}),
+    "refinement tightened": lambda d: _first_refinement(d).__setitem__(
+        3, str(Fraction(_first_refinement(d)[3]) - Fraction(1, 1000) * (1 if _first_refinement(d)[2] == "upper"
+                                                                         else -1))),
+    "refinement loosened": lambda d: _first_refinement(d).__setitem__(
+        3, str(Fraction(_first_refinement(d)[3]) + Fraction(1, 1000) * (1 if _first_refinement(d)[2] == "upper"
+                                                                         else -1))),
+    "refinement side flipped": lambda d: _first_refinement(d).__setitem__(
+        2, "lower" if _first_refinement(d)[2] == "upper" else "upper"),
+    "refinement target moved": lambda d: _first_refinement(d).__setitem__(1, (_first_refinement(d)[1] + 1) % 10),
+    "refinement multiplier nudged": lambda d: _first_refinement(d)[4][0].__setitem__(
+        2, str(Fraction(_first_refinement(d)[4][0][2]) * Fraction(1001, 1000))),
+    "refinement multiplier negative": lambda d: _first_refinement(d)[4][0].__setitem__(2, "-1"),
+    "refinement on a chord": lambda d: _first_refinement(d)[4].append(["tA", 0, "1"]),
+    "refinement side unknown": lambda d: _first_refinement(d).__setitem__(2, "both"),
+    "refinement on the root": lambda d: d["proof"]["regions"][0].__setitem__("refine", [_first_refinement(d)]),
+    "refinement to another branch": _refinement_to_sibling,
 }
 
 
@@ -162,6 +198,47 @@ def test_checker_rejects_tampered_distance_certificates(name: str) -> None:
     MUTATIONS[name](broken)
     report = check_certificate(json.loads(json.dumps(broken)))
     assert not report.valid, name
+
+
+def test_the_tree_states_refinements() -> None:
+    """The cached tree (which the mutations above tamper with) narrows ranges by its phases."""
+    doc = _doc()
+    refinements = [r for n in doc["proof"]["regions"] for r in n.get("refine", [])]
+    assert any(r[4] for r in refinements) and {r[2] for r in refinements} == {"upper", "lower"}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_refinements_hold_on_their_regions(seed: int) -> None:
+    """Every refined range of a region with random phases (those of a random point, so it is not empty) contains
+    the exact value of its target at every sampled point of the region; and each is narrower than the box's."""
+    a = _model(seed, m=4, n=12)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    P = Pair(A, B, align(A, B))
+    box = parse_box("-1,1", A.m)
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (4000, A.m))
+    rows = {s: np.array([[float(x) for x in P.entries[s][i * 5:(i + 1) * 5]] for i in range(len(P.entries[s]) // 5)])
+            for s in "ABd"}
+    stated = 0
+    for trial in range(6):
+        z0 = {s: rows[s][:, :4] @ X[trial] + rows[s][:, 4] for s in "AB"}
+        keys = [(s, int(i)) for s, i in zip(rng.choice(["A", "B"], 4), rng.choice(12, 4), strict=True)]
+        region = Region(box, {key: 1 if z0[key[0]][key[1]] >= 0 else -1 for key in keys})
+        bound = bound_region(P, region, objectives=[(0, 1)])
+        inside = [x for x in X if all((rows[s][i, :4] @ x + rows[s][i, 4]) * ph > 1e-9
+                                      for (s, i), ph in region.phases.items())]
+        assert len(inside) >= 5
+        for r in bound.refinements:
+            stated += 1
+            s, i = r.target
+            entries = P.entries[s][i * 5:(i + 1) * 5]
+            lo, hi = (e[0] for e in extremes(fmpq_mat(1, len(entries), entries), box))
+            assert lo < r.value < hi  # narrower than over the box, on its side
+            for x in inside[:40]:
+                xq = [fmpq(*float(t).as_integer_ratio()) for t in x]
+                y = sum((c * t for c, t in zip(entries[:-1], xq, strict=True)), entries[-1])
+                assert (y <= r.value) if r.side == "upper" else (y >= r.value)
+    assert stated > 0
 
 
 def test_a_leaf_needs_every_objective() -> None:

@@ -8,7 +8,10 @@ distance, margins and output shifts for top-1), each with rational multipliers �
 the checker rebuilds the constraints itself from the networks and the region (never from the certificate),
 computes max over the region's variable box of f − Σ μ g exactly and requires the stated bound to be that number.
 A bound holds on every subregion, so an objective's bound at a leaf is the least of those computed at the leaf and
-its ancestors; the kind's leaf rule judges each leaf (for a distance: all 2k bounds, U their maximum).
+its ancestors; the kind's leaf rule judges each leaf (for a distance: all 2k bounds, U their maximum). A node may
+also narrow the range of a neuron's z or a pair's Δ by a refinement: multipliers of the region's phase constraints
+whose exact Lagrangian bound the checker recomputes; it holds on the subtree, like a bound, and enters the
+statuses and constraints of the node and its descendants.
 No search. Cost per bound: O((n1 + n2)(m + 1)) integer operations; per region, the extremes of every neuron and
 pair, the same. Both are bounded before the work (MAX_REGION_WORK). Standard library only.
 """
@@ -29,6 +32,7 @@ MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 +
 BOUND_OVERHEAD = 1_000  # integer operations' worth of fixed work per region and per bound
 NODE_WORK = 8  # per node and input coordinate: the box's halves, its integers over one denominator
 MULTIPLIER_WORK = 50  # per multiplier: a few rational operations on numbers of a few words
+REFINE_OVERHEAD = 200  # per refinement: its parsing and its target
 MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
 TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
 
@@ -46,14 +50,29 @@ class _Region:
         for s, R in nets.items():
             ext = [R.extremes(i, self.LO, self.HI, D) for i in range(len(R.rows))]
             self.lo[s], self.hi[s] = [e[0] for e in ext], [e[1] for e in ext]
-            self.status[s] = [phases.get((s, i), 1 if e[0] >= 0 else -1 if e[1] <= 0 else 0)
-                              for i, e in enumerate(ext)]
-        self.delta = []
-        for i, j in pairs:
-            A, B = nets["A"], nets["B"]
-            den = math.lcm(A.dens[i], B.dens[j])
-            diff = [x * (den // A.dens[i]) - y * (den // B.dens[j]) for x, y in zip(A.rows[i], B.rows[j], strict=True)]
-            self.delta.append(_extremes(diff, den, self.LO, self.HI, D))
+        ext = [_extremes(*_difference(nets, i, j), self.LO, self.HI, D) for i, j in pairs]
+        self.lo["d"], self.hi["d"] = [e[0] for e in ext], [e[1] for e in ext]
+        self.narrow({})
+
+    def narrow(self, refined: dict) -> None:
+        """Every target's range the tighter of its box extremes and the refinement ``refined`` holds for it (a
+        bound of None says nothing), then every neuron's status from its phase or its range."""
+        for (s, i), (lo, hi) in refined.items():
+            if lo is not None and lo > self.lo[s][i]:
+                self.lo[s][i] = lo
+            if hi is not None and hi < self.hi[s][i]:
+                self.hi[s][i] = hi
+        self.delta = list(zip(self.lo["d"], self.hi["d"], strict=True))
+        for s in "AB":
+            self.status[s] = [self.phases.get((s, i), 1 if lo >= 0 else -1 if hi <= 0 else 0)
+                              for i, (lo, hi) in enumerate(zip(self.lo[s], self.hi[s], strict=True))]
+
+
+def _difference(nets: dict, i: int, j: int) -> tuple[list[int], int]:
+    """Pair (i, j)'s Δ = z − z' as an integer row over its denominator."""
+    A, B = nets["A"], nets["B"]
+    den = math.lcm(A.dens[i], B.dens[j])
+    return [x * (den // A.dens[i]) - y * (den // B.dens[j]) for x, y in zip(A.rows[i], B.rows[j], strict=True)], den
 
 
 def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -> tuple[list, list, Fraction]:
@@ -118,11 +137,7 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
             raise Reject(f"multipliers[{e}]: a constraint is named by a string tag and an integer index")
         if tag not in TAGS:
             raise Reject(f"multipliers[{e}]: unknown constraint {tag!r}")
-        mu = rational(mu)
-        if mu < 0:
-            raise Reject(f"multipliers[{e}]: a multiplier is negative")
-        if max(mu.numerator.bit_length(), mu.denominator.bit_length()) > MAX_MULTIPLIER_BITS:
-            raise Reject(f"beyond the checker's bounds: a multiplier of more than {MAX_MULTIPLIER_BITS} bits")
+        mu = _multiplier(mu, f"multipliers[{e}]")
         if (tag, idx) in seen:
             raise Reject(f"multipliers[{e}]: constraint {tag} {idx} given twice")
         seen.add((tag, idx))
@@ -141,18 +156,71 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
             top = region.hi[key[0]][key[1]]
             charge(_long(size(c), size(top)) + _long(size(value), plus(size(c), size(top))), "a relaxation bound")
             value += c * top
+    return value + _row_max(region, rows, nets)
+
+
+def _row_max(region: _Region, rows: dict, nets: dict) -> Fraction:
+    """max over the region's box of Σ c·z for the rows {(net, neuron): c}, exactly (0 for no rows)."""
     live = [(key, c) for key, c in rows.items() if c != 0]
-    if live:
-        G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), "a relaxation bound")
-        acc = [0] * (len(region.LO) + 1)
-        for (s, i), c in live:
-            scale = c.numerator * (G // (c.denominator * nets[s].dens[i]))
-            row = nets[s].rows[i]
-            charge(len(row) * int_cost(scale.bit_length(), max(abs(y).bit_length() for y in row)),
-                   "a relaxation bound")
-            acc = [x + scale * y for x, y in zip(acc, row, strict=True)]
-        value += _extremes(acc, G, region.LO, region.HI, region.D)[1]
-    return value
+    if not live:
+        return Fraction(0)
+    G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), "a relaxation bound")
+    acc = [0] * (len(region.LO) + 1)
+    for (s, i), c in live:
+        scale = c.numerator * (G // (c.denominator * nets[s].dens[i]))
+        row = nets[s].rows[i]
+        charge(len(row) * int_cost(scale.bit_length(), max(abs(y).bit_length() for y in row)),
+               "a relaxation bound")
+        acc = [x + scale * y for x, y in zip(acc, row, strict=True)]
+    return _extremes(acc, G, region.LO, region.HI, region.D)[1]
+
+
+SIDES = {"upper": 1, "lower": -1}
+
+
+def _refinement(region: _Region, pairs: list, entry: object, sizes: dict, nets: dict, where: str) -> tuple:
+    """A refinement [net, index, side, value, multipliers] (FORMAT.md, Refinements): the target y (a neuron's z
+    for net "A"/"B", pair index's Δ for "d"), s = +1 for "upper", −1 for "lower", multipliers μ ≥ 0 on the
+    region's phase constraints only; value must be s·max over the box of (s·y − Σ μ g). Returns (target, side,
+    value) or rejects."""
+    net, idx, side, value, mult = seq(entry, 5, where)
+    if net not in ("A", "B", "d") or type(idx) is not int or side not in SIDES:
+        raise Reject(f"{where}: a refinement is [\"A\"|\"B\"|\"d\", index, \"upper\"|\"lower\", value, "
+                     "multipliers]")
+    s = SIDES[side]
+    if net == "d":
+        p = index(idx, len(pairs), where)
+        i, j = pairs[p]
+        rows = {("A", i): Fraction(s), ("B", j): Fraction(-s)}
+    else:
+        rows = {(net, index(idx, sizes[net], where)): Fraction(s)}
+    seen = set()
+    for e, item in enumerate(seq(mult, None, f"{where} multipliers")):
+        tag, k, mu = seq(item, 3, f"{where} multipliers[{e}]")
+        if tag not in ("pA", "pB") or type(k) is not int:
+            raise Reject(f"{where} multipliers[{e}]: a refinement combines phase constraints only (pA, pB)")
+        mu = _multiplier(mu, f"{where} multipliers[{e}]")
+        if (tag, k) in seen:
+            raise Reject(f"{where} multipliers[{e}]: constraint {tag} {k} given twice")
+        seen.add((tag, k))
+        _, z_terms, _ = _constraint(region, pairs, tag, k, sizes)
+        for key, c in z_terms:
+            charge(_long(size(mu), size(c)), "a refinement")
+            rows[key] = rows.get(key, 0) - mu * c
+    computed = s * _row_max(region, rows, nets)
+    if rational(value) != computed:
+        raise Reject(f"{where}: the stated refinement is not the one its multipliers give ({show(computed)})")
+    return (net, idx), side, computed
+
+
+def _multiplier(mu: object, where: str) -> Fraction:
+    """A multiplier: a rational ≥ 0 of at most MAX_MULTIPLIER_BITS bits."""
+    mu = rational(mu)
+    if mu < 0:
+        raise Reject(f"{where}: a multiplier is negative")
+    if max(mu.numerator.bit_length(), mu.denominator.bit_length()) > MAX_MULTIPLIER_BITS:
+        raise Reject(f"beyond the checker's bounds: a multiplier of more than {MAX_MULTIPLIER_BITS} bits")
+    return mu
 
 
 def distance_objective(t1: Net, t2: Net, nets: dict) -> tuple:
@@ -192,13 +260,17 @@ def _region_work(t1: Net, t2: Net, nets: dict, box: list, pairs: int, nodes: int
     costs about one word operation up to 128 bits together, and proportionally more beyond; a bound also costs a
     fixed ~1,000 (its parsing, its objective), a node reads up to 4k bounds at ~4 each and handles its box (~8 per
     coordinate), a multiplier ~50."""
-    m = t1.m
+    m, words = t1.m, _words(nets, box)
+    return (nodes + bounds) * ((t1.n + t2.n + pairs) * (m + 1) * words + BOUND_OVERHEAD) + \
+        nodes * (16 * t1.k + NODE_WORK * (m + 1)) + multipliers * MULTIPLIER_WORK
+
+
+def _words(nets: dict, box: list) -> int:
+    """w of FORMAT.md, Bounds: the machine words of the rows' integers and the box ends, at least 1."""
     row_bits = max((abs(y).bit_length() for R in nets.values() for row in R.rows for y in row), default=1)
     row_bits += max((d.bit_length() for R in nets.values() for d in R.dens), default=1)
     box_bits = max((y.numerator.bit_length() + y.denominator.bit_length() for b in box for y in b), default=1) * 2
-    words = max(1, (row_bits + box_bits) // 128)
-    return (nodes + bounds) * ((t1.n + t2.n + pairs) * (m + 1) * words + BOUND_OVERHEAD) + \
-        nodes * (16 * t1.k + NODE_WORK * (m + 1)) + multipliers * MULTIPLIER_WORK
+    return max(1, (row_bits + box_bits) // 128)
 
 
 def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fraction]], nodes: object,
@@ -211,16 +283,21 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
     nodes = seq(nodes, None, "proof.regions")
     if not 1 <= len(nodes) <= MAX_REGIONS:
         raise Reject(f"proof.regions: between 1 and {MAX_REGIONS} regions")
-    stated = multipliers = 0
+    stated = multipliers = refined = 0
+    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
+    words = _words(nets, box)
     for e, node in enumerate(nodes):
-        if not isinstance(node, dict) or not set(node) <= {"split", "bounds"} | extra:
-            raise Reject(f"proof.regions[{e}] must be an object with 'split' and/or 'bounds'"
+        if not isinstance(node, dict) or not set(node) <= {"split", "bounds", "refine"} | extra:
+            raise Reject(f"proof.regions[{e}] must be an object with 'split', 'refine' and/or 'bounds'"
                          + "".join(f" and/or {x!r}" for x in sorted(extra)))
         entries = seq(node.get("bounds", []), None, f"proof.regions[{e}].bounds")
         stated += len(entries)
         multipliers += sum(len(b[-1]) for b in entries if isinstance(b, list) and b and isinstance(b[-1], list))
-    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
-    work = _region_work(t1, t2, nets, box, len(pairs), len(nodes), stated, multipliers)
+        for r in seq(node.get("refine", []), None, f"proof.regions[{e}].refine"):
+            count = len(r[-1]) if isinstance(r, list) and r and isinstance(r[-1], list) else 0
+            refined += (1 + count) * (m + 1) * words + REFINE_OVERHEAD
+            multipliers += count
+    work = _region_work(t1, t2, nets, box, len(pairs), len(nodes), stated, multipliers) + refined
     if work > MAX_REGION_WORK:
         raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
                      f"(at most {MAX_REGION_WORK:,})")
@@ -231,6 +308,8 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
     # logged and undone before its sibling's subtree (memory linear in the bounds stated, never a copy per node)
     effective: dict = {}
     log: list[tuple] = []
+    # the refinements along the current path, in the same way: target → (lower, upper), None where none is stated
+    narrowed: dict = {}
     stack: list[tuple[list, dict, int]] = [(list(box), {}, 0)]
     values = []
     for e, node in enumerate(nodes):
@@ -239,12 +318,22 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
         where = f"proof.regions[{e}]"
         region_box, phases, mark = stack.pop()
         while len(log) > mark:
-            key, old = log.pop()
+            table, key, old = log.pop()
             if old is None:
-                del effective[key]
+                del table[key]
             else:
-                effective[key] = old
+                table[key] = old
         region = _Region(region_box, phases, nets, plain_pairs)
+        for r, entry in enumerate(seq(node.get("refine", []), None, f"{where}.refine")):
+            target, side, value = _refinement(region, plain_pairs, entry, sizes, nets, f"{where}.refine[{r}]")
+            old = narrowed.get(target)
+            lo, hi = old or (None, None)
+            log.append((narrowed, target, old))
+            if side == "lower":
+                narrowed[target] = (value if lo is None else max(lo, value), hi)
+            else:
+                narrowed[target] = (lo, value if hi is None else min(hi, value))
+        region.narrow(narrowed)
         done = set()
         for b, entry in enumerate(seq(node.get("bounds", []), None, f"{where}.bounds")):
             key, weights, const, value, mult = parse(entry, f"{where}.bounds[{b}]")
@@ -259,7 +348,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
                              f"({show(computed)})")
             old = effective.get(key)
             if old is None or computed < old:
-                log.append((key, old))
+                log.append((effective, key, old))
                 effective[key] = computed
         if "split" not in node:
             values.append(leaf(effective, node, where))
