@@ -2,10 +2,10 @@
 
 A region is a box Q with a phase for some neurons (z ≥ 0 or z ≤ 0 imposed). On it every neuron has a range
 [l, u] of its pre-activation z: its exact extremes over Q, narrowed by refinements (bounds from the phase
-constraints alone, ``refine``, made on the region or an enclosing one), and σ(z) is written S: z when the neuron is active (phase z ≥ 0, or
-l ≥ 0), 0 when it is inactive (phase z ≤ 0, or u ≤ 0), and a variable h ∈ [0, u] when it is unstable. Neurons of
-the second network are scaled by their pairing's d > 0 (σ(d z') = d σ(z'), weights divided by d). The constraints,
-each g ≤ 0 and valid at every point of the region with h = σ(z):
+constraints alone, ``refine``, made on the region or an enclosing one), and σ(z) is written S: z when the neuron
+is active (phase z ≥ 0, or l ≥ 0), 0 when it is inactive (phase z ≤ 0, or u ≤ 0), and a variable h ∈ [0, u] when
+it is unstable. Neurons of the second network are scaled by their pairing's d > 0 (σ(d z') = d σ(z'), weights
+divided by d). The constraints, each g ≤ 0 and valid at every point of the region with h = σ(z):
 
 - ``h`` (unstable):  z − h ≤ 0                                  (σ(z) ≥ z)
 - ``t`` (unstable):  (u − l) h − u (z − l) ≤ 0                   (the triangle's chord: σ is convex)
@@ -46,6 +46,7 @@ Target = tuple[str, int]  # a neuron's z, ("A", i) or ("B", j), or a pair's Δ, 
 Objective = tuple  # (t, s) or (net, c, j): module docstring
 REFINE_GAIN = 0.02  # a refinement is stated when it narrows the target's range by at least this fraction
 REFINE_PASSES = 3  # coordinate-descent passes over the phase multipliers
+MULTIPLIER_BITS = 8  # a refinement's multipliers are cut to this many significant bits (short certificates)
 
 
 def _q(x: float) -> fmpq:
@@ -241,8 +242,8 @@ def refine(leaf: _Leaf) -> list[Refinement]:
 
     The multipliers minimize max over the box of (s·y − Σ μ g), a convex piecewise-linear function of μ, by
     coordinate descent: along one μ_i it is minimized exactly at a weighted median of its breakpoints. All targets
-    at once in binary64 (floats only choose μ); μ is then cut to 20 significant bits and the bound computed
-    exactly. Cost: O(passes · d · T · m log m) floating-point operations and one exact product (T × d)·(d × m)
+    at once in binary64 (floats only choose μ); μ is then cut to ``MULTIPLIER_BITS`` significant bits and the bound
+    computed exactly. Cost: O(passes · d · T · m log m) floating-point operations and one exact product (T × d)·(d × m)
     for T targets and d phases."""
     P, region = leaf.P, leaf.region
     m = P.m
@@ -278,7 +279,7 @@ def refine(leaf: _Leaf) -> list[Refinement]:
             at = np.where(up.any(axis=1), at, np.where(np.isfinite(kinks), kinks, 0).max(axis=1) + 1.0)
             mu[:, i] = np.where(slope - weight.sum(axis=1) >= 0, 0.0, np.maximum(at, 0.0))
     mant, expo = np.frexp(mu)
-    mu = np.ldexp(np.round(np.ldexp(mant, 20)), expo - 20)
+    mu = np.ldexp(np.round(np.ldexp(mant, MULTIPLIER_BITS)), expo - MULTIPLIER_BITS)
     exact_rows = [P.entries[s][i * (m + 1):(i + 1) * (m + 1)] for s, i in targets]
     flat = [x for r in exact_rows for x in r] + [-x for r in exact_rows for x in r]
     phase_rows = fmpq_mat(len(phased), m + 1, [x * region.phases[key] for key in phased
