@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+from fractions import Fraction
 
 import numpy as np
 from flint import fmpq
@@ -133,3 +135,40 @@ def test_rows_of_very_different_scales_are_not_paired() -> None:
                                                     ).valid
     r = top1(A, B, [(fmpq(0), fmpq(1))])
     assert r.verdict != "unknown"
+
+
+def test_long_refined_ranges_are_charged_in_every_chord() -> None:
+    """Refinements with forty 4,095-bit multipliers give a neuron a range of ~164,000-bit ends; every chord
+    multiplier (even μ = 0) then takes u − l and u·l of those ends. A true claim (two copies of one network, every
+    leaf a shift leaf) that replayed for minutes while the meter charged ~5 ms per multiplier; now refused for the
+    work budget."""
+    P, k = 40, 200
+    rng = random.Random(2)
+    q = [rng.getrandbits(4095) | (1 << 4094) | 1 for _ in range(2 * P)]
+    T = 2 * P  # the refined neuron: z = x; neurons 0..P−1 are −x, P..2P−1 are x, all phased z ≥ 0 (so x = 0)
+    net = _net([[-1]] * P + [[1]] * (P + 1), [0] * (2 * P + 1), [[1] * (2 * P) + [0] for _ in range(k)], [0] * k)
+    shifts = [["=", t, s, "0", []] for t in range(1, k) for s in (1, -1)]
+    regions = [{"split": ["A", 0], "bounds": shifts}]
+    for i in range(2 * P):
+        regions.append({"shift": True})
+        if i + 1 < 2 * P:
+            regions.append({"split": ["A", i + 1]})
+    digits = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # the ends have ~50,000 digits
+    try:  # max over x of x(1 − Σμ), μ on the phases −x ≥ 0; the lower end the same on the phases x ≥ 0
+        upper, lower = str(1 - sum(Fraction(1, x) for x in q[:P])), str(sum(Fraction(1, x) for x in q[P:]) - 1)
+    finally:
+        sys.set_int_max_str_digits(digits)
+    regions.append({"shift": True,
+                    "refine": [["A", T, "upper", upper, [["pA", i, f"1/{q[i]}"] for i in range(P)]],
+                               ["A", T, "lower", lower, [["pA", P + i, f"1/{q[P + i]}"] for i in range(P)]]],
+                    "bounds": [["=", t, s, "0", [["tA", T, "0"]]] for t in range(1, k) for s in (1, -1)]})
+    report = check_certificate(_doc(net, [(fmpq(-1), fmpq(1))], regions))
+    assert not report.valid and "work budget" in report.reason, report.reason
+
+
+def test_a_refinement_side_of_the_wrong_type_is_refused_with_a_reason() -> None:
+    net = _net([[1], [1]], [0, 0], [[1, 0], [0, 1]], [0, 1])
+    regions = [{"split": ["A", 0]}, {"class": 1, "refine": [["A", 1, [], "0", [["pA", 0, "1"]]]]}, {"class": 1}]
+    report = check_certificate(_doc(net, [(fmpq(0), fmpq(1))], regions))
+    assert not report.valid and "a refinement is" in report.reason, report.reason

@@ -90,6 +90,7 @@ def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -
         lo, hi = region.lo[key[0]][key[1]], region.hi[key[0]][key[1]]
         if tag[0] == "h":
             return [(key, Fraction(-1))], [(key, Fraction(1))], Fraction(0)
+        _charge_chord(lo, hi)
         return [(key, hi - lo)], [(key, -hi)], hi * lo
     p = index(idx, len(pairs), f"multiplier {tag}")
     i, j = pairs[p]
@@ -100,7 +101,13 @@ def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -
     if lo >= 0:
         return [(first, Fraction(1)), (second, Fraction(-1))], [(first, Fraction(-1)), (second, Fraction(1))], \
             Fraction(0)
+    _charge_chord(lo, hi)
     return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
+
+
+def _charge_chord(lo: Fraction, hi: Fraction) -> None:
+    """A chord's u − l and u·l at the real sizes of the range's ends, which refinements may make long."""
+    charge(2 * cost(size(lo), size(hi)), "a relaxation constraint")
 
 
 def _long(a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -184,7 +191,7 @@ def _refinement(region: _Region, pairs: list, entry: object, sizes: dict, nets: 
     region's phase constraints only; value must be s·max over the box of (s·y − Σ μ g). Returns (target, side,
     value) or rejects."""
     net, idx, side, value, mult = seq(entry, 5, where)
-    if net not in ("A", "B", "d") or type(idx) is not int or side not in SIDES:
+    if net not in ("A", "B", "d") or type(idx) is not int or not isinstance(side, str) or side not in SIDES:
         raise Reject(f"{where}: a refinement is [\"A\"|\"B\"|\"d\", index, \"upper\"|\"lower\", value, "
                      "multipliers]")
     s = SIDES[side]
