@@ -19,6 +19,7 @@ pair, the same. Both are bounded before the work (MAX_REGION_WORK). Standard lib
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from fractions import Fraction
 
 from certsym_check.budget import charge, cost, int_cost, lcm, plus, size
@@ -35,6 +36,7 @@ MULTIPLIER_WORK = 50  # per multiplier: a few rational operations on numbers of 
 REFINE_OVERHEAD = 200  # per refinement: its parsing and its target
 MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
 TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
+PHASE_TAGS = {"pA", "pB"}
 
 
 class _Region:
@@ -137,17 +139,7 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
     for key, w in weights.items():
         if w:
             add_s(key, w)
-    seen = set()
-    for e, entry in enumerate(seq(mult, None, "multipliers")):
-        tag, idx, mu = seq(entry, 3, f"multipliers[{e}]")
-        if not isinstance(tag, str) or type(idx) is not int:
-            raise Reject(f"multipliers[{e}]: a constraint is named by a string tag and an integer index")
-        if tag not in TAGS:
-            raise Reject(f"multipliers[{e}]: unknown constraint {tag!r}")
-        mu = _multiplier(mu, f"multipliers[{e}]")
-        if (tag, idx) in seen:
-            raise Reject(f"multipliers[{e}]: constraint {tag} {idx} given twice")
-        seen.add((tag, idx))
+    for tag, idx, mu in _multipliers(mult, "multipliers", TAGS):
         s_terms, z_terms, c0 = _constraint(region, pairs, tag, idx, sizes)
         for key, c in s_terms:
             charge(_long(size(mu), size(c)), "a relaxation bound")
@@ -201,15 +193,7 @@ def _refinement(region: _Region, pairs: list, entry: object, sizes: dict, nets: 
         rows = {("A", i): Fraction(s), ("B", j): Fraction(-s)}
     else:
         rows = {(net, index(idx, sizes[net], where)): Fraction(s)}
-    seen = set()
-    for e, item in enumerate(seq(mult, None, f"{where} multipliers")):
-        tag, k, mu = seq(item, 3, f"{where} multipliers[{e}]")
-        if tag not in ("pA", "pB") or type(k) is not int:
-            raise Reject(f"{where} multipliers[{e}]: a refinement combines phase constraints only (pA, pB)")
-        mu = _multiplier(mu, f"{where} multipliers[{e}]")
-        if (tag, k) in seen:
-            raise Reject(f"{where} multipliers[{e}]: constraint {tag} {k} given twice")
-        seen.add((tag, k))
+    for tag, k, mu in _multipliers(mult, f"{where} multipliers", PHASE_TAGS):
         _, z_terms, _ = _constraint(region, pairs, tag, k, sizes)
         for key, c in z_terms:
             charge(_long(size(mu), size(c)), "a refinement")
@@ -220,14 +204,26 @@ def _refinement(region: _Region, pairs: list, entry: object, sizes: dict, nets: 
     return (net, idx), side, computed
 
 
-def _multiplier(mu: object, where: str) -> Fraction:
-    """A multiplier: a rational ≥ 0 of at most MAX_MULTIPLIER_BITS bits."""
-    mu = rational(mu)
-    if mu < 0:
-        raise Reject(f"{where}: a multiplier is negative")
-    if max(mu.numerator.bit_length(), mu.denominator.bit_length()) > MAX_MULTIPLIER_BITS:
-        raise Reject(f"beyond the checker's bounds: a multiplier of more than {MAX_MULTIPLIER_BITS} bits")
-    return mu
+def _multipliers(mult: object, where: str, tags: set) -> Iterator[tuple[str, int, Fraction]]:
+    """The entries [tag, index, μ] of a multiplier list: a tag of ``tags``, an integer index, each constraint once,
+    μ a rational ≥ 0 of at most MAX_MULTIPLIER_BITS bits; else a rejection naming the entry."""
+    seen = set()
+    for e, entry in enumerate(seq(mult, None, where)):
+        tag, idx, mu = seq(entry, 3, f"{where}[{e}]")
+        if not isinstance(tag, str) or type(idx) is not int:
+            raise Reject(f"{where}[{e}]: a constraint is named by a string tag and an integer index")
+        if tag not in tags:
+            raise Reject(f"{where}[{e}]: constraint {tag!r} is unknown here"
+                         + (" (a refinement combines phase constraints only: pA, pB)" if tags is PHASE_TAGS else ""))
+        mu = rational(mu)
+        if mu < 0:
+            raise Reject(f"{where}[{e}]: a multiplier is negative")
+        if max(mu.numerator.bit_length(), mu.denominator.bit_length()) > MAX_MULTIPLIER_BITS:
+            raise Reject(f"beyond the checker's bounds: a multiplier of more than {MAX_MULTIPLIER_BITS} bits")
+        if (tag, idx) in seen:
+            raise Reject(f"{where}[{e}]: constraint {tag} {idx} given twice")
+        seen.add((tag, idx))
+        yield tag, idx, mu
 
 
 def distance_objective(t1: Net, t2: Net, nets: dict) -> tuple:
