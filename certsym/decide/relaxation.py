@@ -61,7 +61,7 @@ class Region:
 
     box: Box
     phases: dict[Key, int] = field(default_factory=dict)
-    refined: dict[Target, tuple[fmpq, fmpq]] = field(default_factory=dict)
+    refined: dict[Target, tuple[fmpq | None, fmpq | None]] = field(default_factory=dict)
 
 
 @dataclass
@@ -160,14 +160,14 @@ def extremes(rows: fmpq_mat, box: Box) -> tuple[list[fmpq], list[fmpq]]:
 class _Leaf:
     """One region's exact extremes, statuses and constraints."""
 
-    def __init__(self, P: Pair, region: Region, refine_targets: bool = True):
+    def __init__(self, P: Pair, region: Region):
         self.P, self.region = P, region
         self.lo, self.hi, self.status = {}, {}, {}
         for s in "AB":
             self.lo[s], self.hi[s] = extremes(P.rows[s], region.box) if P.size[s] else ([], [])
         self.lo["d"], self.hi["d"] = extremes(P.diff, region.box) if P.diff is not None else ([], [])
         self.narrow(region.refined)
-        self.refinements = refine(self) if refine_targets and region.phases else []
+        self.refinements = refine(self) if region.phases else []
         for r in self.refinements:
             lo, hi = region.refined.get(r.target, (None, None))
             if r.side == "lower":
@@ -312,7 +312,8 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     multipliers a floating-point LP proposes (module docstring). With ``snap``, multipliers are also tried rounded
     to rationals of small denominators (exact duals of problems with small rational data), and the smaller exact
     bound is kept. Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
-    a valid (looser) bound."""
+    a valid (looser) bound. The refinements made on the region (``refine``) are returned with the bounds and added
+    to ``region.refined``, so a second call on the region makes none and its children inherit them."""
     # scipy loads here, not with the module: the command line imports this module, and most commands need no LP
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix

@@ -213,8 +213,7 @@ def _multipliers(mult: object, where: str, tags: set) -> Iterator[tuple[str, int
         if not isinstance(tag, str) or type(idx) is not int:
             raise Reject(f"{where}[{e}]: a constraint is named by a string tag and an integer index")
         if tag not in tags:
-            raise Reject(f"{where}[{e}]: constraint {tag!r} is unknown here"
-                         + (" (a refinement combines phase constraints only: pA, pB)" if tags is PHASE_TAGS else ""))
+            raise Reject(f"{where}[{e}]: constraint {tag!r} is not one of {', '.join(sorted(tags))} here")
         mu = rational(mu)
         if mu < 0:
             raise Reject(f"{where}[{e}]: a multiplier is negative")
