@@ -124,6 +124,9 @@ class Pair:
         # the targets' exact rows as flat entry lists, and in binary64: neurons of A and B, and the pairs' Δ
         self.entries = {"A": flat_a, "B": flat_b, "d": diff}
         self.float_rows["d"] = np.array([float(x) for x in diff]).reshape(len(pairs), self.m + 1)
+        # |rows| once: every region's extremes need them
+        self.magnitudes = {s: fmpq_mat(len(e) // w, w, [abs(x) for x in e]) if e else None
+                           for s, e in self.entries.items()}
 
 
     def objective(self, o: Objective) -> tuple[dict[str, list[fmpq]], fmpq]:
@@ -147,13 +150,16 @@ class Pair:
         return self._objectives[o]
 
 
-def extremes(rows: fmpq_mat, box: Box) -> tuple[list[fmpq], list[fmpq]]:
-    """(min, max) over the box of every row's affine function (a, b)·(x, 1), exactly: centre ∓ |a|·radius."""
+def extremes(rows: fmpq_mat, box: Box, magnitudes: fmpq_mat | None = None) -> tuple[list[fmpq], list[fmpq]]:
+    """(min, max) over the box of every row's affine function (a, b)·(x, 1), exactly: centre ∓ |a|·radius
+    (``magnitudes``: the rows' absolute values, when the caller holds them)."""
     m = rows.ncols() - 1
     mid = fmpq_mat(m + 1, 1, [(lo + hi) / 2 for lo, hi in box] + [fmpq(1)])
     rad = fmpq_mat(m + 1, 1, [(hi - lo) / 2 for lo, hi in box] + [fmpq(0)])
     centre = (rows * mid).entries()
-    spread = (fmpq_mat(rows.nrows(), m + 1, [abs(x) for x in rows.entries()]) * rad).entries()
+    if magnitudes is None:
+        magnitudes = fmpq_mat(rows.nrows(), m + 1, [abs(x) for x in rows.entries()])
+    spread = (magnitudes * rad).entries()
     return [c - s for c, s in zip(centre, spread, strict=True)], [c + s for c, s in zip(centre, spread, strict=True)]
 
 
@@ -164,8 +170,10 @@ class _Leaf:
         self.P, self.region = P, region
         self.lo, self.hi, self.status = {}, {}, {}
         for s in "AB":
-            self.lo[s], self.hi[s] = extremes(P.rows[s], region.box) if P.size[s] else ([], [])
-        self.lo["d"], self.hi["d"] = extremes(P.diff, region.box) if P.diff is not None else ([], [])
+            self.lo[s], self.hi[s] = extremes(P.rows[s], region.box, P.magnitudes[s]) if P.size[s] else ([], [])
+        self.lo["d"], self.hi["d"] = extremes(P.diff, region.box, P.magnitudes["d"]) if P.diff is not None \
+            else ([], [])
+        self._expanded: dict[tuple[str, int], tuple[dict, dict, fmpq]] = {}
         self.narrow(region.refined)
         self.refinements = refine(self) if region.phases else []
         for r in self.refinements:
@@ -220,6 +228,12 @@ class _Leaf:
         if lo >= 0:
             return [(first, fmpq(1)), (second, fmpq(-1))], [(first, fmpq(-1)), (second, fmpq(1))], fmpq(0)
         return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
+
+    def constraint(self, name: tuple[str, int]) -> tuple[dict, dict, fmpq]:
+        """Constraint ``name`` expanded (``expand`` of ``terms``), once per region: every objective's bound reads it."""
+        if name not in self._expanded:
+            self._expanded[name] = self.expand(*self.terms(name))
+        return self._expanded[name]
 
     def expand(self, s_terms: list, r_terms: list, const: fmpq) -> tuple[dict, dict, fmpq]:
         """Terms on S written in the region's variables: rows z (active S = z), h columns (unstable), or nothing."""
@@ -323,7 +337,7 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     nvar = m + len(leaf.unstable)
     # the float constraint matrix G y ≤ g, one row per constraint (unscaled: the scaled rows divided by their scale)
     data, cols_idx, rowptr, rhs, scales = [], [], [0], [], []
-    expanded = [leaf.expand(*leaf.terms(name)) for name in leaf.names]
+    expanded = [leaf.constraint(name) for name in leaf.names]
     for rows, cols, const in expanded:
         vec = np.zeros(nvar)
         c0 = float(const)
@@ -466,7 +480,7 @@ def lagrangian_bound(leaf: _Leaf, o: Objective, mult: dict[tuple[str, int], fmpq
             elif st == 0:
                 cols[(s, i)] = cols.get((s, i), 0) + w
     for name, mu in mult.items():
-        r, c, c0 = leaf.expand(*leaf.terms(name))
+        r, c, c0 = leaf.constraint(name)
         for key, v in r.items():
             rows[key] = rows.get(key, 0) - mu * v
         for key, v in c.items():
