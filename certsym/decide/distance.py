@@ -22,6 +22,7 @@ number of weights.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import time
@@ -79,6 +80,7 @@ def epsilon_verdict(lower: fmpq, upper: fmpq, epsilon: fmpq) -> str:
     return "verified" if upper <= epsilon else "violated" if lower > epsilon else "unknown"
 
 
+WALK_LEAVES = 20  # leaves whose programs' points the final walks start from
 BOX_NUMERATOR_BITS = 1 << 12  # the checker's bound on the numerators of a distance certificate's box and witness
 
 
@@ -427,9 +429,13 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
                               max(0.0, seconds * 0.95 - (time.monotonic() - start)), max_regions, epsilon, small,
                               progress, ReplayWork(A, B, pairs, box))
     deadline = time.monotonic() + seconds / 20
-    # walks from the search's witness and from where the root's relaxation puts each objective's maximum, the
+    # walks from the search's witness, from where the root's relaxation puts each objective's maximum, and from where
+    # the relaxations of the WALK_LEAVES leaves of largest bound put theirs (the supremum is likeliest there), the
     # points of larger floating-point ‖D‖∞ first
-    points = [np.array([float(q) for q in search.witness]), *search.root.bound.points]
+    worst = heapq.nlargest(WALK_LEAVES, (leaf for leaf in search.root.leaves() if leaf.bound is not None),
+                           key=lambda leaf: leaf.upper)
+    points = [np.array([float(q) for q in search.witness]), *search.root.bound.points,
+              *(p for leaf in worst for p in leaf.bound.points)]
     rank = np.argsort(-np.abs(float_difference(*nets, np.array(points))).max(axis=1), kind="stable")
     for r in rank.tolist():
         if time.monotonic() > deadline:
