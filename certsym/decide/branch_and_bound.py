@@ -253,9 +253,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             if extra is not None:
                 if work is not None:
                     work.add(False, extra)
-                node.bound.bounds |= extra.bounds
-                node.bound.multipliers |= extra.multipliers
-                node.bound.refinements += extra.refinements
+                node.bound.merge(extra)
                 node.effective |= {o: min(b, node.effective[o]) for o, b in extra.bounds.items()}
                 for point in extra.points:
                     propose(point, node.region)

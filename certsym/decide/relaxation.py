@@ -94,6 +94,12 @@ class RegionBound:
     def upper(self) -> fmpq:
         return max(self.bounds.values())
 
+    def merge(self, extra: RegionBound) -> None:
+        """Take in the bounds and refinements of a second call on the same region (other objectives)."""
+        self.bounds |= extra.bounds
+        self.multipliers |= extra.multipliers
+        self.refinements += extra.refinements
+
 
 class Pair:
     """Two networks aligned by ``pairs`` (i, j, d): the exact rows (a, b) of both (B's scaled by d), the output

@@ -224,9 +224,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
             extra = bound_region(P, node.region, small, [o for o in shifts if not parent.get(o, fmpq(1)) <= 0],
                                  deadline)
             work.add(False, extra)
-            node.bound.bounds |= extra.bounds
-            node.bound.multipliers |= extra.multipliers
-            node.bound.refinements += extra.refinements
+            node.bound.merge(extra)
             node.effective |= {o: min(b, parent.get(o, b)) for o, b in extra.bounds.items()}
             node.shift = all(node.effective.get(o, fmpq(1)) <= 0 for o in shifts)
         return node.shift
