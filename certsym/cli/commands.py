@@ -418,7 +418,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     print(f"DISTANCE on {where} (m = {t1.m}): sup ‖ρ(θ1)(x) − ρ(θ2)(x)‖∞ ∈ [L, U], exact rationals")
     print(f"  L ≈ {float(d.lower):.6g}  (‖D(x*)‖∞ at a witness x* in the box, evaluated exactly; exact in --json)")
     print(f"  U ≈ {float(d.upper):.6g}  (sound: linear relaxations of the aligned networks with rational multipliers, "
-          f"the largest bound of {len(search.root.leaves())} leaf regions covering the box; symbolic intervals alone "
+          f"the largest leaf bound, {_regions(len(search.root.leaves()))} covering the box; symbolic intervals alone "
           f"give {float(d.interval):.6g})")
     print(f"  U/L = {d.ratio:.3g}" if d.ratio is not None else "  U/L undefined (L = 0)")
     print(f"  branch and bound: {_regions(search.regions)} in {search.seconds:.1f} s, stopped at {search.stopped}")
