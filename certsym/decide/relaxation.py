@@ -134,7 +134,6 @@ class Pair:
         self.magnitudes = {s: fmpq_mat(len(e) // w, w, [abs(x) for x in e]) if e else None
                            for s, e in self.entries.items()}
 
-
     def objective(self, o: Objective) -> tuple[dict[str, list[fmpq]], fmpq]:
         """The objective ``o`` (module docstring) as the coefficients of every S, per network, and its constant."""
         if o not in self._objectives:
