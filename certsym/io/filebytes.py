@@ -4,6 +4,9 @@ A certificate binds every file it speaks of by the SHA-256 of its bytes, so the 
 that are hashed must be the same ones: reading the file once gives both, even if the file changes meanwhile.
 hashlib releases the GIL while it hashes a large buffer, so on two cores the hash costs the reading no wall time.
 Cost: one read of the file and its SHA-256 (about 1.2 GB/s on one core), off the main thread.
+
+``crc32`` is the CRC-32 of zip archives (zlib's function and values) from ISA-L, whose folding with carry-less
+multiplication runs about six times as fast as zlib's on a member of a few MB.
 """
 
 from __future__ import annotations
@@ -13,7 +16,11 @@ import os
 import threading
 from pathlib import Path
 
+from isal.isal_zlib import crc32
+
 from certsym.errors import InputError
+
+__all__ = ["FileBytes", "crc32"]
 
 
 class FileBytes:

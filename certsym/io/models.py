@@ -22,7 +22,6 @@ import os
 import re
 import struct
 import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -31,7 +30,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
-from certsym.io.filebytes import FileBytes
+from certsym.io.filebytes import FileBytes, crc32
 from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
 from certsym.io.foreign import foreign_format
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
@@ -162,7 +161,7 @@ def _npz(path: Path, wanted, blob: FileBytes | None = None) -> tuple[dict, list[
                 if stored is None:
                     array = np.frombuffer(fh.read(count * dtype.itemsize), dtype=dtype)
             if stored is not None:
-                if zlib.crc32(stored) != info.CRC:  # numpy.load's zipfile refuses the member
+                if crc32(stored) != info.CRC:  # numpy.load's zipfile refuses the member
                     raise InputError(f"{path}: {member}: bad CRC-32 (numpy.load would refuse the archive)")
                 array = np.frombuffer(stored, dtype=dtype, count=count, offset=start)
             out[name] = array.reshape(shape, order="F" if fortran else "C")

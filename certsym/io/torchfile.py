@@ -55,6 +55,7 @@ import zlib
 import numpy as np
 
 from certsym.errors import InputError
+from certsym.io.filebytes import crc32
 from certsym.io.foreign import WHOLE_MODULE
 
 __all__ = ["load_torch", "read_state_dict"]
@@ -216,7 +217,7 @@ class _Zip:
             body = inflater.decompress(raw, size + 1)
             if len(body) != size or not inflater.eof or inflater.unused_data:
                 raise _Refused(f"refused: the member {name} does not inflate to exactly its {size} bytes")
-        if zlib.crc32(body) != info.CRC:
+        if crc32(body) != info.CRC:
             raise _Refused(f"refused: the member {name} fails its CRC check")
         return body
 
