@@ -49,13 +49,16 @@ def affine_certificate(v: AffineVerdict, record: InputRecord) -> dict:
     return envelope("not_affine", F, [(record, theta)], proof)
 
 
-def equivalence_proof(v: Verdict, F: Field | None = None) -> dict:
+def equivalence_proof(v: Verdict, F: Field | None = None, columnar: bool = False) -> dict:
+    """The ``equivalent`` proof of Theorems 3/4 (certificates/FORMAT.md): both reductions, the H_n matching (a list of
+    records, or with ``columnar`` one object of three lists), the cross merges and the antisymmetric pairs. Cost:
+    linear in the evidence."""
     F = F or v.theta1.field
     # over Q, number_json is str: called directly, without its test per number (10^5 matches and more)
     enc = str if F is QQ else partial(number_json, F)
     return {
         "reduction": [steps_json(F, v.red1.steps), steps_json(F, v.red2.steps)],
-        "matching": [
+        "matching": matching_json(v.matches, enc) if columnar else [
             {"theta1": mt.i, "theta2": mt.j, "scale": enc(mt.lam), "statement": "H_n invariance"}
             for mt in v.matches
         ],
@@ -68,6 +71,20 @@ def equivalence_proof(v: Verdict, F: Field | None = None) -> dict:
     }
 
 
+def matching_json(matches: list, enc) -> dict:
+    """The H_n matching in columns (certificates/FORMAT.md, ``equivalent``): entry s of the three lists is the record
+    {"theta1", "theta2", "scale"}. Each scale object is encoded once: the fast path shares one object among the
+    matches of equal scale (``certsym.decide.dyadic._Rows.ratios``), and a rational's hash costs more than its text.
+    Cost: linear in the matches."""
+    text: dict[int, str] = {}
+    scales = []
+    for mt in matches:
+        key = id(mt.lam)
+        scales.append(text[key] if key in text else text.setdefault(key, enc(mt.lam)))
+    return {"theta1": [mt.i for mt in matches], "theta2": [mt.j for mt in matches], "scale": scales,
+            "statement": "H_n invariance"}
+
+
 def fast_equivalence_certificate(v: FastVerdict, nets: tuple[DyadicNetwork, DyadicNetwork],
                                  records: tuple[InputRecord, InputRecord], embed: bool) -> dict:
     """EQUIVALENT or NOT EQUIVALENT from the fast path (``certsym.decide.dyadic``): the same proofs as the general
@@ -75,7 +92,7 @@ def fast_equivalence_certificate(v: FastVerdict, nets: tuple[DyadicNetwork, Dyad
     inputs = [input_json(QQ, rec, net.to_network() if embed else None, (net.m, net.n, net.k))
               for rec, net in zip(records, nets, strict=True)]
     if v.equivalent:
-        return document("equivalent", QQ, inputs, equivalence_proof(v, QQ))
+        return document("equivalent", QQ, inputs, equivalence_proof(v, QQ, columnar=True))
     proof = {"witness": [str(x) for x in v.witness], "values": [[str(y) for y in vals] for vals in v.values],
              "statement": "exact evaluation"}
     return document("not_equivalent", QQ, inputs, proof)

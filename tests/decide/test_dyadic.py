@@ -123,13 +123,26 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
     assert check_certificate(doc, files).valid
     assert "--inputs" in check_certificate(doc).reason
     assert "SHA-256" in check_certificate(doc, files[::-1]).reason
+    columns = doc["proof"]["matching"]  # the fast path writes the matching in columns
+    assert set(columns) == {"theta1", "theta2", "scale", "statement"} and len(columns["theta1"]) >= 2
     broken = json.loads(cert.read_text())
-    broken["proof"]["matching"][0]["scale"] = "3"
+    broken["proof"]["matching"]["scale"][0] = "3"
     assert not check_certificate(broken, files).valid
     broken = json.loads(cert.read_text())
-    broken["proof"]["matching"][0]["theta2"], broken["proof"]["matching"][1]["theta2"] = \
-        broken["proof"]["matching"][1]["theta2"], broken["proof"]["matching"][0]["theta2"]
+    theta2 = broken["proof"]["matching"]["theta2"]
+    theta2[0], theta2[1] = theta2[1], theta2[0]
     assert not check_certificate(broken, files).valid
+    for name in ("theta1", "theta2", "scale"):  # the columns must have one length
+        broken = json.loads(cert.read_text())
+        broken["proof"]["matching"][name].pop()
+        report = check_certificate(broken, files)
+        assert not report.valid and "length" in report.reason, name
+    broken = json.loads(cert.read_text())
+    broken["proof"]["matching"]["statement"] = "merge lemma"
+    assert not check_certificate(broken, files).valid
+    broken = json.loads(cert.read_text())
+    broken["proof"]["matching"]["extra"] = []
+    assert "unknown keys" in check_certificate(broken, files).reason
     broken = json.loads(cert.read_text())
     broken["inputs"][1]["shape"]["n"] -= 1
     assert not check_certificate(broken, files).valid
@@ -139,7 +152,11 @@ def test_referenced_certificate_replays_only_with_its_files(tmp_path, capsys, fm
     # the same networks through the general path embed the parameters; the proofs are identical
     general = tmp_path / "general.json"
     assert main(["equiv", str(a), str(b), "--path", "general", "--cert", str(general)]) == 0
-    assert json.loads(general.read_text())["proof"] == doc["proof"]
+    records = [{"theta1": i, "theta2": j, "scale": lam, "statement": columns["statement"]}
+               for i, j, lam in zip(columns["theta1"], columns["theta2"], columns["scale"], strict=True)]
+    assert json.loads(general.read_text())["proof"] == {**doc["proof"], "matching": records}
+    as_records = {**doc, "proof": {**doc["proof"], "matching": records}}  # the two forms say the same
+    assert check_certificate(as_records, files).valid
     capsys.readouterr()
 
 

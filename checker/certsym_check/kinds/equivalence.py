@@ -158,9 +158,7 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
     D.v = negated_after(t1.v, t2.v)
     D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
     used1, used2 = set(), set()
-    for s, mt in enumerate(seq(p["matching"], None, "proof.matching")):
-        w = f"proof.matching[{s}]"
-        keys(mt, {"theta1", "theta2", "scale", "statement"}, w)
+    for w, mt in matching_entries(p["matching"]):
         i, j, lam = index(mt["theta1"], n1, w), index(mt["theta2"], n2, w), F.number(mt["scale"])
         if i in used1 or j in used2 or mt["statement"] != HN:
             raise Reject(f"{w}: neurons matched twice, or the step does not cite {HN!r}")
@@ -194,6 +192,23 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
 
     if n1 == n2 and not p["merges"] and not p["pairs"] and rest_zero(t1, used1) and rest_zero(t2, used2):
         rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
+
+
+def matching_entries(matching: object) -> list[tuple[str, dict]]:
+    """The matching's entries as records {"theta1", "theta2", "scale", "statement"}, each with where it stands:
+    from a list of records, or from the columnar object {"theta1": [...], "theta2": [...], "scale": [...],
+    "statement"} whose three lists have one length (certificates/FORMAT.md). Anything else is rejected. Linear."""
+    if isinstance(matching, dict):
+        cols = keys(matching, {"theta1", "theta2", "scale", "statement"}, "proof.matching")
+        count = len(seq(cols["theta1"], None, "proof.matching.theta1"))
+        seq(cols["theta2"], count, "proof.matching.theta2")
+        seq(cols["scale"], count, "proof.matching.scale")
+        return [(f"proof.matching (entry {s})", {"theta1": i, "theta2": j, "scale": lam,
+                                                 "statement": cols["statement"]})
+                for s, (i, j, lam) in enumerate(zip(cols["theta1"], cols["theta2"], cols["scale"], strict=True))]
+    records = seq(matching, None, "proof.matching")
+    return [(f"proof.matching[{s}]", keys(mt, {"theta1", "theta2", "scale", "statement"}, f"proof.matching[{s}]"))
+            for s, mt in enumerate(records)]
 
 
 def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
