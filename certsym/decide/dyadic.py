@@ -157,9 +157,17 @@ class _Rows:
         return out
 
     def select(self, keep: np.ndarray) -> _Rows:
+        """The rows at the ascending positions ``keep``. Cost O(len(keep)) vectorized plus O(merged)."""
         (A, b, idx), = self.parts
+        vex = {}
+        if self.vex:
+            old = np.fromiter(self.vex, dtype=np.int64, count=len(self.vex))
+            new = np.searchsorted(keep, old)
+            kept = new < len(keep)
+            kept[kept] = keep[new[kept]] == old[kept]
+            vex = {q: self.vex[p] for q, p in zip(new[kept].tolist(), old[kept].tolist(), strict=True)}
         return _Rows([(A, b, idx[keep])], self.V[keep], self.ids[keep], self.plane[keep], self.sign[keep],
-                     self.lam[keep], {q: self.vex[p] for q, p in enumerate(keep.tolist()) if p in self.vex})
+                     self.lam[keep], vex)
 
     def proportional(self, I: np.ndarray, J: np.ndarray, sign: int = 1) -> np.ndarray:
         """r_J = sign·(λ_J/λ_I) r_I exactly (fact 2), for position arrays I, J; vectorized. The float32 rows are
@@ -287,7 +295,12 @@ def _reduce(net: DyadicNetwork) -> FastReduction:
     key = rows.plane * np.uint64(2) + (rows.sign < 0).astype(np.uint64)
     order, starts, sizes = _buckets(key)
     merges: list[tuple[int, int, fmpq]] = []  # (source position, into position, μ)
-    for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
+    # a bucket of two (the common case), vectorized: the second row merges into the first iff proportional
+    two = starts[sizes == 2]
+    I, J = order[two], order[two + 1]
+    same = rows.proportional(I, J) if len(two) else np.zeros(0, bool)
+    merges.extend((j, i, rows.ratio(i, j)) for i, j in zip(I[same].tolist(), J[same].tolist(), strict=True))
+    for start, size in zip(starts[sizes > 2].tolist(), sizes[sizes > 2].tolist(), strict=True):
         bucket = order[start:start + size]
         reps: list[int] = []
         for j in bucket.tolist():  # positions ascend with neuron ids: the first one found is the general path's
