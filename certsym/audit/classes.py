@@ -8,8 +8,9 @@ An audit has four steps.
 2. Proposal (``propose``): each file is read once and reduced to a proposal hash that is EQUAL for any two files
    that realize the same function, because it is built from exact invariants of the function only: for every
    hyperplane H of the minimal form with a nonzero kink J_H = Σ_{i on H} λ_i v_i (MATH.md, "Complete
-   classification"), the float32 bits of the normalized row (u_H, β_H) (the correctly rounded float32 of a
-   real vector that depends on H alone: ``certsym.decide.dyadic``, fact 1) and J_H computed exactly. The affine part
+   classification"), the plane id of the normalized row (u_H, β_H) (a hash of the float32 bits of β_H and of u_H up
+   to its 16th nonzero entry: correctly rounded floats of a real vector that depends on H alone,
+   ``certsym.decide.dyadic``, fact 1) and J_H computed exactly. The affine part
    (L, C) is left out. Float networks (float16/bfloat16/float32 model files) are reduced on numpy
    (``certsym.decide.dyadic.reduce``); the others (parameter files, float64 with wider values, integer weights, number
    fields) by their canonical form (``certsym.core.canonical``), which yields the same hash for the same function.
@@ -65,7 +66,7 @@ from certsym.certify import InputRecord, deep_certificate, equivalence_certifica
 from certsym.core.canonical import canonical_form
 from certsym.core.deep import DeepNetwork
 from certsym.decide import deep
-from certsym.decide.dyadic import HASH_WEIGHTS, reduce
+from certsym.decide.dyadic import HASH_WEIGHTS, PLANE_NONZEROS, reduce
 from certsym.decide.equivalence import decide
 from certsym.decide.nearmiss import near_miss
 from certsym.errors import InputError
@@ -76,7 +77,7 @@ from certsym.io.sources import Model, load
 from certsym.numbers import DEFAULT_MAX_DIGITS
 from certsym.numbers import rational_from_float as exact_float
 
-PROPOSAL_VERSION = b"certsym-audit-proposal-1"
+PROPOSAL_VERSION = b"certsym-audit-proposal-2"
 DEEP_PROPOSAL_VERSION = b"certsym-audit-deep-proposal-1"
 MAX_DEEP_PAIRS = 200  # pairs of deep classes compared for a witness after the audit
 _MAGIC = re.compile(r"[*?[]")
@@ -326,13 +327,14 @@ def fast_proposal(net) -> str:
     groups: list[list[int]] = [[i] for i in np.flatnonzero(lone & merged).tolist()]
     for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
         exact_planes: list[list[int]] = []  # split a shared plane id into exact hyperplanes (fact 2 of dyadic)
-        for j in sorted(order[start:start + size].tolist()):
-            home = next((g for g in exact_planes if any(rows.proportional(np.array([g[0]]), np.array([j]), s)[0]
-                                                        for s in (1, -1))), None)
-            if home is None:
-                exact_planes.append([j])
-            else:
-                home.append(j)
+        for part in rows.split(sorted(order[start:start + size].tolist())):
+            for j in part:
+                home = next((g for g in exact_planes if any(rows.proportional(np.array([g[0]]), np.array([j]), s)[0]
+                                                            for s in (1, -1))), None)
+                if home is None:
+                    exact_planes.append([j])
+                else:
+                    home.append(j)
         groups.extend(exact_planes)
     for group in groups:
         J = [fmpq(0)] * net.k
@@ -345,10 +347,13 @@ def fast_proposal(net) -> str:
 
 
 def _plane_id(key: Sequence[fmpq]) -> int:
-    """The fast path's plane id (``certsym.decide.dyadic._Rows.of``) of an exact normalized row: the float32 bits of
-    each entry, weighted and summed modulo 2^64."""
+    """The fast path's plane id (``certsym.decide.dyadic._Rows.of``) of an exact normalized row (a, b): the float32
+    bits of each entry of a up to its PLANE_NONZEROS-th nonzero one and of b, weighted and summed modulo 2^64."""
+    m = len(key) - 1
     weights = HASH_WEIGHTS[np.arange(len(key)) % len(HASH_WEIGHTS)].tolist()
-    return sum(float32_bits(x) * w for x, w in zip(key, weights, strict=True)) % (1 << 64)
+    nonzero = [q for q in range(m) if key[q] != 0]
+    cut = nonzero[PLANE_NONZEROS - 1] + 1 if len(nonzero) >= PLANE_NONZEROS else m
+    return sum(float32_bits(key[q]) * weights[q] for q in [*range(cut), m]) % (1 << 64)
 
 
 def canonical_proposal(theta) -> str:

@@ -6,8 +6,8 @@ facts of IEEE binary64 arithmetic let numpy do the work of the general path (``r
 
 1. Division is correctly rounded. If r_j = μ r_i with μ ≠ 0 and p is the first index with a_p ≠ 0, then
    r_j/a_{j,p} and r_i/a_{i,p} are the same real vector, so their binary64 roundings are the same bits.
-   Equal hashes of these normalized rows are therefore NECESSARY for proportionality (a hash bucket
-   collects every candidate).
+   Equal hashes of these normalized rows (or of any fixed part of them, as the plane id below) are therefore
+   NECESSARY for proportionality (a hash bucket collects every candidate).
 2. A number with ≤ 24 significant bits times another is exact in binary64 (48 ≤ 53 bits, and float32
    exponents stay far inside binary64's range). So r_j = (|a_{j,p}|/|a_{i,p}|) r_i holds iff
    r_j·|a_{i,p}| = r_i·|a_{j,p}| entrywise in binary64: a SUFFICIENT, exact test, vectorized.
@@ -36,6 +36,11 @@ from certsym.numbers.floats import all_finite, exact_row_sums
 
 # The odd 64-bit weights of the row hash (shared with the audit's proposal hash, which must use the same ones).
 HASH_WEIGHTS = np.random.default_rng(20260101).integers(1, 2**63, size=1 << 16, dtype=np.uint64) | np.uint64(1)
+# The plane id of a row hashes its normalized bias and its normalized entries up to its PLANE_NONZEROS-th nonzero
+# one (every entry when it has fewer): a function of the hyperplane, found on the first PLANE_NONZEROS columns of a
+# dense row. Distinct hyperplanes that share an id cost only time: exact tests split them, by the hash of every
+# column first in a bucket of more than _SPLIT rows.
+PLANE_NONZEROS, _SPLIT = 16, 4
 _CACHE_ROWS = 256  # rows per block of the proportionality test: its binary64 products stay in cache
 
 
@@ -97,7 +102,7 @@ class _Rows:
     parts: list            # [(A, b, idx)]: position p of block t is row idx[p] of A
     V: np.ndarray          # (len, k) output weights as floats (exact while ``vex`` has no entry)
     ids: np.ndarray        # neuron ids (in D: θ2's shifted by n1)
-    plane: np.ndarray      # uint64 hash of r/a_p, orientation-free
+    plane: np.ndarray      # plane id: a uint64 hash of r/a_p (PLANE_NONZEROS), orientation-free
     sign: np.ndarray       # sign of a_p
     lam: np.ndarray        # |a_p| (binary64)
     vex: dict = field(default_factory=dict)  # position -> exact v (fmpq) once merges changed it
@@ -106,30 +111,36 @@ class _Rows:
     def of(cls, A: np.ndarray, b: np.ndarray, idx: np.ndarray, V: np.ndarray, ids: np.ndarray) -> _Rows:
         # Fact 1 holds in float32 as well (its division is correctly rounded too), so the normalized rows are
         # hashed in the arrays' own precision without widening them.
-        n, width = len(idx), A.shape[1] + 1
+        n, m = len(idx), A.shape[1]
         plane = np.empty(n, dtype=np.uint64)
         lam = np.empty(n)
-        weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
-        bits = np.uint32 if A.dtype == np.float32 else np.uint64
-        block = max(16, (1 << 16) // width)  # rows whose temporaries stay in cache
-        # consecutive rows are sliced, not copied; the quotients go into one buffer (fresh pages cost more than
-        # the division)
+        head = min(m, PLANE_NONZEROS)
+        block = max(16, (1 << 16) // (head + 1))  # rows whose temporaries stay in cache
         run = n > 0 and int(idx[-1]) - int(idx[0]) == n - 1 and bool((np.diff(idx) == 1).all())
-        normal = np.empty((min(n, block), width - 1), dtype=A.dtype)
-        zero = A.dtype.type(0)
         for s in range(0, n, block):
             rows = A[idx[0] + s:idx[0] + min(s + block, n)] if run else A[idx[s:s + block]]
-            c = len(rows)
-            lead = rows[np.arange(c), np.argmax(rows != 0, axis=1)]
-            lam[s:s + c] = lead
-            # ±inf and 0 are correctly rounded quotients too; a zero row (lead 0) is hashed but never used
-            with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-                np.divide(rows, lead[:, None], out=normal[:c])
-                np.add(normal[:c], zero, out=normal[:c])  # + 0 turns −0 into 0
-                offset = b[idx[s:s + c]] / lead + zero
-            plane[s:s + c] = (np.matmul(normal[:c].view(bits), weights[:-1], dtype=np.uint64)
-                              + offset.view(bits).astype(np.uint64) * weights[-1])
+            bias = b[idx[s:s + block]]
+            # a dense row's first PLANE_NONZEROS entries are its first nonzero ones: its id needs those columns
+            # alone; the other rows are hashed on every column
+            ids_, lead, _ = _plane_ids(rows[:, :head], bias, None, m)
+            other = ~(rows[:, :head] != 0).all(axis=1) if head < m else np.zeros(len(rows), dtype=bool)
+            if other.any():
+                ids_[other], lead[other], _ = _plane_ids(rows[other], bias[other], PLANE_NONZEROS)
+            plane[s:s + len(rows)], lam[s:s + len(rows)] = ids_, lead
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
+
+    def split(self, bucket: list[int]) -> list[list[int]]:
+        """A bucket of positions that share a plane id, cut by the hash of every column of the normalized rows
+        (proportional rows agree on it, fact 1), each part ascending; a bucket of at most _SPLIT positions is
+        returned whole. Cost O(len(bucket) m) vectorized."""
+        if len(bucket) <= _SPLIT:
+            return [bucket]
+        a, b = self.raw(np.array(bucket))
+        full, _, _ = _plane_ids(a, b, None)
+        parts: dict[int, list[int]] = {}
+        for p, h in zip(bucket, full.tolist(), strict=True):
+            parts.setdefault(h, []).append(p)
+        return list(parts.values())
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -240,6 +251,34 @@ class _Rows:
         return [made[w] for w in which.tolist()]
 
 
+def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None, m: int | None = None) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray]:
+    """For rows (a, b) of float32 (or float64) numbers, a the first columns of a's with m entries (all of them by
+    default): the uint64 id Σ_q w_q bits(a_q/a_p) + w_m bits(b/a_p) over the columns q up to the ``nonzeros``-th
+    nonzero entry of a (every column when None, or when a has fewer), with a_p its first nonzero entry and w the
+    HASH_WEIGHTS; a_p (0 for a zero row, hashed but never used); and whether a has fewer than ``nonzeros`` nonzero
+    entries among the columns given. ±inf and 0 are correctly rounded quotients too, and −0 counts as 0. Cost
+    O(rows × columns) vectorized."""
+    c, width = rows.shape
+    weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
+    last = HASH_WEIGHTS[(width if m is None else m) % len(HASH_WEIGHTS)]
+    bits = np.uint32 if rows.dtype == np.float32 else np.uint64
+    nonzero = rows != 0
+    lead = rows[np.arange(c), np.argmax(nonzero, axis=1)]
+    zero = rows.dtype.type(0)
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        normal = rows / lead[:, None] + zero
+        offset = bias / lead + zero
+    short = np.zeros(c, dtype=bool)
+    if nonzeros is not None:
+        count = np.cumsum(nonzero, axis=1, dtype=np.int32)
+        short = count[:, -1] < nonzeros
+        cut = np.where(short, width, np.argmax(count >= nonzeros, axis=1) + 1)
+        normal[np.arange(width) >= cut[:, None]] = zero
+    ids = np.matmul(normal.view(bits), weights, dtype=np.uint64) + offset.view(bits).astype(np.uint64) * last
+    return ids, lead, short
+
+
 def _buckets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Positions sorted by key (stably, so ascending within a key), and the start and size of each run."""
     order = np.argsort(keys, kind="stable")
@@ -301,14 +340,14 @@ def _reduce(net: DyadicNetwork) -> FastReduction:
     same = rows.proportional(I, J) if len(two) else np.zeros(0, bool)
     merges.extend((j, i, rows.ratio(i, j)) for i, j in zip(I[same].tolist(), J[same].tolist(), strict=True))
     for start, size in zip(starts[sizes > 2].tolist(), sizes[sizes > 2].tolist(), strict=True):
-        bucket = order[start:start + size]
-        reps: list[int] = []
-        for j in bucket.tolist():  # positions ascend with neuron ids: the first one found is the general path's
-            hit = next((i for i in reps if rows.proportional(np.array([i]), np.array([j]))[0]), None)
-            if hit is None:
-                reps.append(j)
-            else:
-                merges.append((j, hit, rows.ratio(hit, j)))
+        for part in rows.split(order[start:start + size].tolist()):
+            reps: list[int] = []
+            for j in part:  # positions ascend with neuron ids: the first one found is the general path's
+                hit = next((i for i in reps if rows.proportional(np.array([i]), np.array([j]))[0]), None)
+                if hit is None:
+                    reps.append(j)
+                else:
+                    merges.append((j, hit, rows.ratio(hit, j)))
     merges.sort()
     gone = set()
     for j, i, mu in merges:
@@ -378,7 +417,7 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     leftover = False
     for start in np.sort(rest).tolist():
         bucket = order[start:start + int(sizes[np.searchsorted(starts, start)])]
-        for first, evidence, ok in _pair_bucket(D, sorted(bucket.tolist()), n1):
+        for first, evidence, ok in (e for part in D.split(sorted(bucket.tolist())) for e in _pair_bucket(D, part, n1)):
             planes.append((first, evidence))
             if not ok and not leftover:
                 verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]

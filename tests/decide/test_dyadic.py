@@ -7,10 +7,13 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from certsym.audit.classes import canonical_proposal, fast_proposal
+from certsym.certify import InputRecord
 from certsym.certify import equivalence_proof as _equivalence_proof
-from certsym.decide.dyadic import DyadicNetwork
+from certsym.decide.dyadic import PLANE_NONZEROS, DyadicNetwork, reduce
 from certsym.decide.dyadic import decide as fast_decide
 from certsym.decide.equivalence import decide as general_decide
+from certsym.io.sources import Model
 from certsym.numbers import QQ
 from certsym.numbers import rational_from_float as exact_float
 
@@ -336,3 +339,51 @@ def test_hashing_a_run_of_rows_stops_at_its_end() -> None:
 def test_no_inputs_leave_the_fast_path() -> None:
     F = np.float32
     assert DyadicNetwork.from_arrays(np.ones((2, 0), F), np.ones(2, F), np.ones((1, 2), F), np.zeros(1, F)) is None
+
+
+def _wide(rng: np.random.Generator, n: int, m: int, shared: int) -> tuple:
+    """A float32 network of n units on m > PLANE_NONZEROS inputs: ``shared`` units agree (up to a power-of-two
+    scale) on the bias and the first PLANE_NONZEROS inputs and differ further on, so they share a plane id; one row
+    is sparse (fewer than PLANE_NONZEROS nonzero entries) and one has zeros among its first entries."""
+    W1 = rng.integers(-3, 4, size=(n, m)).astype(np.float32)
+    W1[W1 == 0] = 1
+    b1 = rng.integers(-3, 4, size=n).astype(np.float32)
+    for i in range(1, shared):
+        d = np.float32(2.0 ** int(rng.integers(-2, 3)))
+        W1[i, :PLANE_NONZEROS], b1[i] = W1[0, :PLANE_NONZEROS] * d, b1[0] * d
+    W1[shared, 3:] = 0                      # sparse: every column counts
+    W1[shared + 1, 2:6] = 0                 # zeros early: the cut moves past them
+    W2 = rng.integers(-2, 3, size=(2, n)).astype(np.float32)
+    W2[W2 == 0] = 1
+    return W1, b1, W2, rng.integers(-2, 3, size=2).astype(np.float32)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 9), st.sampled_from(["same", "split", "late nudge"]))
+def test_rows_that_share_a_plane_id_are_decided_exactly(seed: int, shared: int, how: str) -> None:
+    """Units that agree on their first PLANE_NONZEROS normalized entries share a plane id (more than _SPLIT of them:
+    the bucket is cut by the full hash): the fast path still agrees with the general path, a change beyond the
+    hashed columns is found, and the audit's proposal is the canonical one."""
+    rng = np.random.default_rng(seed)
+    n, m = shared + 4, PLANE_NONZEROS + 8
+    base = _wide(rng, n, m, shared)
+    other = _variant(rng, *base, "same" if how == "late nudge" else how)
+    if how == "late nudge":  # a unit's entry beyond its hashed columns: another hyperplane, the same plane id
+        W1 = other[0].copy()
+        W1[0, -1] += np.float32(1)
+        other = (W1, *other[1:])
+    t1, t2 = DyadicNetwork.from_arrays(*base), DyadicNetwork.from_arrays(*other)
+    rows = reduce(t1).rows
+    assert len(set(rows.plane[:shared].tolist())) == 1  # the shared units collide
+    parts = rows.split(list(range(shared)))
+    assert len(parts) == (shared if shared > 4 else 1)  # a large bucket is cut into its exact hyperplanes
+    fast = fast_decide(t1, t2)
+    general = general_decide(t1.to_network(), t2.to_network())
+    assert fast.equivalent == general.equivalent == (how != "late nudge")
+    assert [s.__dict__ for s in fast.red1.steps] == [s.__dict__ for s in general.red1.steps]
+    assert [s.__dict__ for s in fast.red2.steps] == [s.__dict__ for s in general.red2.steps]
+    if general.equivalent:
+        assert _equivalence_proof(fast, QQ) == _equivalence_proof(general)
+    for arrays in (base, other):
+        network = Model("x", InputRecord("x", ""), list(arrays)).network
+        assert fast_proposal(DyadicNetwork.from_arrays(*arrays)) == canonical_proposal(network)
