@@ -69,16 +69,17 @@ class DyadicNetwork:
         return self.M.shape[0]
 
     @classmethod
-    def from_arrays(cls, W1, b1, W2, b2) -> DyadicNetwork | None:
+    def from_arrays(cls, W1, b1, W2, b2, finite: bool = False) -> DyadicNetwork | None:
         """The network, or None when some entry is not a finite float with ≤ 24 significant bits (then
-        the general path applies). Cost O(n(m + k))."""
+        the general path applies); ``finite``: the caller has verified every entry finite (a model file's
+        reader refuses anything else). Cost O(n(m + k))."""
         arrays = [np.asarray(t) for t in (W1, b1, W2, b2)]
         if any(t.dtype.kind != "f" for t in arrays) or arrays[0].ndim != 2 or arrays[0].shape[1] == 0:
             return None  # no inputs (m = 0): the general path says why
         out = []
         for t in arrays:
             x = t.astype(np.float32, copy=False)  # exact for float16; checked below for float64
-            if not all_finite(x) or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
+            if not (finite or all_finite(x)) or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
                 return None
             out.append(x)
         return cls(*out)

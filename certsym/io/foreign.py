@@ -8,6 +8,7 @@ directory.
 
 from __future__ import annotations
 
+import functools
 import os
 import zipfile
 from pathlib import Path
@@ -40,16 +41,34 @@ def foreign_format(path: str | os.PathLike) -> str | None:
     if head.startswith(_HDF5_SIGNATURE) or head[512:520] == _HDF5_SIGNATURE:
         return HDF5
     if head[:4] == b"PK\x03\x04":
-        try:
-            with zipfile.ZipFile(p) as z:
-                names = z.namelist()
-        except (OSError, zipfile.BadZipFile):
+        names = zip_names(p)
+        if names is None:
             return None
         if "metadata.json" in names and "config.json" in names:
             return KERAS
         if is_torchscript(names):
             return TORCHSCRIPT
     return None
+
+
+def zip_names(path: str | os.PathLike) -> tuple[str, ...] | None:
+    """The member names of a zip archive (None when zipfile cannot read its directory), remembered for the file as
+    it is now (device, inode, size and modification time): the format tests ask for them several times a file.
+    Cost: one read of the zip directory per version of the file."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _zip_names(os.fspath(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=64)
+def _zip_names(path: str, *version: int) -> tuple[str, ...] | None:
+    try:
+        with zipfile.ZipFile(path) as z:
+            return tuple(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return None
 
 
 def is_torchscript(names: list[str]) -> bool:

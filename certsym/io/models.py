@@ -32,7 +32,7 @@ from flint import fmpq
 from certsym.errors import InputError
 from certsym.io.filebytes import FileBytes, crc32
 from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
-from certsym.io.foreign import foreign_format
+from certsym.io.foreign import foreign_format, zip_names
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
@@ -507,9 +507,10 @@ def detect_format(path: str | os.PathLike) -> str | None:
             head = fh.read(9)
             size = fh.seek(0, 2)
         if head[:4] == b"PK\x03\x04":
-            with zipfile.ZipFile(path) as z:
-                return "torch" if any(n.endswith("/data.pkl") for n in z.namelist()) else "npz"
-        if safetensors_like(head, size):
+            names = zip_names(path)
+            if names is not None:
+                return "torch" if any(n.endswith("/data.pkl") for n in names) else "npz"
+        elif safetensors_like(head, size):
             return "safetensors"
     except (OSError, zipfile.BadZipFile):
         pass

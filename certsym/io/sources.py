@@ -42,12 +42,14 @@ class Model:
     output_relu: bool = False
     _deep: DeepNetwork | None = field(default=None, repr=False)
     _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
+    finite: bool = False  # every entry of ``arrays`` verified finite (by a model file's reader)
 
     def dyadic(self) -> DyadicNetwork | None:
         """The fast path's network of the four arrays (None when an entry is not float16/bfloat16/float32-exact,
         or the source has no arrays), built once. Cost O(n(m + k)) the first time."""
         if self._dyadic is False:
-            self._dyadic = DyadicNetwork.from_arrays(*self.arrays) if self.arrays is not None else None
+            self._dyadic = DyadicNetwork.from_arrays(*self.arrays, finite=self.finite) \
+                if self.arrays is not None else None
         return self._dyadic
 
     @property
@@ -217,7 +219,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
         if len(layers) > 2 or output_relu:
             return Model(path, rec, None, path, reading=reading_of(record), layers=layers, output_relu=output_relu)
         (W1, b1), (W2, b2) = layers
-        return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record))
+        return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record), finite=True)
     (item,), _ = load_inputs([path], deep=True)
     rec = InputRecord(item.name, item.sha256, item.atoms, item.model)
     if item.network.is_shallow():
