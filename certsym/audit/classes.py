@@ -296,7 +296,12 @@ class _Records:
 
     def digest(self) -> str:
         table = np.concatenate(self.rows) if self.rows else np.zeros((0, self.k + 1), dtype=np.uint64)
-        table = table[np.lexsort(table.T[::-1])] if len(table) else table
+        if len(table):  # rows in lexicographic order; by the plane id alone when no two rows share it
+            order = np.argsort(table[:, 0], kind="stable")
+            ids = table[order, 0]
+            if (ids[1:] == ids[:-1]).any():
+                order = np.lexsort(table.T[::-1])
+            table = table[order]
         h = hashlib.sha256(PROPOSAL_VERSION + f" m={self.m} k={self.k} rows={len(table)}\n".encode())
         h.update(np.ascontiguousarray(table, dtype="<u8").tobytes())
         h.update(("\n" + "\n".join(sorted(self.texts)) + f"\nirrational {self.irrational}\n").encode())
