@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cmp_to_key
+from functools import cmp_to_key, lru_cache
 
 from certsym_check.budget import charge, charge_axpy, charge_products, cost, int_cost, lcm
 from certsym_check.errors import Reject
@@ -165,7 +165,7 @@ def float32_below_range_top(values) -> bool:
     raw = memoryview(values).cast("B")
     step = 1 << 22  # bytes per chunk, a multiple of 4: every chunk starts on a float32
     for start in range(0, len(raw), step):
-        high = bytes(raw[start + _HIGH:start + step:4])
+        high = raw[start:start + step].tobytes()[_HIGH::4]  # a contiguous copy sliced: 4x a strided view's speed
         if b"\x7f" in high or b"\xff" in high:
             return False
     return True
@@ -230,7 +230,7 @@ class FloatColumns:
     def raw(self, i: int) -> list | None:
         if i in self.replaced or not self.narrow:
             return None
-        return [self.W2.at(j, i) for j in range(self.k)]
+        return self.W2.column(i)
 
     def __getitem__(self, i: int) -> list:
         if i in self.replaced:
@@ -239,7 +239,7 @@ class FloatColumns:
             raise IndexError(i)
         column = self.exact.get(i)
         if column is None:
-            column = self.exact[i] = [Fraction(self.W2.at(j, i)) for j in range(self.k)]
+            column = self.exact[i] = [Fraction(x) for x in self.W2.column(i)]
         return column
 
     def __setitem__(self, i: int, column: list) -> None:
@@ -331,7 +331,19 @@ def row_bits(rows, i: int) -> tuple[memoryview, float] | None:
     return rows.bits(i) if hasattr(rows, "bits") else None
 
 
-_WORDS: dict[int, int] = {}  # count -> Σ_t 2^(32 t), one 1 per 32-bit word
+@lru_cache(maxsize=4)
+def _words(count: int) -> tuple[int, int, int]:
+    """Σ_t 2^(32 t) over ``count`` words (a 1 in each), times 1, 0x7FFFFFFF and 0xFF."""
+    ones = int.from_bytes(b"\x01\x00\x00\x00" * count, "little")
+    return ones, ones * 0x7FFFFFFF, ones * 0xFF
+
+
+@lru_cache(maxsize=16)  # a matching has few distinct scales; the cache holds at most 16 pairs of words
+def _exponent_bounds(count: int, e: int) -> tuple[int, int]:
+    """The words added to the exponent fields E to test E ≤ hi and E ≥ lo for a scaling by 2^e."""
+    ones = _words(count)[0]
+    lo, hi = max(1, 1 - e), min(254, 254 - e)
+    return ones * (255 - hi), ones * (256 - lo)
 
 
 def scaled_float32(x: memoryview, y: memoryview, e: int) -> bool:
@@ -348,14 +360,12 @@ def scaled_float32(x: memoryview, y: memoryview, e: int) -> bool:
     count = len(x)
     if len(y) != count or not -253 <= e <= 253:
         return False
-    ones = _WORDS.get(count)
-    if ones is None:
-        ones = _WORDS[count] = int.from_bytes(b"\x01\x00\x00\x00" * count, "little")
+    ones, magnitude, field = _words(count)
+    above, below = _exponent_bounds(count, e)
     X, Y = int.from_bytes(x, sys.byteorder), int.from_bytes(y, sys.byteorder)
-    nonzero = (((X & (ones * 0x7FFFFFFF)) + ones * 0x7FFFFFFF) >> 31) & ones
-    E = (X >> 23) & (ones * 0xFF)
-    lo, hi = max(1, 1 - e), min(254, 254 - e)
-    if (((E + ones * (255 - hi)) >> 8) & ones) or ((E + ones * (256 - lo)) >> 8) & ones != nonzero:
+    nonzero = (((X & magnitude) + magnitude) >> 31) & ones
+    E = (X >> 23) & field
+    if (((E + above) >> 8) & ones) or ((E + below) >> 8) & ones != nonzero:
         return False
     return X + e * (nonzero << 23) == Y
 

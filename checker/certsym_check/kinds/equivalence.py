@@ -58,16 +58,23 @@ def _power_of_two(lam) -> float | None:
     return float(lam)
 
 
-def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
+def scale_of(lam) -> float | None:
+    """``_power_of_two`` of a rational λ, None for a number-field element."""
+    return _power_of_two(lam) if isinstance(lam, Fraction) else None
+
+
+def proportional(net: Net, i: int, j: int, lam, sign: int, where: str, scale: float | None | bool = False) -> None:
     """Check r_j = sign·λ r_i with λ > 0 (sign = -1: antisymmetric pair).
 
     Rows straight from float16/float32 tensors are compared as floats: for λ = 2^e, r_j = ±λ r_i entry by
     entry (exact products, ``_power_of_two``); otherwise, with p the first index where r_i,p ≠ 0,
     r_j = (r_j,p / r_i,p) r_i iff r_j,q · r_i,p = r_i,q · r_j,p for all q, and these products of two ≤ 24-bit
-    numbers are exact in binary64. Cost O(m)."""
+    numbers are exact in binary64. ``scale``: ``scale_of(lam)`` when the caller has it (False: not given). Cost
+    O(m)."""
     if i == j or net.F.sign(lam) <= 0:
         raise Reject(f"{where}: needs two distinct neurons and λ > 0")
-    scale = _power_of_two(lam) if isinstance(lam, Fraction) else None
+    if scale is False:
+        scale = scale_of(lam)
     if scale is not None and sign > 0:
         bi, bj = row_bits(net.rows, i), row_bits(net.rows, j)
         if bi is not None and bj is not None and bj[1] == scale * bi[1] and \
@@ -87,9 +94,9 @@ def proportional(net: Net, i: int, j: int, lam, sign: int, where: str) -> None:
         raise Reject(f"{where}: row {j} is not {'' if sign > 0 else '-'}λ times row {i}")
 
 
-def _scaled(cols, j: int, lam, other, i: int) -> bool:
-    """cols[j]·λ = other[i], on the raw floats when both are unchanged float16/float32 columns and λ = 2^e."""
-    scale = _power_of_two(lam) if isinstance(lam, Fraction) else None
+def _scaled(cols, j: int, lam, other, i: int, scale: float | None) -> bool:
+    """cols[j]·λ = other[i], on the raw floats when both are unchanged float16/float32 columns and λ = 2^e (``scale``,
+    from ``scale_of``)."""
     vj, vi = (raw_row(cols, j), raw_row(other, i)) if scale is not None else (None, None)
     if vj is not None and vi is not None:
         return list(map(mul, vj, repeat(scale))) == vi
@@ -158,14 +165,22 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
     D.v = negated_after(t1.v, t2.v)
     D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
     used1, used2 = set(), set()
+    scales: dict[str, tuple] = {}  # a matching repeats few scales: each text is read once, with its scale_of
     for w, mt in matching_entries(p["matching"]):
-        i, j, lam = index(mt["theta1"], n1, w), index(mt["theta2"], n2, w), F.number(mt["scale"])
+        i, j, text = index(mt["theta1"], n1, w), index(mt["theta2"], n2, w), mt["scale"]
+        known = scales.get(text) if isinstance(text, str) else None
+        if known is None:
+            lam = F.number(text)
+            known = (lam, scale_of(lam))
+            if isinstance(text, str):
+                scales[text] = known
+        lam, scale = known
         if i in used1 or j in used2 or mt["statement"] != HN:
             raise Reject(f"{w}: neurons matched twice, or the step does not cite {HN!r}")
         used1.add(i)
         used2.add(j)
-        proportional(D, i, n1 + j, lam, 1, w)
-        if not _scaled(t2.v, j, lam, t1.v, i):
+        proportional(D, i, n1 + j, lam, 1, w, scale)
+        if not _scaled(t2.v, j, lam, t1.v, i, scale):
             raise Reject(f"{w}: v2_j * scale != v1_i")
         kill(D, i)
         kill(D, n1 + j)

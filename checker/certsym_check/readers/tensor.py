@@ -25,6 +25,10 @@ class Tensor:
         rows, cols = self.shape
         return list(self.values[i::rows][:cols]) if self.fortran else list(self.values[i * cols:(i + 1) * cols])
 
+    def column(self, j: int) -> list:
+        rows, cols = self.shape
+        return list(self.values[j * rows:(j + 1) * rows]) if self.fortran else list(self.values[j::cols])
+
     def at(self, i: int, j: int):
         rows, cols = self.shape
         return self.values[j * rows + i] if self.fortran else self.values[i * cols + j]
