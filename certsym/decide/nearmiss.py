@@ -4,7 +4,8 @@ Neuron i of θ1 has an exact partner j in θ2 when (a_j, b_j) = λ (a_i, b_i) wi
 the H_n relation. Rows are compared through their normalized form r / |r_p| (p the first nonzero input
 weight): IEEE division is correctly rounded, so positively proportional rows of ≤ 24-bit floats have
 bit-identical normalized rows, and the output weights scaled by |r_p| are exact in binary64. For a neuron
-without an exact partner, the nearest neuron of θ2 by normalized row is reported with the largest difference,
+without an exact partner, the nearest neuron of θ2 by normalized row (among θ2's neurons without an exact partner
+in θ1, when there are any) is reported with the largest difference,
 relative and in units in the last place (ulps) of the file's element type, after scaling the partner onto
 the neuron; when that row is the same bit for bit, the difference reported is that of the output weights. The
 neurons of θ2 without a partner in θ1 (an extra unit) are counted too. Cost: O((n1 + n2)(m + k)) plus one
@@ -177,20 +178,25 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
         r1, v1, live1 = _normalized(W1, b1, W2)
         originals = ((W1, b1, live1), (V1, c1, live2))
         lonely = np.flatnonzero(~_partnered(r1, v1, r2, v2, originals))
-        back = int(_partnered(r2, v2, r1, v1, (originals[1], originals[0])).sum()) if len(r1) else 0
-        n1 = len(live1)
+        taken = _partnered(r2, v2, r1, v1, (originals[1], originals[0])) if len(r1) else np.zeros(len(r2), bool)
+        back, n1 = int(taken.sum()), len(live1)
     else:
         everyone = _live(W1, W2)
         unmatched = everyone[np.isin(everyone, np.asarray(partners[0], dtype=np.int64), invert=True)]
         r1, v1, live1 = _normalized(W1, b1, W2, unmatched)
         lonely, back, n1 = np.arange(len(unmatched)), len(partners[1]), len(everyone)
+        taken = np.isin(live2, np.asarray(partners[1], dtype=np.int64))
     lonely = lonely.tolist()
     worst = []
     if lonely and len(live2):
+        # the nearest neuron is looked for among θ2's neurons without an exact partner (all of them when each has
+        # one): the partnered ones are accounted for, and at n = 10^5 a search over all would cost most of the time
+        pool = live2[~taken] if not taken.all() else live2
         a = r1[lonely].astype(np.float64)
         best, nearest = np.full(len(lonely), np.inf), np.zeros(len(lonely), dtype=np.int64)
-        blocks = _normalized_blocks(V1, c1, live2) if r2 is None else \
-            ((s, r2[s:s + _CHUNK], None) for s in range(0, len(r2), _CHUNK))
+        rest = None if r2 is None else r2[~taken] if not taken.all() else r2
+        blocks = _normalized_blocks(V1, c1, pool) if rest is None else \
+            ((s, rest[s:s + _CHUNK], None) for s in range(0, len(pool), _CHUNK))
         for s, block, _ in blocks:  # squared distances, one block of each side at a time
             b = block.astype(np.float64)
             for t in range(0, len(lonely), _CHUNK):
@@ -199,7 +205,7 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
                 here, at = dist.min(axis=1), dist.argmin(axis=1) + s
                 better = here < best[t:t + _CHUNK]
                 best[t:t + _CHUNK][better], nearest[t:t + _CHUNK][better] = here[better], at[better]
-        r2, v2, _ = _normalized(V1, c1, V2, live2[nearest])  # the nearest rows only, in the order of ``nearest``
+        r2, v2, _ = _normalized(V1, c1, V2, pool[nearest])  # the nearest rows only, in the order of ``nearest``
         b = r2.astype(np.float64)
         spacing = np.spacing(np.abs(r1[lonely]).astype(dtype)).astype(np.float64)
         diff = np.abs(a - b)
@@ -214,6 +220,6 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
             rel[same] = (vdiff / np.maximum(np.abs(va), np.finfo(np.float64).tiny)).max(axis=1)
             ulps[same] = (vdiff / np.maximum(unit, np.finfo(np.float64).tiny)).max(axis=1)
         order = np.argsort(-ulps)[:3]
-        worst = [(int(live1[lonely[t]]), int(live2[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
+        worst = [(int(live1[lonely[t]]), int(pool[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
                  for t in order]
     return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back)
