@@ -219,3 +219,18 @@ def test_a_partner_behind_a_row_of_the_same_hash_is_found() -> None:
         summary = near_miss(first, second)
         assert (summary.partnered, summary.partnered2) == (1, 1)
     assert near_miss(A, B).worst == []
+
+
+@pytest.mark.parametrize("given_partners", [False, True])
+def test_the_nearest_neuron_is_one_without_a_partner(given_partners: bool) -> None:
+    """θ1's neuron 1 lies next to neuron 0 (one ulp apart), and θ2 holds neuron 0's exact copy and a copy of neuron
+    1 moved far: the summary names the far copy, θ2's one neuron without a partner, not the partnered near one."""
+    f = np.float32
+    W1 = np.array([[1.0, 0.5], [1.0, np.nextafter(f(0.5), f(1))]], f)
+    b1, W2, b2 = np.zeros(2, f), np.ones((1, 2), f), np.zeros(1, f)
+    V1 = np.array([[1.0, 0.5], [1.0, 3.0]], f)
+    partners = ([0], [0]) if given_partners else None
+    nm = near_miss([W1, b1, W2, b2], [V1, b1, W2, b2], partners)
+    assert (nm.n, nm.partnered, nm.n2, nm.partnered2) == (2, 1, 2, 1)
+    (i, j, rel, ulps, part), = nm.worst
+    assert (i, j, part) == (1, 1, "row") and rel > 1
