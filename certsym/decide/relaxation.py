@@ -262,8 +262,9 @@ def refine(leaf: _Leaf) -> list[Refinement]:
     The multipliers minimize max over the box of (s·y − Σ μ g), a convex piecewise-linear function of μ, by
     coordinate descent: along one μ_i it is minimized exactly at a weighted median of its breakpoints. All targets
     at once in binary64 (floats only choose μ); μ is then cut to ``MULTIPLIER_BITS`` significant bits and the bound
-    computed exactly. Cost: O(passes · d · T · m log m) floating-point operations and one exact product (T × d)·(d × m)
-    for T targets and d phases."""
+    computed exactly for the targets whose binary64 bound comes within reach of the gain. Cost: O(passes · d · T · m
+    log m) floating-point operations and one exact product (T' × d)·(d × m) for T targets (T' of them within reach)
+    and d phases."""
     P, region = leaf.P, leaf.region
     m = P.m
     phased = sorted(region.phases)
@@ -299,15 +300,29 @@ def refine(leaf: _Leaf) -> list[Refinement]:
             mu[:, i] = np.where(slope - weight.sum(axis=1) >= 0, 0.0, np.maximum(at, 0.0))
     mant, expo = np.frexp(mu)
     mu = np.ldexp(np.round(np.ldexp(mant, MULTIPLIER_BITS)), expo - MULTIPLIER_BITS)
-    exact_rows = [P.entries[s][i * (m + 1):(i + 1) * (m + 1)] for s, i in targets]
-    flat = [x for r in exact_rows for x in r] + [-x for r in exact_rows for x in r]
+    # the bounds in binary64 choose which to compute exactly: those within reach of REFINE_GAIN (a margin of a
+    # tenth of it for the rounding); the exact bound alone decides whether a refinement is stated
+    V = T - mu @ G
+    estimate = V[:, m] + V[:, :m] @ centre + np.abs(V[:, :m]) @ rad
+    half = len(targets)
+    lows = np.array([float(leaf.lo[s][i]) for s, i in targets])
+    highs = np.array([float(leaf.hi[s][i]) for s, i in targets])
+    gains = np.concatenate([highs - estimate[:half], -estimate[half:] - lows]) / np.tile(highs - lows, 2)
+    chosen = np.flatnonzero(gains >= 0.9 * REFINE_GAIN)
+    if not len(chosen):
+        return []
+    flat = []
+    for r in chosen.tolist():
+        s, i = targets[r % half]
+        sign = 1 if r < half else -1
+        flat += [x * sign for x in P.entries[s][i * (m + 1):(i + 1) * (m + 1)]]
     phase_rows = fmpq_mat(len(phased), m + 1, [x * region.phases[key] for key in phased
                                                for x in P.entries[key[0]][key[1] * (m + 1):(key[1] + 1) * (m + 1)]])
-    mults = fmpq_mat(len(T), len(phased), [_q(x) for x in mu.ravel()])
-    tops = extremes(fmpq_mat(len(T), m + 1, flat) + mults * phase_rows, region.box)[1]
+    zero = fmpq(0)
+    mults = fmpq_mat(len(chosen), len(phased), [_q(x) if x else zero for x in mu[chosen].ravel()])
+    tops = extremes(fmpq_mat(len(chosen), m + 1, flat) + mults * phase_rows, region.box)[1]
     out = []
-    half = len(targets)
-    for r, top in enumerate(tops):
+    for r, top in zip(chosen.tolist(), tops, strict=True):
         target = targets[r % half]
         lo, hi = leaf.lo[target[0]][target[1]], leaf.hi[target[0]][target[1]]
         side, value = ("upper", top) if r < half else ("lower", -top)
