@@ -179,6 +179,7 @@ class _Leaf:
         self.lo["d"], self.hi["d"] = extremes(P.diff, region.box, P.magnitudes["d"]) if P.diff is not None \
             else ([], [])
         self._expanded: dict[tuple[str, int], tuple[dict, dict, fmpq]] = {}
+        self._objective_terms: dict[Objective, tuple[dict, dict, fmpq]] = {}
         self.narrow(region.refined)
         self.refinements = refine(self) if region.phases else []
         for r in self.refinements:
@@ -233,6 +234,21 @@ class _Leaf:
         if lo >= 0:
             return [(first, fmpq(1)), (second, fmpq(-1))], [(first, fmpq(-1)), (second, fmpq(1))], fmpq(0)
         return [(first, hi - lo), (second, lo - hi)], [(first, -hi), (second, hi)], hi * lo
+
+    def objective_terms(self, o: Objective) -> tuple[dict, dict, fmpq]:
+        """The objective ``o`` in the region's variables, once per region: the coefficients of the active neurons'
+        rows z, of the unstable neurons' h columns, and the constant."""
+        if o not in self._objective_terms:
+            weights, const = self.P.objective(o)
+            rows: dict[Key, fmpq] = {}
+            cols: dict[Key, fmpq] = {}
+            for s in "AB":
+                status = self.status[s]
+                for i, w in enumerate(weights[s]):
+                    if w != 0 and status[i] >= 0:
+                        (rows if status[i] > 0 else cols)[(s, i)] = w
+            self._objective_terms[o] = (rows, cols, const)
+        return self._objective_terms[o]
 
     def constraint(self, name: tuple[str, int]) -> tuple[dict, dict, fmpq]:
         """Constraint ``name`` expanded (``expand`` of ``terms``), once per region: every objective's bound reads it."""
@@ -486,19 +502,8 @@ def lagrangian_bound(leaf: _Leaf, o: Objective, mult: dict[tuple[str, int], fmpq
     """max over x ∈ Q, h ∈ [0, u] of f − Σ μ g for the objective ``o``, exactly. Cost: O(constraints) scalar
     operations and one product of the combined row with the box (O((n_A + n_B) m))."""
     P = leaf.P
-    rows: dict[Key, fmpq] = {}
-    cols: dict[Key, fmpq] = {}
-    weights, const = P.objective(o)
-    for s in "AB":
-        for i in range(P.size[s]):
-            w = weights[s][i]
-            if w == 0:
-                continue
-            st = leaf.status[s][i]
-            if st > 0:
-                rows[(s, i)] = rows.get((s, i), 0) + w
-            elif st == 0:
-                cols[(s, i)] = cols.get((s, i), 0) + w
+    base_rows, base_cols, const = leaf.objective_terms(o)
+    rows, cols = dict(base_rows), dict(base_cols)
     for name, mu in mult.items():
         r, c, c0 = leaf.constraint(name)
         for key, v in r.items():
