@@ -371,25 +371,26 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
     leaf = _Leaf(P, region)
     m, k = P.m, P.k
     nvar = m + len(leaf.unstable)
-    # the float constraint matrix G y ≤ g, one row per constraint (unscaled: the scaled rows divided by their scale)
-    data, cols_idx, rowptr, rhs, scales = [], [], [0], [], []
+    # the float constraint matrix G y ≤ g, one row per constraint (unscaled: the scaled rows divided by their scale):
+    # the rows' terms are a sparse combination of the networks' float rows, the h terms a sparse block
     expanded = [leaf.constraint(name) for name in leaf.names]
-    for rows, cols, const in expanded:
-        vec = np.zeros(nvar)
-        c0 = float(const)
-        for key, c in rows.items():
-            vec[:m] += float(c) * P.float_rows[key[0]][key[1], :m]
-            c0 += float(c) * P.float_rows[key[0]][key[1], m]
-        for key, c in cols.items():
-            vec[leaf.column[key]] += float(c)
-        scale = max(np.abs(vec).max(initial=0.0), abs(c0), 1e-300)
-        scales.append(scale)
-        nz = np.flatnonzero(vec)
-        data += (vec[nz] / scale).tolist()
-        cols_idx += nz.tolist()
-        rowptr.append(len(data))
-        rhs.append(-c0 / scale)
-    G = csr_matrix((data, cols_idx, rowptr), shape=(len(expanded), nvar)) if expanded else None
+    G, rhs, scales = None, [], []
+    if expanded:
+        offset = {"A": 0, "B": P.size["A"]}
+        terms = [(r, offset[key[0]] + key[1], float(c)) for r, (rows, _, _) in enumerate(expanded)
+                 for key, c in rows.items()]
+        h_terms = [(r, leaf.column[key], float(c)) for r, (_, cols, _) in enumerate(expanded)
+                   for key, c in cols.items()]
+        combine = csr_matrix(([t[2] for t in terms], ([t[0] for t in terms], [t[1] for t in terms])),
+                             shape=(len(expanded), P.size["A"] + P.size["B"]))
+        dense = np.zeros((len(expanded), nvar + 1))
+        dense[:, list(range(m)) + [nvar]] = combine @ np.vstack([P.float_rows["A"], P.float_rows["B"]])
+        for r, c, v in h_terms:
+            dense[r, c] += v
+        dense[:, nvar] += [float(const) for _, _, const in expanded]
+        scales = np.maximum(np.abs(dense).max(axis=1), 1e-300)
+        dense /= scales[:, None]
+        G, rhs = csr_matrix(dense[:, :nvar]), -dense[:, nvar]
     bounds = [(float(lo), float(hi)) for lo, hi in region.box] + \
         [(0.0, float(leaf.hi[s][i])) for s, i in leaf.unstable]
     out_bounds, out_mult, points = {}, {}, []
@@ -409,13 +410,13 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
         # the corner of the box where the x part of the objective is largest: exact for a linear region
         points.append(np.where(cvec[:m] > 0, [hi for _, hi in bounds[:m]], [lo for lo, _ in bounds[:m]]))
         if G is not None and (deadline is None or time.monotonic() < deadline):
-            res = linprog(-cvec, A_ub=G, b_ub=np.array(rhs), bounds=bounds, method="highs")
+            res = linprog(-cvec, A_ub=G, b_ub=rhs, bounds=bounds, method="highs")
             if res.status == 0:
-                mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / np.array(scales)
+                mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / scales
                 points.append(np.asarray(res.x[:m]))
             elif res.status == 2:  # infeasible: the region is empty, so a Farkas combination closes it
                 if farkas is None:
-                    farkas = _farkas(G, np.array(rhs), bounds, np.array(scales), leaf.names)
+                    farkas = _farkas(G, rhs, bounds, scales, leaf.names)
                 if farkas:
                     out_bounds[o], out_mult[o] = _closed(leaf, o, farkas)
                     continue
