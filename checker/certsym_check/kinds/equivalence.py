@@ -100,6 +100,7 @@ def _scaled(cols, j: int, lam, other, i: int, scale: float | None) -> bool:
     vj, vi = (raw_row(cols, j), raw_row(other, i)) if scale is not None else (None, None)
     if vj is not None and vi is not None:
         return list(map(mul, vj, repeat(scale))) == vi
+    charge_products(cols[j], [lam] * len(cols[j]), "an output column scaled", accumulate=False)
     return all(x * lam == y for x, y in zip(cols[j], other[i], strict=True))
 
 
@@ -166,11 +167,14 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
     D.c = [x - y for x, y in zip(t1.c, t2.c, strict=True)]
     used1, used2 = set(), set()
     scales: dict[str, tuple] = {}  # a matching repeats few scales: each text is read once, with its scale_of
-    for w, mt in matching_entries(p["matching"]):
+    for w, mt in matching_entries(p["matching"], min(n1, n2)):
         i, j, text = index(mt["theta1"], n1, w), index(mt["theta2"], n2, w), mt["scale"]
         known = scales.get(text) if isinstance(text, str) else None
         if known is None:
-            lam = F.number(text)
+            try:
+                lam = F.number(text)
+            except Reject as exc:
+                raise Reject(f"{w}: {exc}") from None
             known = (lam, scale_of(lam))
             if isinstance(text, str):
                 scales[text] = known
@@ -209,21 +213,27 @@ def check_equivalent(F, nets: list[Net], proof: object, rep: Report) -> None:
         rep.notes.append("theta2_min = h . theta1_min for the H_n element given by the matching")
 
 
-def matching_entries(matching: object) -> list[tuple[str, dict]]:
-    """The matching's entries as records {"theta1", "theta2", "scale", "statement"}, each with where it stands:
-    from a list of records, or from the columnar object {"theta1": [...], "theta2": [...], "scale": [...],
-    "statement"} whose three lists have one length (certificates/FORMAT.md). Anything else is rejected. Linear."""
+def matching_entries(matching: object, limit: int):
+    """The matching's entries as records {"theta1", "theta2", "scale", "statement"}, each with where it stands, one
+    at a time: from a list of records, or from the columnar object {"theta1": [...], "theta2": [...], "scale": [...],
+    "statement"} whose three lists have one length (certificates/FORMAT.md). More than ``limit`` entries (each
+    neuron is matched at most once: min(n1, n2)) is rejected before any is read, as is anything else. Linear."""
     if isinstance(matching, dict):
         cols = keys(matching, {"theta1", "theta2", "scale", "statement"}, "proof.matching")
         count = len(seq(cols["theta1"], None, "proof.matching.theta1"))
         seq(cols["theta2"], count, "proof.matching.theta2")
         seq(cols["scale"], count, "proof.matching.scale")
-        return [(f"proof.matching (entry {s})", {"theta1": i, "theta2": j, "scale": lam,
-                                                 "statement": cols["statement"]})
-                for s, (i, j, lam) in enumerate(zip(cols["theta1"], cols["theta2"], cols["scale"], strict=True))]
+        if count > limit:
+            raise Reject(f"proof.matching: {count} entries, more than the {limit} neurons a matching can pair")
+        for s, (i, j, lam) in enumerate(zip(cols["theta1"], cols["theta2"], cols["scale"], strict=True)):
+            yield f"proof.matching (entry {s})", {"theta1": i, "theta2": j, "scale": lam,
+                                                  "statement": cols["statement"]}
+        return
     records = seq(matching, None, "proof.matching")
-    return [(f"proof.matching[{s}]", keys(mt, {"theta1", "theta2", "scale", "statement"}, f"proof.matching[{s}]"))
-            for s, mt in enumerate(records)]
+    if len(records) > limit:
+        raise Reject(f"proof.matching: {len(records)} entries, more than the {limit} neurons a matching can pair")
+    for s, mt in enumerate(records):
+        yield f"proof.matching[{s}]", keys(mt, {"theta1", "theta2", "scale", "statement"}, f"proof.matching[{s}]")
 
 
 def replay_pairs(F, D: Net, pairs: object, rep: Report) -> tuple[list, list]:
