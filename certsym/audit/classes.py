@@ -331,16 +331,7 @@ def fast_proposal(net) -> str:
         out.rows.append(np.column_stack([rows.plane[single], J.view(np.uint64)]))
     groups: list[list[int]] = [[i] for i in np.flatnonzero(lone & merged).tolist()]
     for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
-        exact_planes: list[list[int]] = []  # split a shared plane id into exact hyperplanes (fact 2 of dyadic)
-        for part in rows.split(sorted(order[start:start + size].tolist())):
-            for j in part:
-                home = next((g for g in exact_planes if any(rows.proportional(np.array([g[0]]), np.array([j]), s)[0]
-                                                            for s in (1, -1))), None)
-                if home is None:
-                    exact_planes.append([j])
-                else:
-                    home.append(j)
-        groups.extend(exact_planes)
+        groups.extend(rows.planes(sorted(order[start:start + size].tolist())))  # a shared plane id, cut exactly
     for group in groups:
         J = [fmpq(0)] * net.k
         for i in group:

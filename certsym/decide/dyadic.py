@@ -130,6 +130,23 @@ class _Rows:
             plane[s:s + len(rows)], lam[s:s + len(rows)] = ids_, lead
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
+    def planes(self, bucket: list[int]) -> list[list[int]]:
+        """The ascending positions of a bucket grouped by exact hyperplane: rows equal up to a nonzero factor (of
+        either sign, fact 2), each group ascending. Cost: ``split``, then one exact test per row and group of its
+        part."""
+        out: list[list[int]] = []
+        for part in self.split(bucket):
+            planes: list[list[int]] = []
+            for j in part:
+                home = next((g for g in planes if any(self.proportional(np.array([g[0]]), np.array([j]), sign)[0]
+                                                      for sign in (1, -1))), None)
+                if home is None:
+                    planes.append([j])
+                else:
+                    home.append(j)
+            out += planes
+        return out
+
     def split(self, bucket: list[int]) -> list[list[int]]:
         """A bucket of positions that share a plane id, cut by the hash of every column of the normalized rows
         (proportional rows agree on it, fact 1), each part ascending; a bucket of at most _SPLIT positions is
@@ -418,7 +435,7 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
     leftover = False
     for start in np.sort(rest).tolist():
         bucket = order[start:start + int(sizes[np.searchsorted(starts, start)])]
-        for first, evidence, ok in (e for part in D.split(sorted(bucket.tolist())) for e in _pair_bucket(D, part, n1)):
+        for first, evidence, ok in (_pair_plane(D, plane, n1) for plane in D.planes(sorted(bucket.tolist()))):
             planes.append((first, evidence))
             if not ok and not leftover:
                 verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]
@@ -456,46 +473,37 @@ def _by_first(firsts: list[int], matched: list[Match], planes: list[tuple[int, l
         yield from evidence
 
 
-def _pair_bucket(D: _Rows, bucket: list[int], n1: int):
-    """``equivalence.pairing`` on the neurons of one hash bucket, exactly: split it into exact planes, then
-    match or merge per orientation and pair the two sides. Yields (first position, evidence, accounted)."""
-    planes: list[list[int]] = []
-    for j in bucket:
-        home = next((p for p in planes if any(D.proportional(np.array([p[0]]), np.array([j]), sign)[0]
-                                              for sign in (1, -1))), None)
-        if home is None:
-            planes.append([j])
-        else:
-            home.append(j)
-    for plane in planes:
-        evidence: list = []
-        live = {p: D.v(p) for p in plane}
-        sides = {s: [p for p in plane if D.sign[p] == s] for s in (1, -1)}
-        for s in (1, -1):
-            if len(sides[s]) == 2:
-                i, j = sides[s]
-                mu = D.ratio(i, j)
-                merged = tuple(x + mu * y for x, y in zip(live[i], live[j], strict=True))
-                if all(x == 0 for x in merged):
-                    evidence.append(Match(int(D.ids[i]), int(D.ids[j]) - n1, mu))
-                    sides[s] = []
-                else:
-                    evidence.append(Merge(int(D.ids[i]), int(D.ids[j]), mu))
-                    live[i] = merged
-                    sides[s] = [i]
-        plus, minus = sides[1], sides[-1]
-        ok = len(plus) <= 1 and len(minus) <= 1 and len(plus) == len(minus)
-        if ok and plus:
-            i, j = plus[0], minus[0]
-            lam = D.ratio(i, j)
-            v_i = live[i]
-            ok = all(y * lam == -x for x, y in zip(v_i, live[j], strict=True))
-            if ok:
-                a = [exact_float(x) for x in D.gather(np.array([i]))[0].tolist()]
-                evidence.append(Pair(int(D.ids[i]), int(D.ids[j]), lam,
-                                     tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
-                                     tuple(vj * a[-1] for vj in v_i)))
-        yield plane[0], evidence, ok
+def _pair_plane(D: _Rows, plane: list[int], n1: int) -> tuple[int, list, bool]:
+    """``equivalence.pairing`` on the neurons of one exact hyperplane (``_Rows.planes``): match or merge per
+    orientation and pair the two sides. Returns (first position, evidence, accounted)."""
+    evidence: list = []
+    live = {p: D.v(p) for p in plane}
+    sides = {s: [p for p in plane if D.sign[p] == s] for s in (1, -1)}
+    for s in (1, -1):
+        if len(sides[s]) == 2:
+            i, j = sides[s]
+            mu = D.ratio(i, j)
+            merged = tuple(x + mu * y for x, y in zip(live[i], live[j], strict=True))
+            if all(x == 0 for x in merged):
+                evidence.append(Match(int(D.ids[i]), int(D.ids[j]) - n1, mu))
+                sides[s] = []
+            else:
+                evidence.append(Merge(int(D.ids[i]), int(D.ids[j]), mu))
+                live[i] = merged
+                sides[s] = [i]
+    plus, minus = sides[1], sides[-1]
+    ok = len(plus) <= 1 and len(minus) <= 1 and len(plus) == len(minus)
+    if ok and plus:
+        i, j = plus[0], minus[0]
+        lam = D.ratio(i, j)
+        v_i = live[i]
+        ok = all(y * lam == -x for x, y in zip(v_i, live[j], strict=True))
+        if ok:
+            a = [exact_float(x) for x in D.gather(np.array([i]))[0].tolist()]
+            evidence.append(Pair(int(D.ids[i]), int(D.ids[j]), lam,
+                                 tuple(tuple(vj * aq for aq in a[:-1]) for vj in v_i),
+                                 tuple(vj * a[-1] for vj in v_i)))
+    return plane[0], evidence, ok
 
 
 # -- a witness for NOT EQUIVALENT at scale ------------------------------------------------------------------
