@@ -338,12 +338,19 @@ def _words(count: int) -> tuple[int, int, int]:
     return ones, ones * 0x7FFFFFFF, ones * 0xFF
 
 
-@lru_cache(maxsize=16)  # a matching has few distinct scales; the cache holds at most 16 pairs of words
+@lru_cache(maxsize=8)  # a matching has few distinct scales; the cache holds at most 8 pairs of words
 def _exponent_bounds(count: int, e: int) -> tuple[int, int]:
     """The words added to the exponent fields E to test E ≤ hi and E ≥ lo for a scaling by 2^e."""
     ones = _words(count)[0]
     lo, hi = max(1, 1 - e), min(254, 254 - e)
     return ones * (255 - hi), ones * (256 - lo)
+
+
+def forget_scalings() -> None:
+    """Empty the caches of ``scaled_float32`` (at most 3 + 16 integers of 32 bits per row entry while a replay
+    runs; none after it)."""
+    _words.cache_clear()
+    _exponent_bounds.cache_clear()
 
 
 def scaled_float32(x: memoryview, y: memoryview, e: int) -> bool:

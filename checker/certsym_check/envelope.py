@@ -16,6 +16,7 @@ from certsym_check.core import (
     Net,
     Report,
     float32_below_range_top,
+    forget_scalings,
     index,
     keys,
     seq,
@@ -140,6 +141,7 @@ def check_certificate(doc: object, files: list | None = None) -> Report:
                                                          for f in files], rep)
             finally:
                 rep.work = meter.used
+                forget_scalings()  # nothing of one replay stays held after it
         rep.valid = True
     except WrongInputs as exc:
         rep.reason, rep.cannot_check, rep.usage = str(exc), True, True

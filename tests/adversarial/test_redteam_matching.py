@@ -77,3 +77,13 @@ def test_a_bad_scale_is_rejected_where_it_stands(pair) -> None:
     doc["proof"]["matching"]["scale"][2] = " 1/2"
     report = check_certificate(doc, files)
     assert not report.valid and report.reason.startswith("proof.matching (entry 2): ")
+
+
+def test_a_replay_holds_no_scaling_words_after_it(pair) -> None:
+    """The float32 scaling test caches words of 32 bits per row entry while a replay runs (up to 2.2x the rows at
+    m = 2^20); nothing stays held once the replay is over."""
+    from certsym_check import core
+
+    doc, files = pair
+    assert check_certificate(doc, files).valid
+    assert core._words.cache_info().currsize == core._exponent_bounds.cache_info().currsize == 0
