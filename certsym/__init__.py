@@ -1,13 +1,13 @@
 """certsym: exact computer algebra, with certificates, for the symmetries of ReLU networks.
 
 The Python API (``certsym.api``): ``load``, ``equivalent``, ``check``, ``minimal``, ``canon``, ``distance``,
-``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use, so that
+``top1``, ``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use, so that
 ``import certsym`` (and with it every ``certsym.*`` import) stays light.
 """
 
 __version__ = "0.1.0"
 __all__ = ["affine", "canon", "check", "distance", "equivalent", "fibre", "identifiable", "load", "minimal",
-           "stabilizer"]
+           "stabilizer", "top1"]
 
 
 def __getattr__(name: str):

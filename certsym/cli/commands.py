@@ -44,6 +44,7 @@ from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
+from certsym.decide.branch_and_bound import MAX_REGIONS, budget
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.deep_top1 import deep_top1
 from certsym.decide.distance import distance, parse_box, parse_vnnlib
@@ -327,6 +328,17 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
 _VERDICT_EXIT = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}
 
 
+def _budget(args: argparse.Namespace, deep: bool = False) -> tuple[float, int]:
+    """(seconds, regions) of a ``distance`` run (``branch_and_bound.budget``: no time limit when --regions is given
+    alone), checked, with --target at least 1; --regions applies to networks with one hidden layer."""
+    if args.regions is not None and deep:
+        raise InputError("--regions applies to networks with one hidden layer; a deep network's branch and bound "
+                         "is bounded by --seconds and the checker's work bound")
+    if not args.target >= 1:
+        raise InputError("--target must be at least 1")
+    return budget(args.seconds, args.regions)
+
+
 def _deep_distance(args: argparse.Namespace, models: list) -> int:
     """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
     epsilon = _epsilon(args.epsilon)
@@ -338,9 +350,8 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
         return _deep_top1(args, t1, t2, records, _box(spec, t1.m), [(x.name, x.reading) for x in models
                                                                      if x.reading])
-    if not args.seconds > 0 or not args.target >= 1:
-        raise InputError("--seconds must be positive and --target at least 1")
-    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, seconds=args.seconds, target=args.target,
+    seconds, _ = _budget(args, deep=True)
+    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, seconds=seconds, target=args.target,
                       epsilon=epsilon, progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         if args.reference:
@@ -385,14 +396,13 @@ def cmd_distance(args: argparse.Namespace) -> int:
     spec = args.box
     box = _box(spec, t1.m)
     epsilon = _epsilon(args.epsilon)
-    if not args.seconds > 0 or not args.target >= 1:
-        raise InputError("--seconds must be positive and --target at least 1")
+    seconds, regions = _budget(args)
     if args.top1:
         if epsilon is not None:
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
         return _top1(args, t1, t2, records, box)
-    d = distance(t1, t2, box, seed=args.seed, seconds=args.seconds, target=args.target, epsilon=epsilon,
-                 progress=_progress if sys.stderr.isatty() else None)
+    d = distance(t1, t2, box, seed=args.seed, seconds=seconds, target=args.target, epsilon=epsilon,
+                 max_regions=regions, progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), _embed(args, records, (t1, t2))))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
@@ -431,7 +441,9 @@ def cmd_distance(args: argparse.Namespace) -> int:
 def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
     """``distance --top1``: AGREE (exit 0, a tree of per-leaf margins or an equivalence proof), DIFFER (exit 1, an
     exact witness) or UNKNOWN (exit 3, no certificate)."""
-    r = top1(t1, t2, box, seed=args.seed, seconds=args.seconds, progress=_progress if sys.stderr.isatty() else None)
+    seconds, regions = _budget(args)
+    r = top1(t1, t2, box, seed=args.seed, seconds=seconds, max_regions=regions,
+             progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         if r.verdict == "unknown":
             print("note: no certificate for UNKNOWN", file=sys.stderr)
@@ -461,7 +473,7 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
               f"relaxations with rational multipliers; {_regions(r.regions)} in {r.seconds:.1f} s)")
     else:
         print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
-              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")
+              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds and --regions raise the budget)")
     _print_readings(readings)
     return code
 
@@ -469,9 +481,8 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
 def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -> int:
     """``distance --top1`` for deep networks (``certsym.decide.deep_top1``): AGREE (exit 0; halvings of the box
     with interval margins, or the block lemma), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)."""
-    if not args.seconds > 0:
-        raise InputError("--seconds must be positive")
-    r = deep_top1(t1, t2, box, seed=args.seed, seconds=args.seconds,
+    seconds, _ = _budget(args, deep=True)
+    r = deep_top1(t1, t2, box, seed=args.seed, seconds=seconds,
                   progress=_progress if sys.stderr.isatty() else None)
     if args.cert:
         if r.verdict == "unknown":
@@ -993,8 +1004,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(exit 1, an exact witness above E) or UNKNOWN within the budget (exit 3)")
     p.add_argument("--top1", action="store_true", help="decide instead whether both networks have the same largest "
                    "output on the whole box: AGREE (exit 0), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)")
-    p.add_argument("--seconds", type=float, default=10.0, metavar="S",
-                   help="time budget of the branch and bound (default 10)")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="time budget of the branch and bound (default 10; none when --regions is given alone)")
+    p.add_argument("--regions", type=int, default=None, metavar="N",
+                   help=f"region budget of the branch and bound (default {MAX_REGIONS}); given without --seconds, no "
+                   "time limit applies, so U, L and the certificate depend only on the inputs and --seed (networks "
+                   "with one hidden layer)")
     p.add_argument("--target", type=float, default=1.1, metavar="R",
                    help="stop the branch and bound once U/L ≤ R (default 1.1; 1: until U = L or the budget ends)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)

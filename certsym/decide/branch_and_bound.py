@@ -26,10 +26,26 @@ from flint import fmpq
 
 from certsym.core.network import Network
 from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_region
+from certsym.errors import InputError
 
+MAX_REGIONS = 2000  # the region budget when none is given
+DEFAULT_SECONDS = 10.0  # the time budget when none is given
 REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (certificates/FORMAT.md, Bounds)
 BOUND_OVERHEAD, NODE_WORK, MULTIPLIER_WORK = 1_000, 8, 50  # its fixed charges: per bound, per coordinate, per μ
 REFINE_OVERHEAD = 200  # and per refinement
+
+
+def budget(seconds: float | None, regions: int | None) -> tuple[float, int]:
+    """The time and region budgets of a search: ``seconds`` (default DEFAULT_SECONDS; none at all when ``regions``
+    alone is given, so that the search depends only on its inputs and its seed) and ``regions`` (default
+    MAX_REGIONS). Raises InputError for a budget that is not positive. Cost O(1)."""
+    if regions is not None and (isinstance(regions, bool) or not isinstance(regions, int) or regions < 1):
+        raise InputError("--regions must be a whole number, at least 1")
+    if seconds is None:
+        seconds = math.inf if regions is not None else DEFAULT_SECONDS
+    if not seconds > 0:
+        raise InputError("--seconds must be positive")
+    return seconds, MAX_REGIONS if regions is None else regions
 
 
 class ReplayWork:

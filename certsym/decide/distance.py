@@ -34,7 +34,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from certsym.core.network import Network
-from certsym.decide.branch_and_bound import ReplayWork, Search, branch_and_bound
+from certsym.decide.branch_and_bound import MAX_REGIONS, ReplayWork, Search, branch_and_bound
 from certsym.decide.cell_ascent import cell_ascent
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair
@@ -400,7 +400,7 @@ def checked_box(A: Network, B: Network, box: Box | None) -> Box:
 
 
 def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
-             target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = 2000,
+             target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = MAX_REGIONS,
              progress=None) -> Distance:
     """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
     multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with

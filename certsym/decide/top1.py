@@ -36,7 +36,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.network import Network
-from certsym.decide.branch_and_bound import Node, ReplayWork, children, split_key
+from certsym.decide.branch_and_bound import MAX_REGIONS, Node, ReplayWork, children, split_key
 from certsym.decide.distance import Box, align, checked_box, floats
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
@@ -155,7 +155,7 @@ class _Witnesses:
 
 
 def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
-         max_regions: int = 2000, progress: Callable[[str], None] | None = None) -> Top1:
+         max_regions: int = MAX_REGIONS, progress: Callable[[str], None] | None = None) -> Top1:
     """Decide whether ρ(θ1) and ρ(θ2) have the same largest output on the box (module docstring): "agree" with a
     tree of per-leaf margin bounds, "differ" with an exact witness, or "unknown" within ``seconds`` and
     ``max_regions``. Raises InputError as ``certsym.decide.distance.checked_box`` does."""

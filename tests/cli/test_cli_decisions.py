@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from certsym.cli import main
@@ -154,3 +158,36 @@ def test_equiv_box_prefers_a_witness_inside_it(tmp_path, capfd) -> None:
                                                  np.hstack([W2, np.ones((3, 1), np.float32)]), b2), strict=True)))
     assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "c.npz"), "--box", "0,1"]) == 1
     assert "no point of --box where they differ was found" in capfd.readouterr().out
+
+
+def _float16_pair(tmp_path: Path) -> tuple[str, str]:
+    """A seeded float32 network of 6-16-3 and its float16 copy, as .npz files."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((16, 6), (16,), (3, 16), (3,))]
+    keys = ("0.weight", "0.bias", "2.weight", "2.bias")
+    paths = []
+    for name, values in (("a", arrays), ("b", [x.astype(np.float16) for x in arrays])):
+        np.savez(tmp_path / f"{name}.npz", **dict(zip(keys, values, strict=True)))
+        paths.append(str(tmp_path / f"{name}.npz"))
+    return paths[0], paths[1]
+
+
+def test_a_region_budget_alone_makes_the_run_reproducible(tmp_path: Path, capfd) -> None:
+    """--regions N without --seconds: no time limit, so two runs (in processes with different string hashing) write
+    the same certificate byte for byte, and the tree stops at the region budget; budgets below 1 are refused."""
+    a, b = _float16_pair(tmp_path)
+    certs = []
+    for hashing in ("1", "2"):
+        cert = tmp_path / f"d{hashing}.json"
+        run = subprocess.run([sys.executable, "-m", "certsym", "distance", a, b, "--box=-1,1", "--target", "1",
+                              "--regions", "9", "--cert", str(cert), "--json"], capture_output=True, text=True,
+                             env={**os.environ, "PYTHONHASHSEED": hashing})
+        assert run.returncode == 0, run.stderr
+        out = json.loads(run.stdout)
+        assert out["regions"] <= 9 and out["stopped"] in ("the region budget", "the target ratio", "U = 0")
+        certs.append(cert.read_bytes())
+    assert certs[0] == certs[1]
+    assert main(["check", str(tmp_path / "d1.json")]) == 0
+    for bad in (["--regions", "0"], ["--regions", "-3"], ["--seconds", "0"], ["--target", "0.5"]):
+        assert main(["distance", a, b, *bad]) == 2
+        assert capfd.readouterr().err.startswith("certsym: error: --")

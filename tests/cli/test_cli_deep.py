@@ -271,6 +271,15 @@ def test_distance_on_deep_files_with_a_certificate(tmp_path, capfd, fmt: str) ->
     assert "block lemma" in capfd.readouterr().out
 
 
+def test_a_region_budget_is_refused_for_deep_files(tmp_path, capfd) -> None:
+    """--regions bounds the one-hidden-layer branch and bound; for deep networks it is a clear error (exit 2)."""
+    a, _, c = _nets(2)
+    pa, pc = (_save(m, tmp_path / f"{n}.pt", "pt") for m, n in ((a, "a"), (c, "c")))
+    for extra in ([], ["--top1"]):
+        assert main(["distance", pa, pc, "--regions", "5", *extra]) == 2
+        assert "--regions applies to networks with one hidden layer" in capfd.readouterr().err
+
+
 def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
     """L = U = 1/4 (one output bias moved): ε = 1/8 is VIOLATED (exit 1), ε = 1/4 VERIFIED (exit 0); the verdict
     replays, and a tampered verdict is refused. --top1 answers for the files too, its certificate replayed."""
