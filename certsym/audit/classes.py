@@ -460,7 +460,7 @@ def survey(paths: Sequence[str], job: Job, cert_dir: str | None,
                 if verdict.equivalent:
                     cert = os.path.join(cert_dir, certificate_name(path)) if cert_dir else ""
                     if cert:
-                        write_json_atomic(cert, verdict.certificate(reference=True))
+                        write_json_atomic(cert, verdict.certificate(reference=True), compact=True)
                     local.members.append((path, cert))
                     home = local
                     break
@@ -515,7 +515,7 @@ def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, st
                 verdict = equivalent(rep_model, other, reference=True)
                 same = verdict.equivalent
                 if same and cert:
-                    write_json_atomic(cert, verdict.certificate(reference=True))
+                    write_json_atomic(cert, verdict.certificate(reference=True), compact=True)
             else:
                 loaded, _ = load_inputs([rep, member], max_digits=job.max_digits, keys=job.keys, deep=True)
                 unchanged(rep, loaded[0].sha256)
@@ -526,12 +526,12 @@ def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, st
                     verdict = decide(theta1.to_shallow(), theta2.to_shallow())
                     same = verdict.equivalent
                     if same and cert:
-                        write_json_atomic(cert, equivalence_certificate(verdict, records))
+                        write_json_atomic(cert, equivalence_certificate(verdict, records), compact=True)
                 else:
                     deep_verdict = deep.decide(theta1, theta2)
                     same = deep_verdict.equivalent
                     if same and cert:
-                        write_json_atomic(cert, deep_certificate(deep_verdict, records))
+                        write_json_atomic(cert, deep_certificate(deep_verdict, records), compact=True)
         except (InputError, OSError) as exc:
             if str(exc).startswith(f"{rep}: "):
                 return rep, _reason(rep, exc), out + [(x, "undecided", "") for x, _, _ in members[len(out):]]

@@ -440,9 +440,12 @@ def decide(t1: DyadicNetwork, t2: DyadicNetwork) -> FastVerdict:
             if not ok and not leftover:
                 verdict.kink_row, verdict.kink_plane = D.gather(np.array([first]))[0], D.plane[first]
             leftover |= not ok
-    kinds = {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}
-    for item in _by_first(I1.tolist(), matched, planes) if planes else matched:
-        kinds[type(item)].append(item)
+    if planes:
+        kinds = {Match: verdict.matches, Merge: verdict.merges, Pair: verdict.pairs}
+        for item in _by_first(I1.tolist(), matched, planes):
+            kinds[type(item)].append(item)
+    else:
+        verdict.matches = matched
     if leftover:
         return verdict
     k, m = t1.k, t1.m
