@@ -10,12 +10,15 @@ from certsym.decide.configurations import ConfigurationEvidence
 from certsym.decide.identifiability import Identifiability
 from certsym.errors import InputError
 from certsym.numbers import QQ
-from certsym_check.kinds import identifiable as B
 
 
 def _within_checker_bounds(theta: Network, ev) -> None:
     """Refuse to write an identifiable certificate the checker would refuse to replay (certificates/FORMAT.md,
     "Bounds"): nobody could check it."""
+    # the checker's own bounds, read where they are stated; imported here, not with the module: the command line
+    # imports every certificate writer, and the checker's kinds bring mpmath (start-up time)
+    from certsym_check.kinds import identifiable as B
+
     products = theta.k * theta.m * theta.n
     if isinstance(ev, ConfigurationEvidence):
         p, d = len(ev.planes), len(ev.doubled_minor)

@@ -18,10 +18,6 @@ from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
 from certsym import __version__
 from certsym.audit.classes import Job, audit
 from certsym.audit.pair import EMBED_LIMIT, DeepEquivalence, equivalent
@@ -66,7 +62,6 @@ from certsym.io import (
 from certsym.io.models import Selection, is_model_file, parse_keys, reading
 from certsym.io.sources import Model, load, read_pair
 from certsym.numbers import DEFAULT_MAX_DIGITS, parse_rational
-from certsym_check import check_certificate
 
 _VALUE_OPTIONS = {"--at"}
 
@@ -791,6 +786,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     job = Job(_selections(args, 1)[0], args.max_digits)
     display = None
     if sys.stderr.isatty():
+        # start-up time: rich only for a terminal's progress bar (every command pays for what this module imports)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
         display = Progress(TextColumn("audit: {task.description}"), BarColumn(), MofNCompleteColumn(),
                            TimeElapsedColumn(), console=Console(stderr=True), transient=True)
         bars: dict[str, int] = {}
@@ -862,9 +861,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """Every statement on concrete instances (certsym.reproduce): the representative run by default, everything
     with --full. A progress line per statement on stderr, with an estimate, then the summary table (on stderr with
     --json, whose stdout is the JSON document)."""
-    # start-up time: the statements, their oracles and the report (sympy, matplotlib) only for this command
+    # start-up time: the statements, their oracles and the report (sympy, matplotlib), the summary table (rich) and
+    # the replays (the checker, with mpmath) only for this command
+    from rich.console import Console
+    from rich.table import Table
+
     from certsym.reproduce import REPLAY_SECONDS, Context, run_module, statement_modules
     from certsym.reproduce.report import write_report
+    from certsym_check import check_certificate
 
     out = Path(args.out)
     certs = out / "certificates"
