@@ -123,10 +123,10 @@ class _Rows:
             bias = b[idx[s:s + block]]
             # a dense row's first PLANE_NONZEROS entries are its first nonzero ones: its id needs those columns
             # alone; the other rows are hashed on every column
-            ids_, lead, _ = _plane_ids(rows[:, :head], bias, None, m)
+            ids_, lead = _plane_ids(rows[:, :head], bias, None, m)
             other = ~(rows[:, :head] != 0).all(axis=1) if head < m else np.zeros(len(rows), dtype=bool)
             if other.any():
-                ids_[other], lead[other], _ = _plane_ids(rows[other], bias[other], PLANE_NONZEROS)
+                ids_[other], lead[other] = _plane_ids(rows[other], bias[other], PLANE_NONZEROS)
             plane[s:s + len(rows)], lam[s:s + len(rows)] = ids_, lead
         return cls([(A, b, idx)], V, ids, plane, np.sign(lam).astype(np.int8), np.abs(lam))
 
@@ -154,7 +154,7 @@ class _Rows:
         if len(bucket) <= _SPLIT:
             return [bucket]
         a, b = self.raw(np.array(bucket))
-        full, _, _ = _plane_ids(a, b, None)
+        full, _ = _plane_ids(a, b, None)
         parts: dict[int, list[int]] = {}
         for p, h in zip(bucket, full.tolist(), strict=True):
             parts.setdefault(h, []).append(p)
@@ -269,14 +269,13 @@ class _Rows:
         return [made[w] for w in which.tolist()]
 
 
-def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None, m: int | None = None) -> tuple[
-        np.ndarray, np.ndarray, np.ndarray]:
+def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None,
+               m: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """For rows (a, b) of float32 (or float64) numbers, a the first columns of a's with m entries (all of them by
     default): the uint64 id Σ_q w_q bits(a_q/a_p) + w_m bits(b/a_p) over the columns q up to the ``nonzeros``-th
     nonzero entry of a (every column when None, or when a has fewer), with a_p its first nonzero entry and w the
-    HASH_WEIGHTS; a_p (0 for a zero row, hashed but never used); and whether a has fewer than ``nonzeros`` nonzero
-    entries among the columns given. ±inf and 0 are correctly rounded quotients too, and −0 counts as 0. Cost
-    O(rows × columns) vectorized."""
+    HASH_WEIGHTS; and a_p (0 for a zero row, hashed but never used). ±inf and 0 are correctly rounded quotients too,
+    and −0 counts as 0. Cost O(rows × columns) vectorized."""
     c, width = rows.shape
     weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
     last = HASH_WEIGHTS[(width if m is None else m) % len(HASH_WEIGHTS)]
@@ -287,14 +286,12 @@ def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None, m: int 
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         normal = rows / lead[:, None] + zero
         offset = bias / lead + zero
-    short = np.zeros(c, dtype=bool)
     if nonzeros is not None:
         count = np.cumsum(nonzero, axis=1, dtype=np.int32)
-        short = count[:, -1] < nonzeros
-        cut = np.where(short, width, np.argmax(count >= nonzeros, axis=1) + 1)
+        cut = np.where(count[:, -1] < nonzeros, width, np.argmax(count >= nonzeros, axis=1) + 1)
         normal[np.arange(width) >= cut[:, None]] = zero
     ids = np.matmul(normal.view(bits), weights, dtype=np.uint64) + offset.view(bits).astype(np.uint64) * last
-    return ids, lead, short
+    return ids, lead
 
 
 def _buckets(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

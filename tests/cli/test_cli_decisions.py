@@ -184,7 +184,7 @@ def test_a_region_budget_alone_makes_the_run_reproducible(tmp_path: Path, capfd)
                              env={**os.environ, "PYTHONHASHSEED": hashing})
         assert run.returncode == 0, run.stderr
         out = json.loads(run.stdout)
-        assert out["regions"] <= 9 and out["stopped"] in ("the region budget", "the target ratio", "U = 0")
+        assert (out["regions"], out["stopped"]) == (9, "the region budget")  # 3 s of time would give ~300 regions
         certs.append(cert.read_bytes())
     assert certs[0] == certs[1]
     assert main(["check", str(tmp_path / "d1.json")]) == 0
