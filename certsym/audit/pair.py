@@ -20,6 +20,7 @@ from certsym.decide.distance import search_float_witness, search_witness
 from certsym.decide.dyadic import decide, witness
 from certsym.decide.dyadic import evaluate as evaluate_fast
 from certsym.decide.equivalence import decide as decide_general
+from certsym.decide.equivalence import match_columns
 from certsym.errors import InputError
 from certsym.io.sources import Model, load, read_pair
 from certsym.numbers import QQ
@@ -85,7 +86,8 @@ class Equivalence(_Verdict):
         if self.path != "fast" or any(red.steps and any(s.kind == "merge" for s in red.steps)
                                       for red in (self.verdict.red1, self.verdict.red2)):
             return None
-        return [m.i for m in self.verdict.matches], [m.j for m in self.verdict.matches]
+        first, second, _ = match_columns(self.verdict.matches)
+        return list(first), list(second)
 
     def prefer_witness_in(self, box: list, seed: int = 0) -> bool:
         """NOT EQUIVALENT: move the witness into ``box`` (pairs of exact ends) when a floating-point search finds a

@@ -18,7 +18,7 @@ from certsym.certify.envelope import (
 from certsym.core.reduction import Reduction
 from certsym.decide.affine import AffineVerdict
 from certsym.decide.dyadic import DyadicNetwork, FastVerdict
-from certsym.decide.equivalence import Verdict
+from certsym.decide.equivalence import Verdict, match_columns
 from certsym.numbers import QQ, Field
 
 
@@ -76,13 +76,13 @@ def matching_json(matches: list, enc) -> dict:
     {"theta1", "theta2", "scale"}. Each scale object is encoded once: the fast path shares one object among the
     matches of equal scale (``certsym.decide.dyadic._Rows.ratios``), and a rational's hash costs more than its text.
     Cost: linear in the matches."""
+    first, second, lams = match_columns(matches)
     text: dict[int, str] = {}
     scales = []
-    for mt in matches:
-        key = id(mt.lam)
-        scales.append(text[key] if key in text else text.setdefault(key, enc(mt.lam)))
-    return {"theta1": [mt.i for mt in matches], "theta2": [mt.j for mt in matches], "scale": scales,
-            "statement": "H_n invariance"}
+    for lam in lams:
+        key = id(lam)
+        scales.append(text[key] if key in text else text.setdefault(key, enc(lam)))
+    return {"theta1": list(first), "theta2": list(second), "scale": scales, "statement": "H_n invariance"}
 
 
 def fast_equivalence_certificate(v: FastVerdict, nets: tuple[DyadicNetwork, DyadicNetwork],

@@ -20,8 +20,9 @@ when only the affine parts differ.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, overload
 
 from flint import fmpq
 
@@ -39,6 +40,50 @@ class Match(NamedTuple):
     i: int
     j: int
     lam: Scalar
+
+
+class Matching(Sequence[Match]):
+    """Matches held as three columns (θ1 neurons, θ2 neurons, scales), as the fast path finds them and as a
+    certificate writes them: a sequence of ``Match`` made one by one only when it is read that way. Cost O(1) to
+    build from the columns; O(1) per item read."""
+
+    __slots__ = ("i", "j", "lam")
+
+    def __init__(self, i: list[int], j: list[int], lam: list[Scalar]) -> None:
+        if not len(i) == len(j) == len(lam):
+            raise ValueError("the columns of a matching have different lengths")
+        self.i, self.j, self.lam = i, j, lam
+
+    def __len__(self) -> int:
+        return len(self.i)
+
+    @overload
+    def __getitem__(self, s: int) -> Match: ...
+    @overload
+    def __getitem__(self, s: slice) -> list[Match]: ...
+    def __getitem__(self, s):
+        if isinstance(s, slice):
+            return list(map(Match._make, zip(self.i[s], self.j[s], self.lam[s], strict=True)))
+        return Match(self.i[s], self.j[s], self.lam[s])
+
+    def __iter__(self) -> Iterator[Match]:
+        return map(Match._make, zip(self.i, self.j, self.lam, strict=True))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable columns, like a list
+
+    def __repr__(self) -> str:
+        return f"Matching({list(self)!r})"
+
+
+def match_columns(matches: Sequence[Match]) -> tuple[list[int], list[int], list[Scalar]]:
+    """(θ1 neurons, θ2 neurons, scales) of a sequence of matches: a ``Matching``'s own columns, else read off.
+    Cost O(1) for a Matching, O(len) otherwise."""
+    if isinstance(matches, Matching):
+        return matches.i, matches.j, matches.lam
+    return [m.i for m in matches], [m.j for m in matches], [m.lam for m in matches]
 
 
 @dataclass(frozen=True)
@@ -72,7 +117,7 @@ class Verdict:
     red2: Reduction
     canon1: Canonical
     canon2: Canonical
-    matches: list[Match] = field(default_factory=list)
+    matches: Sequence[Match] = field(default_factory=list)
     merges: list[Merge] = field(default_factory=list)
     pairs: list[Pair] = field(default_factory=list)
     witness: list[fmpq] | None = None

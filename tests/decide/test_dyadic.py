@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
 from hypothesis import example, given, settings
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 from certsym.audit.classes import canonical_proposal, fast_proposal
 from certsym.certify import InputRecord
 from certsym.certify import equivalence_proof as _equivalence_proof
+from certsym.decide import dyadic
 from certsym.decide.dyadic import PLANE_NONZEROS, DyadicNetwork, reduce
 from certsym.decide.dyadic import decide as fast_decide
 from certsym.decide.equivalence import decide as general_decide
@@ -58,6 +61,20 @@ def _with_pairs(rng: np.random.Generator, t1: tuple, t2: tuple) -> tuple[tuple, 
        st.integers(1, 4), st.integers(0, 6), st.integers(1, 3), st.booleans(), st.booleans())
 def test_fast_path_agrees_with_general_path(seed: int, how: str, m: int, n: int, k: int, small: bool,
                                             pairs: bool) -> None:
+    _agree(seed, how, m, n, k, small, pairs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["same", "split", "split both", "nudge"]), st.integers(1, 4),
+       st.integers(2, 9), st.booleans(), st.sampled_from([1, 8, 20]))
+def test_fast_path_agrees_in_blocks_of_few_rows(seed: int, how: str, m: int, n: int, small: bool,
+                                                block: int) -> None:
+    """The proportionality test in blocks of one row and up (``_BLOCK_BYTES`` shrunk), as wide rows make them."""
+    with patch.object(dyadic, "_BLOCK_BYTES", block):
+        _agree(seed, how, m, n, 2, small, False)
+
+
+def _agree(seed: int, how: str, m: int, n: int, k: int, small: bool, pairs: bool) -> None:
     rng = np.random.default_rng(seed)
     gen = (lambda *s: rng.integers(-2, 3, size=s)) if small else (lambda *s: rng.standard_normal(s))
     base = tuple(np.asarray(gen(*s), dtype=np.float32) for s in ((n, m), (n,), (k, n), (k,)))
@@ -288,8 +305,8 @@ def test_dense_points_are_evaluated_exactly(data) -> None:
 @given(st.data())
 def test_the_power_of_two_proportionality_test_is_exact(data) -> None:
     """``_Rows.proportional`` on rows r and ±2^d r (scaled in float32: values that leave its range are rounded or
-    saturate, so some pairs are not proportional), tested in float32 when every ratio of the block is a power of
-    two, against Fraction arithmetic."""
+    saturate, so some pairs are not proportional) or 3r rounded, tested in float32 when every ratio of the block is
+    a power of two and in binary64 otherwise, in blocks of one row and up, against Fraction arithmetic."""
     from fractions import Fraction
 
     from certsym.decide.dyadic import _Rows
@@ -300,8 +317,11 @@ def test_the_power_of_two_proportionality_test_is_exact(data) -> None:
     first[:, 0] = np.where(first[:, 0] == 0, np.float32(1), first[:, 0])
     shifts = np.array(data.draw(st.lists(st.integers(-300, 300), min_size=pairs, max_size=pairs)), dtype=np.int32)
     flips = np.array(data.draw(st.lists(st.sampled_from([1, -1]), min_size=pairs, max_size=pairs)), dtype=np.float32)
+    threes = np.array(data.draw(st.lists(st.booleans(), min_size=pairs, max_size=pairs)))
     with np.errstate(over="ignore", under="ignore"):
         second = np.ldexp(first, shifts[:, None]) * flips[:, None]
+        # a ratio of 3 (rounded in float32: proportional or not) sends its block to the binary64 test
+        second[threes] = (first[threes].astype(np.float64) * 3).astype(np.float32)
     second[~np.isfinite(second)] = np.float32(0)
     second[:, 0] = np.where(second[:, 0] == 0, np.float32(2), second[:, 0])
     rows = np.empty((2 * pairs, m + 1), dtype=np.float32)
@@ -309,8 +329,10 @@ def test_the_power_of_two_proportionality_test_is_exact(data) -> None:
     idx = np.arange(2 * pairs)
     R = _Rows.of(rows[:, :-1], rows[:, -1], idx, np.zeros((2 * pairs, 1), np.float32), idx)
     I, J = idx[0::2], idx[1::2]
+    block = data.draw(st.sampled_from([1, 8, 40, dyadic._BLOCK_BYTES]))  # one row per block, a few, all
     for sign in (1, -1):
-        got = R.proportional(I, J, sign)
+        with patch.object(dyadic, "_BLOCK_BYTES", block):
+            got = R.proportional(I, J, sign)
         for t, (i, j) in enumerate(zip(I.tolist(), J.tolist(), strict=True)):
             li, lj = Fraction(float(R.lam[i])), Fraction(float(R.lam[j]))
             want = all(Fraction(float(y)) * li == sign * Fraction(float(x)) * lj
