@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import json
 import re
 import warnings
@@ -315,7 +314,7 @@ def _grid(x: object, rows: int, cols: int) -> bool:
 
 def _bind_model(record: dict, file: InputFile, entries_of, expected: list, where: str) -> str:
     """A model file's SHA-256 and entries (``entries_of()``: the entries and the line saying what was bound)."""
-    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+    if file.sha256() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     try:
         entries, bound = entries_of()
@@ -328,7 +327,7 @@ def _bind_model(record: dict, file: InputFile, entries_of, expected: list, where
 
 def _parameter_doc(record: dict, file: InputFile, where: str) -> object:
     """A parameter file's JSON (numbers kept as their text), after its SHA-256."""
-    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+    if file.sha256() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
     try:
         return json.loads(file.data.decode("utf-8"), parse_float=str, parse_int=_JsonInt,

@@ -4,7 +4,6 @@ of that certificate with its reason, never an exception. Cost: the binding (line
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 
@@ -84,10 +83,15 @@ def _finite(t) -> bool:
     return all(map(math.isfinite, t.values))
 
 
-def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
-    """θ read from the model file a certificate references by SHA-256 only (no embedded parameters)."""
-    if hashlib.sha256(file.data).hexdigest() != record["sha256"]:
+def same_file(record: dict, file: InputFile, where: str) -> None:
+    """The given file's bytes hash to the SHA-256 the certificate records for it."""
+    if file.sha256() != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
+
+
+def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
+    """θ read from the model file a certificate references by SHA-256 only (no embedded parameters). The file's
+    SHA-256 is compared by the caller (``same_file``), which may let the replay run while it is computed."""
     shape = keys(record["shape"], {"m", "n", "k"}, f"{where}.shape")
     m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
     if m < 1 or k < 1:
@@ -171,7 +175,7 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
     if d["claim"] != CLAIMS[rep.kind]:
         raise Reject("the claim does not match the kind")
     F = make_field(d["field"])
-    count, verify = KINDS[rep.kind]
+    count = KINDS[rep.kind][0]
     inputs = seq(d["inputs"], count, "inputs")
     records = [_record(r, i) for i, r in enumerate(inputs)]
     if files is not None and len(files) != count:
@@ -187,6 +191,28 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
                               "them with --inputs")
         if any(r["atoms"] != [] for r in records):
             raise Reject("a referenced model file has no atoms")
+    # the referenced files are hashed on threads while they are read and the proof replayed; their SHA-256 are
+    # compared at the end, and first when anything fails, so that a file other than the certificate's is the
+    # reason given (it may fail anything)
+    for i in (i for i, r in enumerate(referenced) if r):
+        files[i].hash_in_background()
+    try:
+        _bound_replay(F, d, records, referenced, files, rep)
+    except Exception:
+        _same_files(records, referenced, files)  # a file that is not the certificate's: the reason, in its place
+        raise
+    _same_files(records, referenced, files)
+
+
+def _same_files(records: list, referenced: list, files: list[InputFile] | None) -> None:
+    for i, rec in enumerate(records):
+        if referenced[i]:
+            same_file(rec, files[i], f"inputs[{i}]")
+
+
+def _bound_replay(F, d: dict, records: list, referenced: list, files: list[InputFile] | None, rep: Report) -> None:
+    """The inputs read (embedded, or from the referenced files) and bound to the files given, then the replay."""
+    count, verify = KINDS[rep.kind]
     reader = DeepNet if rep.kind in LAYERED else Net
     nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
             reader(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]

@@ -17,6 +17,7 @@ import os
 import stat
 import struct
 import sys
+import threading
 import zipfile
 import zlib
 from array import array
@@ -46,6 +47,22 @@ class InputFile:
 
     def __init__(self, data: bytes, path: str | None = None):
         self.data, self.path, self._siblings = data, path, {}
+        self._hash: hashlib._Hash | None = None
+        self._hashing: threading.Thread | None = None
+
+    def hash_in_background(self) -> None:
+        """Start the SHA-256 of the bytes on a thread of its own (hashlib releases the GIL on a large buffer, so
+        a replay goes on beside it on a second core); ``sha256`` waits for it."""
+        if self._hash is None:
+            self._hash = hashlib.sha256()
+            self._hashing = threading.Thread(target=self._hash.update, args=(self.data,), daemon=True)
+            self._hashing.start()
+
+    def sha256(self) -> str:
+        """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background`` when it was started)."""
+        self.hash_in_background()
+        self._hashing.join()
+        return self._hash.hexdigest()
 
     def sibling(self, location: str) -> bytes:
         """The bytes of the file at ``location``, relative to this file's folder, inside it."""
