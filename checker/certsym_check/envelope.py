@@ -83,9 +83,11 @@ def _finite(t) -> bool:
     return all(map(math.isfinite, t.values))
 
 
-def same_file(record: dict, file: InputFile, where: str) -> None:
-    """The given file's bytes hash to the SHA-256 the certificate records for it."""
-    if file.sha256() != record["sha256"]:
+def same_file(record: dict, file: InputFile, where: str, wait: bool = True) -> None:
+    """The given file's bytes hash to the SHA-256 the certificate records for it (``wait`` false: if the hash is
+    already computed)."""
+    digest = file.sha256(wait)
+    if digest is not None and digest != record["sha256"]:
         raise Reject(f"{where}: the SHA-256 of the given file differs from the certificate's")
 
 
@@ -204,10 +206,10 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
     _same_files(records, referenced, files)
 
 
-def _same_files(records: list, referenced: list, files: list[InputFile] | None) -> None:
+def _same_files(records: list, referenced: list, files: list[InputFile] | None, wait: bool = True) -> None:
     for i, rec in enumerate(records):
         if referenced[i]:
-            same_file(rec, files[i], f"inputs[{i}]")
+            same_file(rec, files[i], f"inputs[{i}]", wait)
 
 
 def _bound_replay(F, d: dict, records: list, referenced: list, files: list[InputFile] | None, rep: Report) -> None:
@@ -216,6 +218,7 @@ def _bound_replay(F, d: dict, records: list, referenced: list, files: list[Input
     reader = DeepNet if rep.kind in LAYERED else Net
     nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
             reader(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
+    _same_files(records, referenced, files, wait=False)  # a small file is hashed by now: refused before the replay
     readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
     if files is not None:
         for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):

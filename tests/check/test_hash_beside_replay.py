@@ -4,12 +4,16 @@ would fail on it, pass on it, or not read it at all."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import sys
+import threading
 
 import numpy as np
 
 from certsym.cli import main
-from certsym_check import check_certificate
+from certsym_check import check_certificate, envelope
+from certsym_check.readers.files import InputFile
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 
@@ -60,3 +64,74 @@ def test_a_file_the_replay_refuses_is_refused_on_its_hash(tmp_path) -> None:
     for data in (nudged.read_bytes(), b"PK\x03\x04 not a zip", b""):
         report = check_certificate(doc, [a.read_bytes(), data])
         assert not report.valid and "inputs[1]: the SHA-256 of the given file differs" in report.reason, report.reason
+
+
+def test_bytes_replaced_in_a_given_file_are_hashed_again(tmp_path) -> None:
+    """An InputFile checked once and then given other bytes: its first digest is not reused."""
+    doc, a, b = _pair(tmp_path)
+    files = [InputFile(a.read_bytes()), InputFile(b.read_bytes())]
+    assert check_certificate(doc, files).valid
+    with np.load(b) as z:
+        tensors = {key: z[key] for key in KEYS}
+    other = tmp_path / "reordered.npz"
+    np.savez(other, **{key: tensors[key] for key in reversed(KEYS)})
+    files[1].data = other.read_bytes()
+    report = check_certificate(doc, files)
+    assert not report.valid and "inputs[1]: the SHA-256 of the given file differs" in report.reason
+    files[1].data = b.read_bytes()
+    assert check_certificate(doc, files).valid
+
+
+def test_threads_sharing_the_given_files(tmp_path) -> None:
+    """Replays in four threads at once over the same InputFile objects, switching threads as often as Python
+    can: every one is VALID (the hash is started once, under a lock, and joined by each)."""
+    doc, a, b = _pair(tmp_path)
+    results: list[bool] = []
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(10):
+            files = [InputFile(a.read_bytes()), InputFile(b.read_bytes())]
+            workers = [threading.Thread(target=lambda fs=files: results.append(check_certificate(doc, fs).valid))
+                       for _ in range(4)]
+            for w in workers:
+                w.start()
+            for w in workers:
+                w.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert results == [True] * 40
+
+
+def test_no_thread_to_be_had(tmp_path, monkeypatch) -> None:
+    """When no thread can be started, the file is hashed at once: the verdicts are those of the files."""
+    doc, a, b = _pair(tmp_path)
+
+    def refuse(self) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid
+    report = check_certificate(doc, [b.read_bytes(), a.read_bytes()])
+    assert not report.valid and "SHA-256 of the given file differs" in report.reason
+
+
+def test_bytes_that_cannot_be_hashed_are_not_accepted(tmp_path) -> None:
+    """Data that hashlib refuses (a str) fails the check in the caller, never as the digest of nothing."""
+    doc, a, _ = _pair(tmp_path)
+    doc["inputs"][1]["sha256"] = hashlib.sha256(b"").hexdigest()
+    report = check_certificate(doc, [InputFile(a.read_bytes()), InputFile("")])
+    assert not report.valid
+
+
+def test_a_file_already_hashed_is_refused_before_the_replay(tmp_path, monkeypatch) -> None:
+    """A wrong file whose hash is done when the networks have been read is refused then, without the replay."""
+    doc, a, b = _pair(tmp_path)
+    replayed = []
+    count, verify = envelope.KINDS["equivalent"]
+    monkeypatch.setitem(envelope.KINDS, "equivalent", (count, lambda *args: replayed.append(verify(*args))))
+    files = [InputFile(a.read_bytes()), InputFile(a.read_bytes())]
+    files[1].sha256()  # done before the replay starts
+    report = check_certificate(doc, files)
+    assert not report.valid and "inputs[1]: the SHA-256" in report.reason and replayed == []
+    assert check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid and len(replayed) == 1

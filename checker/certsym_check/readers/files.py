@@ -47,22 +47,46 @@ class InputFile:
 
     def __init__(self, data: bytes, path: str | None = None):
         self.data, self.path, self._siblings = data, path, {}
-        self._hash: hashlib._Hash | None = None
-        self._hashing: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._hashing: tuple | None = None  # (the bytes being hashed, their thread or None, the hash, its errors)
 
     def hash_in_background(self) -> None:
         """Start the SHA-256 of the bytes on a thread of its own (hashlib releases the GIL on a large buffer, so
-        a replay goes on beside it on a second core); ``sha256`` waits for it."""
-        if self._hash is None:
-            self._hash = hashlib.sha256()
-            self._hashing = threading.Thread(target=self._hash.update, args=(self.data,), daemon=True)
-            self._hashing.start()
+        a replay goes on beside it on a second core); ``sha256`` waits for it. Bytes replaced since are hashed
+        again; without a thread to be had they are hashed at once."""
+        with self._lock:
+            if self._hashing is not None and self._hashing[0] is self.data:
+                return
+            data, h, errors = self.data, hashlib.sha256(), []
 
-    def sha256(self) -> str:
-        """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background`` when it was started)."""
+            def run() -> None:
+                try:
+                    h.update(data)
+                except BaseException as exc:  # noqa: BLE001 - raised again by sha256(), in the caller's thread
+                    errors.append(exc)
+
+            thread: threading.Thread | None = threading.Thread(target=run, daemon=True)
+            try:
+                thread.start()
+            except RuntimeError:
+                run()
+                thread = None
+            self._hashing = (data, thread, h, errors)
+
+    def sha256(self, wait: bool = True) -> str | None:
+        """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background`` when it was started); with ``wait``
+        false, None while it is still being computed."""
         self.hash_in_background()
-        self._hashing.join()
-        return self._hash.hexdigest()
+        data, thread, h, errors = self._hashing
+        if thread is not None:
+            if not wait and thread.is_alive():
+                return None
+            thread.join()
+        if errors:
+            raise errors[0]
+        if data is not self.data:  # replaced meanwhile: the digest of the bytes held now
+            return self.sha256(wait)
+        return h.hexdigest()
 
     def sibling(self, location: str) -> bytes:
         """The bytes of the file at ``location``, relative to this file's folder, inside it."""
