@@ -193,11 +193,11 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
                               "them with --inputs")
         if any(r["atoms"] != [] for r in records):
             raise Reject("a referenced model file has no atoms")
-    # the referenced files are hashed on threads while they are read and the proof replayed; their SHA-256 are
+    # the files are hashed on threads while they are read and the proof replayed; a referenced file's SHA-256 is
     # compared at the end, and first when anything fails, so that a file other than the certificate's is the
     # reason given (it may fail anything)
-    for i in (i for i, r in enumerate(referenced) if r):
-        files[i].hash_in_background()
+    for file in files or ():
+        file.hash_in_background()
     try:
         _bound_replay(F, d, records, referenced, files, rep)
     except Exception:

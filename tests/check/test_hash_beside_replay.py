@@ -10,9 +10,11 @@ import sys
 import threading
 
 import numpy as np
+import pytest
 
 from certsym.cli import main
 from certsym_check import check_certificate, envelope
+from certsym_check.errors import CannotCheck
 from certsym_check.readers.files import InputFile
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
@@ -135,3 +137,15 @@ def test_a_file_already_hashed_is_refused_before_the_replay(tmp_path, monkeypatc
     report = check_certificate(doc, files)
     assert not report.valid and "inputs[1]: the SHA-256" in report.reason and replayed == []
     assert check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid and len(replayed) == 1
+
+
+def test_bytes_replaced_during_a_check_cannot_be_checked(tmp_path) -> None:
+    """Bytes replaced between the start of a file's hash and its use: that check cannot be checked (neither
+    VALID nor INVALID), and it ends; the next check hashes the bytes held then."""
+    doc, a, b = _pair(tmp_path)
+    files = [InputFile(a.read_bytes()), InputFile(b.read_bytes())]
+    files[1].hash_in_background()
+    files[1].data = bytes(bytearray(files[1].data))  # equal bytes, another object
+    with pytest.raises(CannotCheck, match="replaced while"):
+        files[1].sha256()
+    assert check_certificate(doc, files).valid
