@@ -14,7 +14,6 @@ import pytest
 
 from certsym.cli import main
 from certsym_check import check_certificate, envelope
-from certsym_check.errors import CannotCheck
 from certsym_check.readers.files import InputFile
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
@@ -68,20 +67,26 @@ def test_a_file_the_replay_refuses_is_refused_on_its_hash(tmp_path) -> None:
         assert not report.valid and "inputs[1]: the SHA-256 of the given file differs" in report.reason, report.reason
 
 
-def test_bytes_replaced_in_a_given_file_are_hashed_again(tmp_path) -> None:
-    """An InputFile checked once and then given other bytes: its first digest is not reused."""
+def test_the_bytes_of_a_given_file_are_fixed(tmp_path) -> None:
+    """An InputFile's bytes cannot be replaced, and a mutable buffer is copied when given: changing the buffer
+    afterwards, in place, changes nothing the checker hashes or parses."""
     doc, a, b = _pair(tmp_path)
-    files = [InputFile(a.read_bytes()), InputFile(b.read_bytes())]
-    assert check_certificate(doc, files).valid
     with np.load(b) as z:
         tensors = {key: z[key] for key in KEYS}
     other = tmp_path / "reordered.npz"
     np.savez(other, **{key: tensors[key] for key in reversed(KEYS)})
-    files[1].data = other.read_bytes()
-    report = check_certificate(doc, files)
-    assert not report.valid and "inputs[1]: the SHA-256 of the given file differs" in report.reason
-    files[1].data = b.read_bytes()
+    reordered = other.read_bytes()
+    file = InputFile(a.read_bytes())
+    with pytest.raises(AttributeError):
+        file.data = reordered
+    buffer = bytearray(b.read_bytes())
+    files = [InputFile(a.read_bytes()), InputFile(buffer)]
     assert check_certificate(doc, files).valid
+    assert len(buffer) == len(reordered)  # the same length: the change below is in place
+    buffer[:] = reordered
+    assert check_certificate(doc, files).valid  # the bytes given, not the buffer's new ones
+    report = check_certificate(doc, [a.read_bytes(), buffer])
+    assert not report.valid and "inputs[1]: the SHA-256 of the given file differs" in report.reason
 
 
 def test_threads_sharing_the_given_files(tmp_path) -> None:
@@ -118,12 +123,14 @@ def test_no_thread_to_be_had(tmp_path, monkeypatch) -> None:
     assert not report.valid and "SHA-256 of the given file differs" in report.reason
 
 
-def test_bytes_that_cannot_be_hashed_are_not_accepted(tmp_path) -> None:
-    """Data that hashlib refuses (a str) fails the check in the caller, never as the digest of nothing."""
+def test_data_that_are_not_bytes_are_not_accepted(tmp_path) -> None:
+    """A str, or a number, given as a file's data is refused (never hashed as the digest of nothing)."""
     doc, a, _ = _pair(tmp_path)
     doc["inputs"][1]["sha256"] = hashlib.sha256(b"").hexdigest()
-    report = check_certificate(doc, [InputFile(a.read_bytes()), InputFile("")])
-    assert not report.valid
+    for data in ("", 5):
+        with pytest.raises(TypeError):
+            InputFile(data)
+        assert not check_certificate(doc, [a.read_bytes(), data]).valid
 
 
 def test_a_file_already_hashed_is_refused_before_the_replay(tmp_path, monkeypatch) -> None:
@@ -137,15 +144,3 @@ def test_a_file_already_hashed_is_refused_before_the_replay(tmp_path, monkeypatc
     report = check_certificate(doc, files)
     assert not report.valid and "inputs[1]: the SHA-256" in report.reason and replayed == []
     assert check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid and len(replayed) == 1
-
-
-def test_bytes_replaced_during_a_check_cannot_be_checked(tmp_path) -> None:
-    """Bytes replaced between the start of a file's hash and its use: that check cannot be checked (neither
-    VALID nor INVALID), and it ends; the next check hashes the bytes held then."""
-    doc, a, b = _pair(tmp_path)
-    files = [InputFile(a.read_bytes()), InputFile(b.read_bytes())]
-    files[1].hash_in_background()
-    files[1].data = bytes(bytearray(files[1].data))  # equal bytes, another object
-    with pytest.raises(CannotCheck, match="replaced while"):
-        files[1].sha256()
-    assert check_certificate(doc, files).valid

@@ -42,26 +42,32 @@ MAX_INDEX = 1 << 26  # bytes of a sharded safetensors index
 
 
 class InputFile:
-    """A file given to the checker: its bytes, and the files beside it (the external data of an ONNX model),
-    read only when a certificate names them by a relative location."""
+    """A file given to the checker: its bytes, fixed once given (``data``, read-only; a mutable buffer is copied,
+    so what is hashed is what is parsed), their SHA-256, and the files beside it (the external data of an ONNX
+    model), read only when a certificate names them by a relative location."""
 
     def __init__(self, data: bytes, path: str | None = None):
-        self.data, self.path, self._siblings = data, path, {}
+        self._data = data if type(data) is bytes else bytes(memoryview(data))
+        self.path, self._siblings = path, {}
         self._lock = threading.Lock()
-        self._hashing: tuple | None = None  # (the bytes being hashed, their thread or None, the hash, its errors)
+        self._hashing: tuple | None = None  # (its thread, None when hashed at once; the hash; its errors)
+
+    @property
+    def data(self) -> bytes:
+        return self._data
 
     def hash_in_background(self) -> None:
-        """Start the SHA-256 of the bytes on a thread of its own (hashlib releases the GIL on a large buffer, so
-        a replay goes on beside it on a second core); ``sha256`` waits for it. Bytes replaced since are hashed
-        again; without a thread to be had they are hashed at once."""
+        """Start the SHA-256 of the bytes on a thread of its own, once (hashlib releases the GIL on a large buffer,
+        so a replay goes on beside it on a second core); ``sha256`` waits for it. Without a thread to be had, the
+        bytes are hashed at once."""
         with self._lock:
-            if self._hashing is not None and self._hashing[0] is self.data:
+            if self._hashing is not None:
                 return
-            data, h, errors = self.data, hashlib.sha256(), []
+            h, errors = hashlib.sha256(), []
 
             def run() -> None:
                 try:
-                    h.update(data)
+                    h.update(self._data)
                 except BaseException as exc:  # noqa: BLE001 - raised again by sha256(), in the caller's thread
                     errors.append(exc)
 
@@ -71,23 +77,19 @@ class InputFile:
             except RuntimeError:
                 run()
                 thread = None
-            self._hashing = (data, thread, h, errors)
+            self._hashing = (thread, h, errors)
 
     def sha256(self, wait: bool = True) -> str | None:
-        """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background`` when it was started); with ``wait``
-        false, None while it is still being computed. Raises CannotCheck when the bytes were replaced after their
-        hash was started (a replay starts the hash of every file it is given)."""
-        if self._hashing is None:
-            self.hash_in_background()
-        data, thread, h, errors = self._hashing
+        """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background``, started here if it was not); with
+        ``wait`` false, None while it is still being computed."""
+        self.hash_in_background()
+        thread, h, errors = self._hashing
         if thread is not None:
             if not wait and thread.is_alive():
                 return None
             thread.join()
-        if errors:
+        if errors:  # never the digest of what was not hashed
             raise errors[0]
-        if data is not self.data:  # one check reads one set of bytes: not a digest of others, not a chase
-            raise CannotCheck("the bytes of an input file were replaced while the certificate was being checked")
         return h.hexdigest()
 
     def sibling(self, location: str) -> bytes:
