@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import stat
 import sys
 
 from certsym_check.budget import WORK_BUDGET
@@ -16,6 +17,10 @@ from certsym_check.readers.files import InputFile, model_directory_file, read_re
 
 
 def _read(path: str) -> bytes:
+    """A file given with --inputs, read whole: a regular file (opening a pipe would wait for a writer for ever;
+    a device has no end). Reject otherwise."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise Reject(f"{path[:80]}: not a regular file")
     with open(path, "rb") as fh:
         return fh.read()
 

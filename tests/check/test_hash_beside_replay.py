@@ -144,3 +144,20 @@ def test_a_file_already_hashed_is_refused_before_the_replay(tmp_path, monkeypatc
     report = check_certificate(doc, files)
     assert not report.valid and "inputs[1]: the SHA-256" in report.reason and replayed == []
     assert check_certificate(doc, [a.read_bytes(), b.read_bytes()]).valid and len(replayed) == 1
+
+
+def test_inputs_that_are_not_regular_files(tmp_path, capsys) -> None:
+    """--inputs naming a pipe (opening it would wait for a writer for ever) or a device: one line, exit 2."""
+    import os
+
+    from certsym_check.main import main as check_main
+
+    doc, a, _ = _pair(tmp_path)
+    cert = tmp_path / "cert.json"
+    cert.write_text(json.dumps(doc))
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    for other in (str(pipe), os.devnull):
+        assert check_main([str(cert), "--inputs", str(a), other]) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err and len(err.strip().splitlines()) == 1
