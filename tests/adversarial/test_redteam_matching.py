@@ -87,3 +87,29 @@ def test_a_replay_holds_no_scaling_words_after_it(pair) -> None:
     doc, files = pair
     assert check_certificate(doc, files).valid
     assert core._words.cache_info().currsize == core._exponent_bounds.cache_info().currsize == 0
+
+
+@pytest.mark.parametrize("scale", ["-2", "-1", "0"])
+def test_a_scale_that_is_not_positive_is_rejected(tmp_path: Path, capsys, scale: str) -> None:
+    """A matched unit negated and scaled: r_j = λ r_i and v_j λ = v_i hold with λ = −2, but σ(−2z)(−v/2) is not
+    σ(z) v, so the matching must refuse every λ ≤ 0 (the certificate rehashed to the changed file)."""
+    rng = np.random.default_rng(5)
+    W1, b1 = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal(4).astype(np.float32)
+    W2, b2 = rng.standard_normal((2, 4)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    a = _save(tmp_path / "a.npz", (W1, b1, W2, b2))
+    _save(tmp_path / "b.npz", (W1, b1, W2, b2))
+    cert = tmp_path / "c.json"
+    assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--reference", "--cert", str(cert)]) == 0
+    capsys.readouterr()
+    doc = json.loads(cert.read_text())
+    lam = {"-2": -2.0, "-1": -1.0, "0": -2.0}[scale]  # the rows of θ2 (λ = 0 is claimed against rows at −2)
+    W1b, b1b, W2b = W1.copy(), b1.copy(), W2.copy()
+    W1b[0], b1b[0], W2b[:, 0] = W1[0] * lam, b1[0] * lam, W2[:, 0] / lam
+    b = _save(tmp_path / "b.npz", (W1b, b1b, W2b, b2))
+    doc["inputs"][1]["sha256"] = hashlib.sha256(b).hexdigest()
+    matching = doc["proof"]["matching"]
+    entry = matching["theta1"].index(0)
+    assert matching["theta2"][entry] == 0
+    matching["scale"][entry] = scale
+    report = check_certificate(doc, [a, b])
+    assert not report.valid and "λ > 0" in report.reason, report.reason

@@ -71,7 +71,7 @@ def proportional(net: Net, i: int, j: int, lam, sign: int, where: str, scale: fl
     r_j = (r_j,p / r_i,p) r_i iff r_j,q · r_i,p = r_i,q · r_j,p for all q, and these products of two ≤ 24-bit
     numbers are exact in binary64. ``scale``: ``scale_of(lam)`` when the caller has it (False: not given). Cost
     O(m)."""
-    if i == j or net.F.sign(lam) <= 0:
+    if i == j or (lam <= 0 if type(lam) is Fraction else net.F.sign(lam) <= 0):  # one comparison for a rational
         raise Reject(f"{where}: needs two distinct neurons and λ > 0")
     if scale is False:
         scale = scale_of(lam)
