@@ -24,7 +24,7 @@ from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
 from certsym_check.kinds import KINDS, LAYERED
 from certsym_check.kinds.deep import DeepNet
-from certsym_check.readers.files import NARROW, InputFile, model_bytes, model_tensors
+from certsym_check.readers.files import NARROW, InputFile, deferred_checks, model_bytes, model_tensors, settle
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -196,14 +196,18 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
     # the files are hashed on threads while they are read and the proof replayed; a referenced file's SHA-256 is
     # compared at the end, and first when anything fails, so that a file other than the certificate's is the
     # reason given (it may fail anything)
+    # a large zip member's CRC-32 is checked on a thread too (``deferred_checks``), settled after the hashes
     for file in files or ():
         file.hash_in_background()
-    try:
-        _bound_replay(F, d, records, referenced, files, rep)
-    except Exception:
-        _same_files(records, referenced, files)  # a file that is not the certificate's: the reason, in its place
-        raise
-    _same_files(records, referenced, files)
+    with deferred_checks() as pending:
+        try:
+            _bound_replay(F, d, records, referenced, files, rep)
+        except Exception:
+            _same_files(records, referenced, files)  # a file that is not the certificate's: the reason, in its place
+            settle(pending)  # then a damaged member
+            raise
+        _same_files(records, referenced, files)
+        settle(pending)
 
 
 def _same_files(records: list, referenced: list, files: list[InputFile] | None, wait: bool = True) -> None:

@@ -5,9 +5,11 @@ would fail on it, pass on it, or not read it at all."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import sys
 import threading
+import zipfile
 
 import numpy as np
 import pytest
@@ -162,3 +164,52 @@ def test_inputs_that_are_not_regular_files(tmp_path, capsys) -> None:
         assert check_main([str(cert), "--inputs", str(a), other]) == 2
         err = capsys.readouterr().err
         assert "not a regular file" in err and len(err.strip().splitlines()) == 1
+
+
+def _big_pair(tmp_path):
+    """A referenced certificate for a network whose first layer is a member of more than 1 MiB (its CRC-32 is
+    checked beside the replay) and its permuted, rescaled copy."""
+    rng = np.random.default_rng(11)
+    W1, b1 = rng.standard_normal((300, 1024)).astype(np.float32), rng.standard_normal(300).astype(np.float32)
+    W2, b2 = rng.standard_normal((2, 300)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    perm = rng.permutation(300)
+    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
+    np.savez(a, **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)))
+    np.savez(b, **dict(zip(KEYS, (W1[perm] * 2, b1[perm] * 2, W2[:, perm] / 2, b2), strict=True)))
+    cert = tmp_path / "cert.json"
+    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert)]) == 0
+    return json.loads(cert.read_text()), a.read_bytes(), b.read_bytes()
+
+
+def _with_crc(data: bytes, member: bytes, crc: int) -> bytes:
+    """The archive with ``member``'s recorded CRC-32 (local header and central directory) set to ``crc``."""
+    out = bytearray(data)
+    for signature, at in ((b"PK\x03\x04", 14), (b"PK\x01\x02", 16)):
+        start = 0
+        while (start := out.find(signature, start)) >= 0:
+            name_at = start + (30 if signature == b"PK\x03\x04" else 46)
+            if out[name_at:name_at + len(member)] == member:
+                out[start + at:start + at + 4] = crc.to_bytes(4, "little")
+            start += 4
+    return bytes(out)
+
+
+def test_a_large_members_crc_is_settled_before_a_verdict(tmp_path) -> None:
+    """The first layer's recorded CRC-32 changed, the certificate rehashed to the changed file: the replay
+    passes on the intact weights, and the CRC-32 checked beside it still refuses the file; a weight changed
+    instead (the replay fails on it) gives the CRC-32 as the reason too."""
+    doc, a, b = _big_pair(tmp_path)
+    assert check_certificate(doc, [a, b]).valid
+    with zipfile.ZipFile(io.BytesIO(b)) as z:
+        info = z.getinfo("0.weight.npy")
+    assert info.file_size > 1 << 20
+    bad = _with_crc(b, b"0.weight.npy", info.CRC ^ 1)
+    assert bad != b
+    doc["inputs"][1]["sha256"] = hashlib.sha256(bad).hexdigest()
+    report = check_certificate(doc, [a, bad])
+    assert not report.valid and "CRC-32 does not match" in report.reason, report.reason
+    at = b.index(b"\x93NUMPY", b.index(b"0.weight.npy")) + 1000  # a byte of the first layer's weights
+    damaged = b[:at] + bytes([b[at] ^ 0x40]) + b[at + 1:]
+    doc["inputs"][1]["sha256"] = hashlib.sha256(damaged).hexdigest()
+    report = check_certificate(doc, [a, damaged])
+    assert not report.valid and "CRC-32 does not match" in report.reason, report.reason

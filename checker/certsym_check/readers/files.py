@@ -9,6 +9,8 @@ or big endian; nothing is unpickled. Every size is compared with its header befo
 from __future__ import annotations
 
 import ast
+import contextlib
+import contextvars
 import hashlib
 import io
 import json
@@ -21,6 +23,7 @@ import threading
 import zipfile
 import zlib
 from array import array
+from collections.abc import Callable, Iterator
 from lzma import LZMAError
 
 from certsym_check.errors import CannotCheck, Reject
@@ -41,6 +44,77 @@ MAX_SHARDS = 10_000  # shards of one sharded safetensors file
 MAX_INDEX = 1 << 26  # bytes of a sharded safetensors index
 
 
+class _Background:
+    """``work()`` run on a thread of its own, or at once when no thread can be had; ``result()`` waits for it and
+    gives its value, or raises its exception in the caller's thread; ``done`` says whether it has finished.
+    hashlib and zlib release the GIL on large buffers, so their work runs beside the replay on a second core."""
+
+    def __init__(self, work: Callable[[], object]) -> None:
+        self._work, self._value, self._error = work, None, None
+        self._thread: threading.Thread | None = threading.Thread(target=self._run, daemon=True)
+        try:
+            self._thread.start()
+        except RuntimeError:
+            self._thread = None
+            self._run()
+
+    def _run(self) -> None:
+        try:
+            self._value = self._work()
+        except BaseException as exc:  # noqa: BLE001 - raised again by result(), in the caller's thread
+            self._error = exc
+
+    @property
+    def done(self) -> bool:
+        return self._thread is None or not self._thread.is_alive()
+
+    def result(self) -> object:
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+_DEFERRED: contextvars.ContextVar[list | None] = contextvars.ContextVar("certsym_check_deferred", default=None)
+_DEFER_BYTES = 1 << 20  # a member's CRC-32 runs beside the replay from this size on (smaller ones cost nothing)
+
+
+@contextlib.contextmanager
+def deferred_checks() -> Iterator[list]:
+    """The checks of the files read inside the block that run on threads beside the replay (a large stored
+    member's CRC-32), collected for ``settle``, which every replay calls before it can be valid."""
+    pending: list = []
+    token = _DEFERRED.set(pending)
+    try:
+        yield pending
+    finally:
+        _DEFERRED.reset(token)
+
+
+def settle(pending: list) -> None:
+    """Wait for every deferred check; Reject with the first that fails."""
+    for check in pending:
+        check()
+
+
+def _crc_matches(view: memoryview, crc: int, message: str) -> None:
+    """The member's CRC-32 is ``crc``, else Reject(message): at once, or, inside ``deferred_checks`` and for a large
+    member, on a thread whose verdict ``settle`` waits for."""
+    pending = _DEFERRED.get()
+    if pending is None or len(view) < _DEFER_BYTES:
+        if zlib.crc32(view) != crc:
+            raise Reject(message)
+        return
+    computed = _Background(lambda: zlib.crc32(view))
+
+    def check() -> None:
+        if computed.result() != crc:
+            raise Reject(message)
+
+    pending.append(check)
+
+
 class InputFile:
     """A file given to the checker: its bytes, fixed once given (``data``, read-only; a mutable buffer is copied,
     so what is hashed is what is parsed), their SHA-256, and the files beside it (the external data of an ONNX
@@ -50,47 +124,26 @@ class InputFile:
         self._data = data if type(data) is bytes else bytes(memoryview(data))
         self.path, self._siblings = path, {}
         self._lock = threading.Lock()
-        self._hashing: tuple | None = None  # (its thread, None when hashed at once; the hash; its errors)
+        self._hashing: _Background | None = None
 
     @property
     def data(self) -> bytes:
         return self._data
 
     def hash_in_background(self) -> None:
-        """Start the SHA-256 of the bytes on a thread of its own, once (hashlib releases the GIL on a large buffer,
-        so a replay goes on beside it on a second core); ``sha256`` waits for it. Without a thread to be had, the
-        bytes are hashed at once."""
+        """Start the SHA-256 of the bytes on a thread of its own, once (``_Background``); ``sha256`` waits for
+        it."""
         with self._lock:
-            if self._hashing is not None:
-                return
-            h, errors = hashlib.sha256(), []
-
-            def run() -> None:
-                try:
-                    h.update(self._data)
-                except BaseException as exc:  # noqa: BLE001 - raised again by sha256(), in the caller's thread
-                    errors.append(exc)
-
-            thread: threading.Thread | None = threading.Thread(target=run, daemon=True)
-            try:
-                thread.start()
-            except RuntimeError:
-                run()
-                thread = None
-            self._hashing = (thread, h, errors)
+            if self._hashing is None:
+                self._hashing = _Background(lambda: hashlib.sha256(self._data).hexdigest())
 
     def sha256(self, wait: bool = True) -> str | None:
         """The SHA-256 of the bytes, in hex (waiting for ``hash_in_background``, started here if it was not); with
         ``wait`` false, None while it is still being computed."""
         self.hash_in_background()
-        thread, h, errors = self._hashing
-        if thread is not None:
-            if not wait and thread.is_alive():
-                return None
-            thread.join()
-        if errors:  # never the digest of what was not hashed
-            raise errors[0]
-        return h.hexdigest()
+        if not wait and not self._hashing.done:
+            return None
+        return self._hashing.result()
 
     def sibling(self, location: str) -> bytes:
         """The bytes of the file at ``location``, relative to this file's folder, inside it."""
@@ -408,8 +461,10 @@ def _stored_member(data: bytes, info: zipfile.ZipInfo) -> memoryview | None:
     name_length, extra_length = struct.unpack("<HH", header[26:30])
     start = offset + 30 + name_length + extra_length
     view = memoryview(data)[start:start + info.file_size]
-    if len(view) != info.file_size or zlib.crc32(view) != info.CRC:
-        raise Reject(f"{info.filename[:60]}: the member's CRC-32 does not match (numpy.load would refuse it)")
+    message = f"{info.filename[:60]}: the member's CRC-32 does not match (numpy.load would refuse it)"
+    if len(view) != info.file_size:
+        raise Reject(message)
+    _crc_matches(view, info.CRC, message)
     return view
 
 
