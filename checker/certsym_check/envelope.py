@@ -24,7 +24,15 @@ from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
 from certsym_check.kinds import KINDS, LAYERED
 from certsym_check.kinds.deep import DeepNet
-from certsym_check.readers.files import NARROW, InputFile, deferred_checks, model_bytes, model_tensors, settle
+from certsym_check.readers.files import (
+    NARROW,
+    InputFile,
+    deferred_checks,
+    model_bytes,
+    model_tensors,
+    reading,
+    settle,
+)
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -220,21 +228,25 @@ def _bound_replay(F, d: dict, records: list, referenced: list, files: list[Input
     """The inputs read (embedded, or from the referenced files) and bound to the files given, then the replay."""
     count, verify = KINDS[rep.kind]
     reader = DeepNet if rep.kind in LAYERED else Net
-    nets = [model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
-            reader(F, r["parameters"], f"inputs[{i}]") for i, r in enumerate(records)]
+    nets = []
+    for i, r in enumerate(records):
+        with reading(f"inputs[{i}]"):
+            nets.append(model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
+                        reader(F, r["parameters"], f"inputs[{i}]"))
     _same_files(records, referenced, files, wait=False)  # a small file is hashed by now: refused before the replay
     readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
     if files is not None:
         for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):
             if referenced[i]:
                 continue
-            if rep.kind in LAYERED:
-                expected = [x for W, b in zip(t.W, t.b, strict=True) for x in (*(y for row in W for y in row), *b)]
-                bound = bind_layered(rec, file, t.widths, t.output_relu, expected, readers[i], f"inputs[{i}]")
-            else:
-                expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
-                expected += [v[j] for j in range(t.k) for v in t.v] + t.c
-                bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
+            with reading(f"inputs[{i}]"):
+                if rep.kind in LAYERED:
+                    expected = [x for W, b in zip(t.W, t.b, strict=True) for x in (*(y for row in W for y in row), *b)]
+                    bound = bind_layered(rec, file, t.widths, t.output_relu, expected, readers[i], f"inputs[{i}]")
+                else:
+                    expected = [x for r in t.rows for x in r[:-1]] + [r[-1] for r in t.rows]
+                    expected += [v[j] for j in range(t.k) for v in t.v] + t.c
+                    bound = bind(rec, file, (t.m, t.n, t.k), expected, readers[i], f"inputs[{i}]")
             rep.bound.insert(i, f"inputs[{i}] {rec['name']} (sha256 {rec['sha256'][:16]}…, equal to the embedded "
                                 f"parameters): {bound}")
     elif count:

@@ -77,6 +77,7 @@ class _Background:
 
 
 _DEFERRED: contextvars.ContextVar[list | None] = contextvars.ContextVar("certsym_check_deferred", default=None)
+_INPUT: contextvars.ContextVar[str] = contextvars.ContextVar("certsym_check_input", default="")
 _DEFER_BYTES = 1 << 20  # a member's CRC-32 runs beside the replay from this size on (smaller ones cost nothing)
 
 
@@ -90,6 +91,17 @@ def deferred_checks() -> Iterator[list]:
         yield pending
     finally:
         _DEFERRED.reset(token)
+
+
+@contextlib.contextmanager
+def reading(where: str) -> Iterator[None]:
+    """The input being read inside the block (``where``, "inputs[i]"): a deferred check's rejection names it, as
+    the reader's own rejections are named by their caller."""
+    token = _INPUT.set(where)
+    try:
+        yield
+    finally:
+        _INPUT.reset(token)
 
 
 def settle(pending: list) -> None:
@@ -107,6 +119,8 @@ def _crc_matches(view: memoryview, crc: int, message: str) -> None:
             raise Reject(message)
         return
     computed = _Background(lambda: zlib.crc32(view))
+    where = _INPUT.get()
+    message = f"{where}: {message}" if where else message
 
     def check() -> None:
         if computed.result() != crc:
