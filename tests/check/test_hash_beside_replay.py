@@ -21,11 +21,12 @@ from certsym_check.readers.files import InputFile
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 
 
-def _pair(tmp_path):
-    rng = np.random.default_rng(7)
-    W1, b1 = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal(6).astype(np.float32)
-    W2, b2 = rng.standard_normal((2, 6)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
-    perm = rng.permutation(6)
+def _pair(tmp_path, n: int = 6, m: int = 3, seed: int = 7):
+    """A referenced certificate for a float32 m-n-2 network (files a.npz, b.npz) and its permuted, rescaled copy."""
+    rng = np.random.default_rng(seed)
+    W1, b1 = rng.standard_normal((n, m)).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    W2, b2 = rng.standard_normal((2, n)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
+    perm = rng.permutation(n)
     a, b = tmp_path / "a.npz", tmp_path / "b.npz"
     np.savez(a, **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)))
     np.savez(b, **dict(zip(KEYS, (W1[perm] * 2, b1[perm] * 2, W2[:, perm] / 2, b2), strict=True)))
@@ -166,21 +167,6 @@ def test_inputs_that_are_not_regular_files(tmp_path, capsys) -> None:
         assert "not a regular file" in err and len(err.strip().splitlines()) == 1
 
 
-def _big_pair(tmp_path):
-    """A referenced certificate for a network whose first layer is a member of more than 1 MiB (its CRC-32 is
-    checked beside the replay) and its permuted, rescaled copy."""
-    rng = np.random.default_rng(11)
-    W1, b1 = rng.standard_normal((300, 1024)).astype(np.float32), rng.standard_normal(300).astype(np.float32)
-    W2, b2 = rng.standard_normal((2, 300)).astype(np.float32), rng.standard_normal(2).astype(np.float32)
-    perm = rng.permutation(300)
-    a, b = tmp_path / "a.npz", tmp_path / "b.npz"
-    np.savez(a, **dict(zip(KEYS, (W1, b1, W2, b2), strict=True)))
-    np.savez(b, **dict(zip(KEYS, (W1[perm] * 2, b1[perm] * 2, W2[:, perm] / 2, b2), strict=True)))
-    cert = tmp_path / "cert.json"
-    assert main(["equiv", str(a), str(b), "--reference", "--cert", str(cert)]) == 0
-    return json.loads(cert.read_text()), a.read_bytes(), b.read_bytes()
-
-
 def _with_crc(data: bytes, member: bytes, crc: int) -> bytes:
     """The archive with ``member``'s recorded CRC-32 (local header and central directory) set to ``crc``."""
     out = bytearray(data)
@@ -198,7 +184,8 @@ def test_a_large_members_crc_is_settled_before_a_verdict(tmp_path) -> None:
     """The first layer's recorded CRC-32 changed, the certificate rehashed to the changed file: the replay
     passes on the intact weights, and the CRC-32 checked beside it still refuses the file; a weight changed
     instead (the replay fails on it) gives the CRC-32 as the reason too."""
-    doc, a, b = _big_pair(tmp_path)
+    doc, a, b = _pair(tmp_path, 300, 1024, 11)  # a first layer of more than 1 MiB: its CRC-32 checked beside
+    a, b = a.read_bytes(), b.read_bytes()
     assert check_certificate(doc, [a, b]).valid
     with zipfile.ZipFile(io.BytesIO(b)) as z:
         info = z.getinfo("0.weight.npy")
