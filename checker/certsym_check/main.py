@@ -71,8 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="certsym check", description="Replay certsym certificates exactly, with the "
                                  "independent checker (standard library only; mpmath for landscape certificates).")
     ap.add_argument("certificates", nargs="+", metavar="CERT", help="a certificate, or a directory of them (*.json)")
-    ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files, bound by SHA-256 and entries "
-                                                         "(required when the certificate references them)")
+    ap.add_argument("--inputs", nargs="+", metavar="P", help="the input files (regular files), bound by SHA-256 and "
+                                                         "entries (required when the certificate references them)")
     ap.add_argument("--named-inputs", action="store_true", help="bind each certificate to the files its inputs "
                     "name (paths as recorded, relative to the current directory), by SHA-256 and entries as with "
                     "--inputs: an audit's certificates are re-checked in one command")

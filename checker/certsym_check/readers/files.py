@@ -465,7 +465,8 @@ def inflate_bound(size: int) -> int:
 def _stored_member(data: bytes, info: zipfile.ZipInfo) -> memoryview | None:
     """The bytes of an uncompressed member as a view into the archive's bytes (no copy), after the checks that
     reading it through zipfile makes: its local header where the directory says, sizes equal, and its CRC-32
-    (zipfile raises "Bad CRC-32" at the end of the member, and so numpy.load). None for compressed members."""
+    (zipfile raises "Bad CRC-32" at the end of the member, and so numpy.load; a large member's inside a replay on a
+    thread, ``_crc_matches``, settled before its verdict). None for compressed members."""
     if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
         return None
     offset = info.header_offset
