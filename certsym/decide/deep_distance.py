@@ -40,7 +40,7 @@ from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.distance import Box, epsilon_verdict
 from certsym.errors import InputError
-from certsym.numbers import QQ
+from certsym.numbers import QQ, outward
 
 Interval = tuple[list[fmpq], list[fmpq]]
 Alignment = list[list[tuple[int, int, fmpq]]]
@@ -270,9 +270,11 @@ class _Bounds:
         z2, out2 = plain_intervals(self.theta2, box)
         plain = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
         if self.alignment is None:
-            return plain, plain, None
+            return outward(plain, up=True), plain, None
         aligned = aligned_bound(self.theta1, self.theta2, self.alignment, z1, z2, box, self.differences)
-        return min(plain, aligned), plain, aligned
+        # the stated U is rounded up to a short dyadic: the exact bound of a deep float pair can have thousands of
+        # bits, beyond what the checker reads (certificates/FORMAT.md)
+        return outward(min(plain, aligned), up=True), plain, aligned
 
 
 def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
@@ -301,8 +303,19 @@ def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int 
                      epsilon=epsilon)
     if seconds > 0:
         _branch_and_bound(d, bounds, seed, start + seconds, target, epsilon, progress)
+    d.lower = stated_lower(d.lower, epsilon)
     d.seconds = time.monotonic() - start
     return d
+
+
+def stated_lower(lower: fmpq, epsilon: fmpq | None) -> fmpq:
+    """L as stated: ``lower`` rounded down to a short dyadic (``outward``), with more bits where the rounding
+    would move it from above ε to below (so a VIOLATED verdict survives it), and exact when short. Cost O(size)."""
+    for bits in (64, 256, 1024):
+        stated = outward(lower, up=False, bits=bits)
+        if epsilon is None or stated > epsilon or not lower > epsilon:
+            return stated
+    return outward(lower, up=False, bits=4000)
 
 
 @dataclass

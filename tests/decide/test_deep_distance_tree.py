@@ -77,8 +77,9 @@ def _leaf(doc: dict, last: bool = False) -> int:
 
 
 def _nudged(doc: dict) -> None:
+    """A leaf's bound made tighter than the rule's by 10^-9."""
     node = doc["proof"]["tree"][_leaf(doc)]
-    node[1] = str(fmpq(node[1]) + fmpq(1, 10**9))
+    node[1] = str(fmpq(node[1]) - fmpq(1, 10**9))
 
 
 def _moved_split(doc: dict) -> None:
@@ -93,11 +94,16 @@ def _shifted(doc: dict) -> None:
 @pytest.mark.parametrize("edit,words", [
     (lambda d: d["proof"]["tree"].pop(), "left without a leaf"),
     (lambda d: d["proof"]["tree"].pop(1), "the stated bound of the leaf"),  # a subtree's first node dropped
-    (_nudged, "the stated bound of the leaf is not the one the rule gives"),
+    (_nudged, "the stated bound of the leaf is below the one the rule gives"),
     (_moved_split, "the stated bound of the leaf"),
     (_shifted, "the stated bound of the leaf"),
     (lambda d: d["proof"]["tree"].append(["leaf", "0"]), "goes on after every region is a leaf"),
-    (lambda d: d["proof"].update(upper=d["proof"]["tree"][_leaf(d)][1]), "upper bound is not the one"),
+    (lambda d: d["proof"].update(upper=str(fmpq(d["proof"]["upper"]) - fmpq(1, 10**9))), "upper bound is below"),
+    (lambda d: d["proof"].update(lower=str(fmpq(d["proof"]["lower"]) + fmpq(1, 10**9))), "lower bound exceeds"),
+    (lambda d: d["proof"].update(upper="1/" + "3" * 1300), "proof.upper has a numerator or denominator of"),
+    (lambda d: d["proof"].update(lower="1/" + "3" * 1300), "proof.lower has a numerator or denominator of"),
+    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", "9" * 1300]), "has a numerator or denominator"),
+    (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", "9" * 2600]), "longer than 4096-bit numbers"),
     (lambda d: d["proof"].update(statement="interval differences and exact evaluation"), "must cite"),
     (lambda d: d["proof"]["tree"].__setitem__(0, ["cut", 0]), "a node is"),
     (lambda d: d["proof"]["tree"].__setitem__(_leaf(d), ["leaf", 0.5]), "a leaf's bound is an exact rational string"),
@@ -114,6 +120,23 @@ def test_forged_trees_are_refused(searched, edit, words: str) -> None:
     edit(doc)
     report = check(doc)
     assert not report.valid and words in report.reason, report.reason
+
+
+def test_looser_stated_bounds_replay(searched) -> None:
+    """A stated bound may be looser than the rule's, never tighter: every leaf's and U raised, L lowered, VALID."""
+    t1, t2, _, d = searched
+    doc = _doc(d, (t1, t2))
+    slack = fmpq(1, 2**20)
+    for node in doc["proof"]["tree"]:
+        if node[0] == "leaf":
+            node[1] = str(fmpq(node[1]) + slack)
+    doc["proof"]["upper"] = str(fmpq(doc["proof"]["upper"]) + slack)
+    doc["proof"]["lower"] = str(fmpq(doc["proof"]["lower"]) / 2)
+    report = check(doc)
+    assert report.valid, report.reason
+    doc["proof"]["upper"] = str(fmpq(doc["proof"]["upper"]) - slack / 2)  # below the largest stated leaf
+    report = check(doc)
+    assert not report.valid and "below the bound stated at proof.tree[" in report.reason, report.reason
 
 
 def test_more_leaves_than_the_work_bound_allows_are_refused(searched, monkeypatch) -> None:
@@ -172,16 +195,15 @@ def test_trees_on_perturbed_disguises_are_sound(pair, ell: int, i: int, q: int, 
 
 
 def test_long_leaf_values_are_refused_unread(searched) -> None:
-    """A leaf's value is read only after its region's bound is computed, and only when it is no longer than that
-    number can be written: 300 values of 100,000 characters (about 25 s to parse) are refused at once."""
+    """A leaf's value is read only when it is no longer than a 4,096-bit fraction can be written: 300 values of
+    100,000 characters (about 25 s to parse) are refused unread, before any region's bound is computed."""
     t1, t2, _, d = searched
     doc = _doc(d, (t1, t2))
     value = "1" * 39_450 + "/" + "7" * 60_549
     doc["proof"]["tree"] = [["split", 0], ["leaf", value]] * 299 + [["leaf", value]]
-    start = time.perf_counter()
     report = check(doc)
-    assert not report.valid and "the stated bound of the leaf" in report.reason, report.reason
-    assert time.perf_counter() - start < 5
+    assert not report.valid and "proof.tree[1]: a stated bound longer than" in report.reason, report.reason
+    assert report.work < 10_000, report.work  # nothing parsed, no region bounded
 
 
 def test_a_halved_box_of_long_numbers_is_refused() -> None:

@@ -11,18 +11,22 @@
   [min(0, δlo), max(0, δhi)] (σ is monotone and 1-Lipschitz), or [δlo, δhi] for a neuron whose plain intervals
   are ≥ 0 in both networks, or 0 for one ≤ 0 in both, intersected with [σ(lo1) − σ(hi2'), σ(hi1) − σ(lo2')];
   U_aligned = max_j |δ_{L+1, j}|, the output ReLUs (both or neither) applied the same way;
-- U = min(U_plain, U_aligned), and L = ‖f1(x*) − f2(x*)‖∞ at the witness x* in the box, evaluated exactly;
+- U ≥ min(U_plain, U_aligned), and L ≤ ‖f1(x*) − f2(x*)‖∞ at the witness x* in the box, evaluated exactly;
 - with a tree of halvings (``halvings``: preorder, ["split", q] halves the current region at the midpoint of
-  coordinate q, left half first; ["leaf", U_leaf] states that region's bound), each leaf's U_leaf is that rule on
-  its region and U = max of the leaves' (the tree must end when every region is a leaf: they cover the box);
+  coordinate q, left half first; ["leaf", U_leaf] states that region's bound), each leaf's U_leaf is at least that
+  rule on its region and U at least the largest U_leaf (the tree must end when every region is a leaf: they cover
+  the box);
 - or, for an equivalent pair, a ``deep_equivalent`` proof (``kinds.deep``) and L = U = 0.
 
-The stated U and L must be those numbers. No search. Cost: a constant number of passes over the weights per
-region, each row brought to integers once and every bound over its layer's common denominator; the sizes are
-bounded before the work (MAX_WEIGHTS, and the distinct denominators times the depth; for a tree MAX_NODES nodes,
-MAX_DEPTH nested halvings, box numbers of at most MAX_BOX_BITS bits, leaves × the weights of both networks ≤
-MAX_DISTANCE_WORK and nodes × (m + 1) ≤ MAX_WORK; a leaf's stated bound is read only after its region's bound
-is computed, and refused unread when longer than that number can be written).
+A stated bound may be looser than the rule's number, never tighter: the producer rounds U and every U_leaf up, and L
+down, to short dyadics, since the rule's exact numbers for float networks run to thousands of bits. Every stated
+bound has a numerator and a denominator of at most MAX_STATED_BITS bits, the field named when one is longer. No
+search. Cost: a constant number of passes over the weights per region, each row brought to integers once and every
+bound over its layer's common denominator; the sizes are bounded before the work (MAX_WEIGHTS, and the distinct
+denominators times the depth; for a tree MAX_NODES nodes, MAX_DEPTH nested halvings, box numbers of at most
+MAX_BOX_BITS bits, leaves × the weights of both networks ≤ MAX_DISTANCE_WORK and nodes × (m + 1) ≤ MAX_WORK; a
+leaf's stated bound is refused unread when longer than a MAX_STATED_BITS-bit number can be written, its reading
+charged).
 Standard library only.
 """
 
@@ -32,13 +36,12 @@ import itertools
 from collections.abc import Callable
 from fractions import Fraction
 
-from certsym_check.budget import charge_products, lcm
+from certsym_check.budget import charge, charge_products, lcm
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
 from certsym_check.kinds.distance import (
-    MAX_BOUND_BITS,
     MAX_NUMERATOR_BITS,
     _box_text,
     _epsilon,
@@ -58,6 +61,7 @@ MAX_DISTANCE_WORK = 25 * 10**5
 MAX_BOX_BITS = 4096  # numerators and denominators of a box that is halved: each halving adds one bit
 MAX_WEIGHTS = 2 * 10**7  # entries of both networks: each pass is a few integer operations per entry
 MAX_GROWTH_BITS = 1 << 20  # (layers + 1) × the bits of the distinct denominators: bounds every common denominator
+MAX_STATED_BITS = 4096  # numerator and denominator of a stated bound (U, L, a leaf's U): compared, never computed with
 
 Interval = tuple[list[Fraction], list[Fraction]]
 
@@ -252,13 +256,13 @@ def halvings(value: object, box: list, leaf: Callable[[object, str], object], we
         raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
 
 
-def _bounded(t1: DeepNet, t2: DeepNet, numbers: list[Fraction]) -> None:
+def _bounded(t1: DeepNet, t2: DeepNet, numbers: dict[str, list[Fraction]]) -> None:
     weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
     if weights > MAX_WEIGHTS:
         raise Reject(f"beyond the checker's bounds: {weights} weights (at most {MAX_WEIGHTS})")
     seen: set[int] = set()
     total = 0
-    entries = itertools.chain(numbers, *(itertools.chain(*itertools.chain(*t.W), *t.b) for t in (t1, t2)))
+    entries = itertools.chain(*numbers.values(), *(itertools.chain(*itertools.chain(*t.W), *t.b) for t in (t1, t2)))
     for x in entries:
         if x.denominator not in seen:
             seen.add(x.denominator)
@@ -266,10 +270,11 @@ def _bounded(t1: DeepNet, t2: DeepNet, numbers: list[Fraction]) -> None:
     if total * (max(t1.depth, t2.depth) + 2) > MAX_GROWTH_BITS:
         raise Reject(f"beyond the checker's bounds: the distinct denominators ({total} bits) times the depth exceed "
                      f"{MAX_GROWTH_BITS} bits")
-    worst = max((x.numerator.bit_length() for x in numbers), default=0)
-    if worst > MAX_NUMERATOR_BITS:
-        raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in the box, the scalings or the "
-                     f"witness (at most {MAX_NUMERATOR_BITS})")
+    for where, xs in numbers.items():
+        worst = max((x.numerator.bit_length() for x in xs), default=0)
+        if worst > MAX_NUMERATOR_BITS:
+            raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in {where} (at most "
+                         f"{MAX_NUMERATOR_BITS})")
 
 
 def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
@@ -300,8 +305,8 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {_box_text(box)}")
         _epsilon(p, lower, upper, rep)
         return
-    if max(upper.numerator.bit_length(), lower.numerator.bit_length()) > MAX_BOUND_BITS:
-        raise Reject(f"beyond the checker's bounds: a numerator of L or U beyond {MAX_BOUND_BITS} bits")
+    _stated(upper, "proof.upper")
+    _stated(lower, "proof.lower")
     x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
     alignment = None
     if p["alignment"] is not None:
@@ -309,49 +314,58 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
             raise Reject("an alignment needs the same depth and the same output ReLU on both networks")
         alignment = _alignment(t1, t2, p["alignment"])
     scalings = [d for layer in alignment or [] for _, _, d in layer]
-    _bounded(t1, t2, [y for b in box for y in b] + scalings + x + [upper, lower])
+    _bounded(t1, t2, {"proof.box": [y for b in box for y in b], "proof.alignment": scalings, "proof.witness": x})
     differences = None if alignment is None else _differences(t1, t2, alignment)
     if tree:
         weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
         leaves = 0
-        computed = None
         _short([y for b in box for y in b], "the box")
-        for where, stated, region in halvings(p["tree"], box, _leaf_text, weights, MAX_DISTANCE_WORK):
+        for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights, MAX_DISTANCE_WORK):
             value = _bound(t1, t2, alignment, differences, region)
-            if not _states(stated, value):
-                raise Reject(f"{where}: the stated bound of the leaf is not the one the rule gives on its region "
+            if stated < value:
+                raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
                              f"({_show(value)})")
-            computed = value if computed is None else max(computed, value)
+            if upper < stated:
+                raise Reject(f"the stated upper bound is below the bound stated at {where} ({_show(stated)})")
             leaves += 1
         rep.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] += leaves
     else:
         computed = _bound(t1, t2, alignment, differences, box)
-    if upper != computed:
-        raise Reject(f"the stated upper bound is not the one the rule gives ({_show(computed)})")
+        if upper < computed:
+            raise Reject(f"the stated upper bound is below the one the rule gives ({_show(computed)})")
     if not tree:
         rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
-    if value != lower:
-        raise Reject(f"the stated lower bound is not ‖f1(x*) − f2(x*)‖∞ at the witness ({_show(value)})")
-    rep.checks["deep distance: L = ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
+    if lower > value:
+        raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({_show(value)})")
+    rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
     rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
                      f"{_box_text(box)}" + (f", {leaves} leaves" if tree else ""))
     _epsilon(p, lower, upper, rep)
 
 
-def _leaf_text(value: object, where: str) -> str:
+def _leaf_bound(value: object, where: str) -> Fraction:
+    """A leaf's stated bound: an exact rational string of at most MAX_STATED_BITS bits, refused unread when longer
+    than such a number can be written."""
     if not isinstance(value, str):
         raise Reject(f"{where}: a leaf's bound is an exact rational string")
-    return value
+    if len(value) > 2 * (MAX_STATED_BITS * 30103 // 100000 + 2) + 2:
+        raise Reject(f"beyond the checker's bounds: {where}: a stated bound longer than {MAX_STATED_BITS}-bit "
+                     "numbers can be written")
+    charge(4 + len(value) ** 2 // 100_000, "reading the leaves' bounds")  # decimal to binary is quadratic
+    bound = rational(value)
+    _stated(bound, where)
+    return bound
 
 
-def _states(text: str, value: Fraction) -> bool:
-    """Whether ``text`` is the rational ``value``: refused unread when it has more characters than the value's
-    lowest terms can have (so reading it costs no more than the value the checker computed), else parsed."""
-    digits = (value.numerator.bit_length() + value.denominator.bit_length()) * 30103 // 100000 + 4
-    return len(text) <= digits and rational(text) == value
+def _stated(x: Fraction, where: str) -> None:
+    """A stated bound of at most MAX_STATED_BITS bits, numerator and denominator, or a rejection naming it."""
+    bits = max(x.numerator.bit_length(), x.denominator.bit_length())
+    if bits > MAX_STATED_BITS:
+        raise Reject(f"beyond the checker's bounds: {where} has a numerator or denominator of {bits} bits (at most "
+                     f"{MAX_STATED_BITS}; a stated bound may be rounded outward to a short dyadic)")
 
 
 def _short(xs: list[Fraction], where: str) -> None:

@@ -79,7 +79,7 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
         return
     work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
         len(t1.W[-1][0]), len(t2.W[-1][0]))
-    _bounded(t1, t2, [y for b in box for y in b])
+    _bounded(t1, t2, {"proof.box": [y for b in box for y in b]})
     classes, leaves = set(), 0
     for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work):
         if not (leads(t1, region, c) and leads(t2, region, c)):
@@ -103,7 +103,7 @@ def check_deep_top1_disagreement(F, nets: list[DeepNet], proof: object, rep: Rep
     x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
     _short(x, "the witness")
     a, b = (index(c, t1.k, "proof.classes") for c in seq(p["classes"], 2, "proof.classes"))
-    _bounded(t1, t2, [y for bb in box for y in bb] + x)
+    _bounded(t1, t2, {"proof.box": [y for bb in box for y in bb], "proof.witness": x})
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     tops = (_unique_top(t1.evaluate(x)), _unique_top(t2.evaluate(x)))
