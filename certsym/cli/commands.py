@@ -2,7 +2,9 @@
 family, in ``certsym.cli.landscape``); with those, the only place that prints or exits.
 
 Exit codes, for every command: 0 success or positive verdict, 1 negative verdict, 2 bad input or
-usage. Bad input prints one line ``certsym: error: ...`` on stderr and no traceback.
+usage, 3 no verdict within the budget (UNKNOWN, UNDECIDED), or a certificate that would not replay. Bad input
+prints one line ``certsym: error: ...`` on stderr and no traceback. A ``distance`` or ``--top1`` verdict with
+``--cert`` is printed only after the independent checker has replayed its certificate VALID.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from certsym.certify import (
     identifiability_certificate,
     layered_json,
     minimal_form_certificate,
+    replay_failure,
     stabilizer_certificate,
     top1_certificate,
 )
@@ -348,22 +351,25 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
     seconds, _ = _budget(args, deep=True)
     d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, seconds=seconds, target=args.target,
                       epsilon=epsilon, progress=_progress if sys.stderr.isatty() else None)
+    refused = None
     if args.cert:
         if args.reference:
             print("note: deep networks are embedded in the certificate", file=sys.stderr)
-        write_json_atomic(args.cert, deep_distance_certificate(d, records, (t1, t2), epsilon))
+        refused = _write_certificate(args, deep_distance_certificate(d, records, (t1, t2), epsilon))
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
-    verdict = d.verdict
-    code = _VERDICT_EXIT[verdict]
+    verdict = d.verdict if refused is None else "unknown"
+    code = _VERDICT_EXIT[verdict] if refused is None else EXIT_UNDECIDED
     if args.json:
         emit_json(_bounds_json(d, d.box, spec, readings) | {
             "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
             "upper_aligned": None if d.aligned is None else str(d.aligned),
             "regions": d.regions, "leaves": d.leaves, "stopped": d.stopped,
-            "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict})
+            "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict, "refused": refused})
         return code
-    if epsilon is not None:
+    if refused is not None:
+        print(_refused_line(refused, args.cert))
+    elif epsilon is not None:
         print(_epsilon_line(verdict, d.lower, epsilon, where))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
@@ -398,12 +404,15 @@ def cmd_distance(args: argparse.Namespace) -> int:
         return _top1(args, t1, t2, records, box)
     d = distance(t1, t2, box, seed=args.seed, seconds=seconds, target=args.target, epsilon=epsilon,
                  max_regions=regions, progress=_progress if sys.stderr.isatty() else None)
+    refused = None
     if args.cert:
-        write_json_atomic(args.cert, distance_certificate(d, records, (t1, t2), _embed(args, records, (t1, t2))))
+        embed = _embed(args, records, (t1, t2))
+        refused = _write_certificate(args, distance_certificate(d, records, (t1, t2), embed), embed)
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
-    code = _VERDICT_EXIT[d.verdict]
+    verdict = d.verdict if refused is None else "unknown"
+    code = _VERDICT_EXIT[d.verdict] if refused is None else EXIT_UNDECIDED
     search = d.search
     if args.json:
         emit_json(_bounds_json(d, box, spec, readings) | {
@@ -412,9 +421,11 @@ def cmd_distance(args: argparse.Namespace) -> int:
             "regions": None if search is None else search.regions,
             "leaves": None if search is None else len(search.root.leaves()),
             "stopped": None if search is None else search.stopped,
-            "epsilon": None if epsilon is None else str(epsilon), "verdict": d.verdict})
+            "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict, "refused": refused})
         return code
-    if epsilon is not None:
+    if refused is not None:
+        print(_refused_line(refused, args.cert))
+    elif epsilon is not None:
         print(_epsilon_line(d.verdict, d.lower, epsilon, where))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
@@ -439,19 +450,25 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
     seconds, regions = _budget(args)
     r = top1(t1, t2, box, seed=args.seed, seconds=seconds, max_regions=regions,
              progress=_progress if sys.stderr.isatty() else None)
+    refused = None
     if args.cert:
         if r.verdict == "unknown":
             print("note: no certificate for UNKNOWN", file=sys.stderr)
         else:
-            write_json_atomic(args.cert, top1_certificate(r, records, (t1, t2), _embed(args, records, (t1, t2))))
+            embed = _embed(args, records, (t1, t2))
+            refused = _write_certificate(args, top1_certificate(r, records, (t1, t2), embed), embed)
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
     code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
     leaves = r.root.leaves() if r.root is not None else []
     if args.json:
-        emit_json(_top1_json(r, args, box, len(leaves), sorted({leaf.label for leaf in leaves}), readings))
-        return code
+        emit_json(_top1_json(r, args, box, len(leaves), sorted({leaf.label for leaf in leaves}), readings, refused))
+        return code if refused is None else EXIT_UNDECIDED
+    if refused is not None:
+        print(_refused_line(refused, args.cert))
+        _print_readings(readings)
+        return EXIT_UNDECIDED
     if r.verdict == "differ":
         a, b = r.classes
         print(f"DIFFER on {where}: at a witness x* (exact in --json), ρ(θ1)'s unique largest output is {a} and "
@@ -479,19 +496,24 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -
     seconds, _ = _budget(args, deep=True)
     r = deep_top1(t1, t2, box, seed=args.seed, seconds=seconds,
                   progress=_progress if sys.stderr.isatty() else None)
+    refused = None
     if args.cert:
         if r.verdict == "unknown":
             print("note: no certificate for UNKNOWN", file=sys.stderr)
         else:
             if args.reference:
                 print("note: deep networks are embedded in the certificate", file=sys.stderr)
-            write_json_atomic(args.cert, deep_top1_certificate(r, records, (t1, t2)))
+            refused = _write_certificate(args, deep_top1_certificate(r, records, (t1, t2)))
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
     code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
     classes = sorted({c for kind, c in r.tree if kind == "leaf"})
     if args.json:
-        emit_json(_top1_json(r, args, box, r.leaves, classes, readings) | {"deep": True})
-        return code
+        emit_json(_top1_json(r, args, box, r.leaves, classes, readings, refused) | {"deep": True})
+        return code if refused is None else EXIT_UNDECIDED
+    if refused is not None:
+        print(_refused_line(refused, args.cert))
+        _print_readings(readings)
+        return EXIT_UNDECIDED
     if r.verdict == "differ":
         a, b = r.classes
         print(f"DIFFER on {where}: at a witness x* (exact in --json), f1's unique largest output is {a} and f2's is "
@@ -511,9 +533,12 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -
     return code
 
 
-def _top1_json(r, args: argparse.Namespace, box, leaves: int, classes: list[int], readings) -> dict:
-    """The fields of ``distance --top1 --json`` (one-hidden-layer and deep networks alike)."""
-    return {"top1": r.verdict, "box": [[str(a), str(b)] for a, b in box], "default_box": args.box is None,
+def _top1_json(r, args: argparse.Namespace, box, leaves: int, classes: list[int], readings,
+               refused: str | None = None) -> dict:
+    """The fields of ``distance --top1 --json`` (one-hidden-layer and deep networks alike); with a certificate the
+    checker refused, the verdict is "unknown" and ``refused`` its reason."""
+    return {"top1": r.verdict if refused is None else "unknown", "refused": refused,
+            "box": [[str(a), str(b)] for a, b in box], "default_box": args.box is None,
             "equivalent": r.equivalence is not None, "stopped": r.stopped, "regions": r.regions, "leaves": leaves,
             "classes": classes, "witness": None if r.witness is None else [str(x) for x in r.witness],
             "witness_classes": None if r.classes is None else list(r.classes), "seconds": round(r.seconds, 3),
@@ -523,6 +548,23 @@ def _top1_json(r, args: argparse.Namespace, box, leaves: int, classes: list[int]
 def _margin(values: list, c: int):
     """How far output c leads the others."""
     return values[c] - max(v for i, v in enumerate(values) if i != c)
+
+
+def _write_certificate(args: argparse.Namespace, doc: dict, embedded: bool = True) -> str | None:
+    """Replay ``doc`` with the independent checker (bound to the two model files when it references them) and
+    write it to ``--cert`` only when it replays VALID: no verdict is printed on a certificate that does not replay.
+    The checker's reason when it refuses (nothing written), else None. Cost: the checker's replay."""
+    files = None if embedded else [args.params1, args.params2]
+    reason = replay_failure(doc, files)
+    if reason is None:
+        write_json_atomic(args.cert, doc)
+    return reason
+
+
+def _refused_line(reason: str, path: str) -> str:
+    """The verdict line when the certificate does not replay: UNKNOWN, with the checker's reason."""
+    return (f"UNKNOWN: the certificate does not replay within the checker's bounds, so no verdict is given and "
+            f"nothing was written to {path} (the checker: {reason})")
 
 
 def _regions(count: int) -> str:
