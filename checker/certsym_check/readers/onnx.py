@@ -22,7 +22,7 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
   the data flow decides);
 - the nodes' domain is ``""`` or ``ai.onnx``, no overload, and no attribute other than the ones above (each
   once, with its declared type); ``allowzero`` only from opset 14;
-- the weight and bias initializers share one element type (FLOAT, FLOAT16, BFLOAT16, DOUBLE), each B_ℓ is
+- the weight and bias initializers share one element type (FLOAT, FLOAT16, BFLOAT16 from opset 13, DOUBLE), each B_ℓ is
   (out, in) or (in, out) and C_ℓ (out,), and each layer reads the width the previous one gives; a Reshape
   target is INT64 [−1, m] or [0, m];
 - each initializer's data is exactly one of raw_data (little-endian), the typed field (float_data,
@@ -57,12 +57,14 @@ from certsym_check.readers.tensor import Tensor, numpy_sized
 
 MIN_OPSET, MAX_OPSET = 7, 28  # the default-domain opsets whose Gemm, MatMul, Add, Relu, … this reader knows
 MIN_IR, MAX_IR = 3, 14  # IR versions with opset imports, up to the newest this reader knows
+BFLOAT16_OPSET = 13  # the first default-domain opset with the BFLOAT16 element type
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 _BIG = sys.byteorder == "big"
 
 # element types: ONNX code -> (Tensor code, bytes per element)
 _WEIGHT_TYPES = {1: ("f4", 4), 10: ("f2", 2), 16: ("bf16", 2), 11: ("f8", 8)}
 _INT64 = 7
+_BFLOAT16 = 16
 _TYPE_NAMES = {1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "STRING",
                9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
                15: "COMPLEX128", 16: "BFLOAT16"}
@@ -726,6 +728,11 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject("an ONNX initializer has no name")
         if name in initializers:
             raise Reject(f"two ONNX initializers are named {_q(name)}")
+        if tensor.get("data_type", 0) == _BFLOAT16 and opset < BFLOAT16_OPSET:
+            # BFLOAT16 is a tensor type of the default domain from opset 13 (docs/FORMATS.md): onnxruntime refuses
+            # such a graph below, and so does the producer
+            raise Reject(f"initializer {_q(name)} is BFLOAT16, which ONNX allows from opset {BFLOAT16_OPSET} (the "
+                         f"model imports opset {opset})")
         dims = _int64s(data, tensor.get("dims", []))
         if any(d < 0 for d in dims):
             raise Reject(f"initializer {_q(name)} has a negative dimension")
