@@ -108,3 +108,73 @@ def edited(doc: dict, path: tuple, value) -> dict:
         node = node[key]
     node[path[-1]] = value(node[path[-1]]) if callable(value) else value
     return out
+
+
+class Ticks:
+    """A fake clock for ``certsym.decide.deadline.Deadline``: every read advances it by ``step`` seconds, so a
+    search stopped by a time budget stops after the same number of looks at the clock on any machine."""
+
+    def __init__(self, step: float = 1.0) -> None:
+        self.now, self.step, self.reads = 0.0, step, 0
+
+    def __call__(self) -> float:
+        self.now += self.step
+        self.reads += 1
+        return self.now
+
+
+def frozen_clock() -> float:
+    """A clock that never moves: with it a budget of any finite length never runs out."""
+    return 0.0
+
+
+def no_time_limit():
+    """A time budget that never runs out, on a clock that never moves: the search is bounded by its counts
+    (regions, the checker's bounds) alone, so its result depends only on its inputs and its seed."""
+    import math
+
+    from certsym.decide.deadline import Deadline
+
+    return Deadline(math.inf, clock=frozen_clock)
+
+
+HANG_GUARD = 900.0  # wall-clock seconds after which a child process counts as hung: only so that a hang cannot
+# stall the run; far beyond any CPU budget below even on a loaded machine, so it never decides a test
+
+
+def cpu_budget(seconds: float, memory: int | None = 4 << 30):
+    """A ``preexec_fn`` for a child process: at most ``seconds`` of its own CPU time (RLIMIT_CPU; then SIGXCPU, and
+    SIGKILL a second later) and ``memory`` bytes of address space (RLIMIT_AS; None: no limit). CPU time is what the
+    child itself spends: other processes on a busy machine do not use it up, as they use up wall-clock time."""
+    import math
+    import resource
+
+    cpu = max(1, math.ceil(seconds))
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        if memory is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+
+    return limit
+
+
+def out_of_cpu(returncode: int | None) -> bool:
+    """Whether a child ended by its CPU budget (``cpu_budget``): killed by SIGXCPU, or SIGKILL after it."""
+    import signal
+
+    return returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+
+
+def peak_bytes(action) -> int:
+    """The peak of the memory Python allocates (tracemalloc) while ``action()`` runs: a count, the same on a fast
+    machine and a busy one, for tests that a reader refuses before it does the work (a decompression, a table of
+    2^31 entries) a hostile file asks for."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        action()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -25,6 +24,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.network import Network
+from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.relaxation import Key, Pair, Region, RegionBound, bound_region
 from certsym.errors import InputError
 
@@ -183,10 +183,15 @@ def _threshold(epsilon: fmpq | None, lower: fmpq, target: float) -> fmpq:
 def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[fmpq]], start: list[fmpq],
                      target: float = 1.1, seconds: float = 60.0, max_regions: int = 4000,
                      epsilon: fmpq | None = None, snap: bool = False,
-                     progress: Callable[[str], None] | None = None, work: ReplayWork | None = None) -> Search:
+                     progress: Callable[[str], None] | None = None, work: ReplayWork | None = None,
+                     deadline: Deadline | None = None) -> Search:
     """Split the worst leaf until U ≤ target·L, or (with ``epsilon``) U ≤ ε or L > ε, or the budget is spent: the
-    time, ``max_regions``, or the checker's work bound (``work``: a split that would pass it is undone)."""
-    t0 = time.monotonic()
+    time (``deadline``, which replaces ``seconds`` when given), ``max_regions``, or the checker's work bound
+    (``work``: a split that would pass it is undone). ``Search.stopped`` names what stopped it. Cost: at most
+    ``max_regions`` region bounds (module docstring); ``Search.seconds`` is the time taken, on the deadline's
+    clock."""
+    deadline = deadline_of(seconds, deadline)
+    t0 = deadline.clock()
     best = {"lower": fmpq(-1), "x": start, "values": []}
 
     def consider(x: list[fmpq]) -> None:
@@ -215,7 +220,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
 
     consider(start)
     root = Node(Region(box))
-    root.bound = bound_region(P, root.region, snap, deadline=t0 + seconds)
+    root.bound = bound_region(P, root.region, snap, deadline=deadline)
     root.effective = dict(root.bound.bounds)
     if work is not None:
         work.add(True, root.bound)
@@ -250,7 +255,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         if reason:
             stopped = reason
             break
-        if time.monotonic() - t0 > seconds:
+        if deadline.expired():
             stopped = "the time budget"
             break
         if regions + 2 > max_regions:
@@ -263,7 +268,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         key = split_key(node)
         if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
             stale = [o for o in node.effective if o not in node.bound.bounds]
-            extra = bound_region(P, node.region, snap, stale, t0 + seconds) if stale else None
+            extra = bound_region(P, node.region, snap, stale, deadline) if stale else None
             if extra is not None and work is not None and work.used + work.cost(False, extra) > REGION_WORK:
                 extra = None  # no room in the checker's bound: the inherited bounds stand
             if extra is not None:
@@ -283,7 +288,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
             # which holds on every subregion, and are bounded again when they become the worst
             level = max(_threshold(epsilon, best["lower"], target), node.upper * fmpq(97, 100))
             open_ = [o for o, b in node.effective.items() if b > level]
-            child.bound = bound_region(P, child.region, snap, open_, t0 + seconds)
+            child.bound = bound_region(P, child.region, snap, open_, deadline)
             child.effective = node.effective | {o: min(b, node.effective[o]) for o, b in child.bound.bounds.items()}
             for point in child.bound.points:
                 propose(point, child.region)
@@ -302,4 +307,4 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         regions += 2
         if progress and regions % 50 == 1:
             progress(f"{regions} regions, U ≈ {-heap[0][0]:.6g}, L ≈ {float(best['lower']):.6g}")
-    return Search(root, best["lower"], best["x"], best["values"], stopped, regions, time.monotonic() - t0)
+    return Search(root, best["lower"], best["x"], best["values"], stopped, regions, deadline.clock() - t0)

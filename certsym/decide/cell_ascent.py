@@ -17,18 +17,18 @@ Cost per step: one LP of m variables and n_A + n_B rows (dense), plus O((n_A + n
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
+
+from certsym.decide.deadline import Deadline
 
 Floats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # (W1, b1, W2, b2) of one network, binary64
 
 
 def cell_ascent(fa: Floats, fb: Floats, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, t: int, s: float,
-                deadline: float, steps: int = 40, flips: float = 0.25) -> list[np.ndarray]:
+                deadline: Deadline, steps: int = 40, flips: float = 0.25) -> list[np.ndarray]:
     """The points of the walk from ``x`` (module docstring) maximizing s·D_t over the box [lo, hi], in the order
     visited (each better than the last by the floats), until no step improves, ``steps`` LPs are solved, or
-    ``deadline`` (``time.monotonic()``) passes. A step flips the ``flips`` share of the limiting neuron
+    ``deadline`` expires. A step flips the ``flips`` share of the limiting neuron
     constraints with the largest duals (at least one). Cost: at most ``steps`` LPs (module docstring)."""
     from scipy.optimize import linprog  # loaded on first use, as the relaxation's LPs are
 
@@ -46,7 +46,7 @@ def cell_ascent(fa: Floats, fb: Floats, lo: np.ndarray, hi: np.ndarray, x: np.nd
     active = W @ x + bias > 0
     best, out = value(x), []
     for _ in range(steps):
-        if time.monotonic() > deadline:
+        if deadline.expired():
             break
         gradient = s * ((MA[t] * active[:nA]) @ WA - (MB[t] * active[nA:]) @ WB)
         sign = np.where(active, -1.0, 1.0)  # active: −z ≤ 0; inactive: z ≤ 0

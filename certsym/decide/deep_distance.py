@@ -28,7 +28,6 @@ branch and bound, at most MAX_TREE_WORK / (the weights of both networks) leaves.
 from __future__ import annotations
 
 import heapq
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -36,6 +35,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.deep import DeepNetwork
+from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.distance import Box, epsilon_verdict
@@ -279,16 +279,21 @@ class _Bounds:
 
 def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
                   verdict: DeepVerdict | None = None, seconds: float = 0.0, target: float = 1.1,
-                  epsilon: fmpq | None = None, progress: Callable[[str], None] | None = None) -> DeepDistance:
+                  epsilon: fmpq | None = None, progress: Callable[[str], None] | None = None,
+                  deadline: Deadline | None = None, max_regions: int | None = None) -> DeepDistance:
     """[L, U] (module docstring) for two deep networks over QQ; ``verdict`` is their deep decision when it is
-    already known. With ``seconds`` > 0, the branch and bound runs until U ≤ ``target``·L, or with ``epsilon``
-    until U ≤ ε or L > ε, or the time or the checker's bounds run out. Cost: see the module."""
+    already known. With a time budget above 0 (``deadline``, the documented way, which replaces ``seconds``; else
+    ``seconds`` from now; 0, the default, is the box alone), the branch and bound runs until U ≤ ``target``·L, or
+    with ``epsilon`` until U ≤ ε or L > ε, or the time budget, ``max_regions`` (regions of the tree, default no
+    bound but the checker's) or the checker's bounds run out; ``DeepDistance.stopped`` says which. Cost: see the
+    module; ``DeepDistance.seconds`` is the time taken, on the deadline's clock."""
     if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
         raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")
-    start = time.monotonic()
+    deadline = deadline_of(seconds, deadline)
+    start = deadline.clock()
     verdict = verdict or decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
         zero = fmpq(0)
@@ -301,10 +306,10 @@ def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int 
     lower = max(abs(a - c) for a, c in zip(*values, strict=True))
     d = DeepDistance(lower, upper, box, bounds.alignment, x, values, plain, aligned, stopped="one region",
                      epsilon=epsilon)
-    if seconds > 0:
-        _branch_and_bound(d, bounds, seed, start + seconds, target, epsilon, progress)
+    if deadline.seconds > 0:
+        _branch_and_bound(d, bounds, seed, deadline, target, epsilon, progress, max_regions)
     d.lower = stated_lower(d.lower, epsilon)
-    d.seconds = time.monotonic() - start
+    d.seconds = deadline.clock() - start
     return d
 
 
@@ -327,10 +332,12 @@ class _Node:
     children: tuple = ()
 
 
-def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: float, target: float,
-                      epsilon: fmpq | None, progress: Callable[[str], None] | None) -> None:
+def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: Deadline, target: float,
+                      epsilon: fmpq | None, progress: Callable[[str], None] | None,
+                      max_regions: int | None = None) -> None:
     """Halve the leaf of largest U (module docstring) and update ``d`` in place: U, L with its witness, the tree
-    (preorder) and why the search stopped."""
+    (preorder) and why the search stopped (the target, ε, the time budget, the region budget, the checker's bounds).
+    Cost: two region bounds and two leaf searches per halving, at most ``max_regions`` regions."""
     theta1, theta2 = bounds.theta1, bounds.theta2
     floats = (_floats(theta1), _floats(theta2))
     # a coordinate's influence: its width times the first layer's weights on it, in both networks
@@ -352,8 +359,11 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: flo
 
     while not (reason := stop()):
         _, _, node = heap[0]
-        if time.monotonic() > deadline:
+        if deadline.expired():
             reason = "the time budget"
+            break
+        if max_regions is not None and nodes + 2 > max_regions:
+            reason = "the region budget"
             break
         scores = [float(hi - lo) * float(w) for (lo, hi), w in zip(node.box, influence, strict=True)] \
             if influence is not None else []

@@ -17,7 +17,6 @@ recomputes. Cost per region: one exact pass over both networks' weights and k(k 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +24,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.deep import DeepNetwork
+from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, halves, plain_intervals
@@ -75,9 +75,13 @@ def leaf_class(theta: DeepNetwork, box: Box) -> int | None:
 
 
 def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
-              progress: Callable[[str], None] | None = None) -> DeepTop1:
+              progress: Callable[[str], None] | None = None, deadline: Deadline | None = None,
+              max_regions: int | None = None) -> DeepTop1:
     """AGREE / DIFFER / UNKNOWN (module docstring). Regions are taken depth first, each split on its widest
-    coordinate relative to the box; the search stops at ``seconds`` or at the checker's work bound."""
+    coordinate relative to the box; the search stops when the time budget runs out (``deadline``, the documented
+    way, which replaces ``seconds``; else ``seconds`` from now), at ``max_regions`` regions (default no bound but
+    the checker's), or at the checker's work bound; ``DeepTop1.stopped`` says which. Cost: the module's per region,
+    at most ``max_regions`` regions; ``DeepTop1.seconds`` is the time taken, on the deadline's clock."""
     for t in (theta1, theta2):
         if not isinstance(t.field, type(QQ)):
             raise InputError("top-1 agreement is decided over the rationals; these networks have irrational weights")
@@ -89,10 +93,15 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
                          f"k = {theta2.k}")
     if any(max(abs(int(x.p)), int(x.q)).bit_length() > 4096 for end in box for x in end):
         raise InputError("the box's numbers must have at most 4,096 bits (the checker's bound)")
-    start = time.monotonic()
+    deadline = deadline_of(seconds, deadline)
+    start = deadline.clock()
+
+    def taken() -> float:
+        return deadline.clock() - start
+
     verdict = decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
-        return DeepTop1("agree", box, equivalence=verdict, stopped="equivalent", seconds=time.monotonic() - start)
+        return DeepTop1("agree", box, equivalence=verdict, stopped="equivalent", seconds=taken())
     work = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers) + \
         2 * theta1.k ** 2 * max(len(theta1.layers[-1].W[0]), len(theta2.layers[-1].W[0]))
     floats = (_floats(theta1), _floats(theta2))
@@ -108,27 +117,28 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
         if found is not None:
             x, outputs, classes = found
             return DeepTop1("differ", box, witness=x, outputs=outputs, classes=classes, regions=regions,
-                            stopped="a witness", seconds=time.monotonic() - start)
+                            stopped="a witness", seconds=taken())
         c = leaf_class(theta1, region)
         if c is not None and leaf_class(theta2, region) == c:
             tree.append(("leaf", c))
             continue
         leaves = sum(1 for kind, _ in tree if kind == "leaf") + len(stack) + 2
         nodes = len(tree) + 2 * (len(stack) + 2)
-        if time.monotonic() - start > seconds or max(leaves * work, nodes * (len(box) + 1)) > MAX_LEAF_WORK:
-            why = "the time budget" if time.monotonic() - start > seconds else "the checker's work bound"
-            return DeepTop1("unknown", box, regions=regions, stopped=why, seconds=time.monotonic() - start)
+        # the clock is read once, so that the reason given is the limit that was reached
+        why = "the time budget" if deadline.expired() else \
+            "the region budget" if max_regions is not None and regions + len(stack) + 2 > max_regions else \
+            "the checker's work bound" if max(leaves * work, nodes * (len(box) + 1)) > MAX_LEAF_WORK else None
+        if why is not None:
+            return DeepTop1("unknown", box, regions=regions, stopped=why, seconds=taken())
         q = max(range(len(region)), key=lambda i: (region[i][1] - region[i][0]) / width[i] if width[i] else -1)
         if width[q] == 0:
-            return DeepTop1("unknown", box, regions=regions, stopped="a point box with a tie",
-                            seconds=time.monotonic() - start)
+            return DeepTop1("unknown", box, regions=regions, stopped="a point box with a tie", seconds=taken())
         tree.append(("split", q))
         left, right = halves(region, q)
         stack += [right, left]  # preorder: the left half next
         if progress is not None and regions % 50 == 0:
-            progress(f"{regions} regions, {len(stack)} open, {time.monotonic() - start:.1f} s")
-    return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified",
-                    seconds=time.monotonic() - start)
+            progress(f"{regions} regions, {len(stack)} open, {taken():.1f} s")
+    return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified", seconds=taken())
 
 
 def _witness(theta1: DeepNetwork, theta2: DeepNetwork, floats: tuple, region: Box, rng: np.random.Generator):

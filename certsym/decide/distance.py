@@ -25,7 +25,6 @@ from __future__ import annotations
 import heapq
 import math
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -36,6 +35,7 @@ from flint import fmpq, fmpq_mat
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, ReplayWork, Search, branch_and_bound
 from certsym.decide.cell_ascent import cell_ascent
+from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair
 from certsym.errors import InputError
@@ -336,14 +336,14 @@ def rational_point(point: np.ndarray, box: Box) -> list[fmpq]:
                                                                                       strict=True)]
 
 
-def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq], deadline: float,
+def ascend(A: Network, B: Network, box: Box, x: list[fmpq], values: list[fmpq], deadline: Deadline,
            nets: tuple | None = None) -> tuple[list[fmpq], list[fmpq]]:
     """The witness x moved uphill by ``certsym.decide.cell_ascent`` on its largest output difference, with its
     exact values, when the exact ‖D‖∞ there is larger than at x (else x and ``values``). Only proposes: the point
     is the rationals its floats are, clipped to the box, and evaluated exactly. ``nets``: (floats(A), floats(B))
-    when the caller has them. Cost: the walk's LPs until ``deadline``, and one exact evaluation."""
+    when the caller has them. Cost: the walk's LPs until ``deadline`` expires, and one exact evaluation."""
     t = max(range(len(values)), key=lambda j: abs(values[j]))
-    if values[t] == 0 or time.monotonic() > deadline:
+    if values[t] == 0 or deadline.expired():
         return x, values
     fa, fb = nets or (floats(A), floats(B))
     lo = np.array([float(b[0]) for b in box])
@@ -401,15 +401,20 @@ def checked_box(A: Network, B: Network, box: Box | None) -> Box:
 
 def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
              target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = MAX_REGIONS,
-             progress=None) -> Distance:
+             progress=None, deadline: Deadline | None = None) -> Distance:
     """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
     multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
-    ``epsilon`` until U ≤ ε or L > ε, or ``seconds``, ``max_regions`` or the checker's work bound run out. Raises
-    InputError for networks over a number field, or of different input or output sizes."""
+    ``epsilon`` until U ≤ ε or L > ε, or the time budget, ``max_regions`` or the checker's work bound run out
+    (``Distance.search.stopped`` says which). The time budget is ``deadline`` (the documented way: a caller starts
+    it when its command starts; it replaces ``seconds``), else ``seconds`` from now. The floating-point walks
+    before and after the branch and bound get a twentieth of the budget each, the branch and bound 95% of what
+    remains after the first walk; none of them runs past the deadline. Raises InputError for networks over a
+    number field, or of different input or output sizes. Cost: the module's, and at most ``max_regions`` region
+    bounds."""
     box = checked_box(A, B, box)
     if epsilon is not None and epsilon < 0:
         raise InputError("--epsilon must be nonnegative")
-    start = time.monotonic()
+    deadline = deadline_of(seconds, deadline)
     nets = (floats(A), floats(B))  # the binary64 weights every floating-point proposal below works on
     x = search_float_witness(*nets, box, seed)
     values = evaluate_difference(A, B, x)
@@ -424,11 +429,11 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     small = (A.n + B.n) * (A.m + 1) <= 600  # exact small-denominator duals are worth trying
     # the local walk over activation cells, before the branch and bound (a higher L focuses it and may stop it at
     # once) and after it, from its best witness; each is given a twentieth of the budget
-    x, values = ascend(A, B, box, x, values, start + seconds / 20, nets)
-    search = branch_and_bound(Pair(A, B, pairs), box, difference(A, B), x, target,
-                              max(0.0, seconds * 0.95 - (time.monotonic() - start)), max_regions, epsilon, small,
-                              progress, ReplayWork(A, B, pairs, box))
-    deadline = time.monotonic() + seconds / 20
+    x, values = ascend(A, B, box, x, values, deadline.within(deadline.seconds / 20), nets)
+    search = branch_and_bound(Pair(A, B, pairs), box, difference(A, B), x, target, max_regions=max_regions,
+                              epsilon=epsilon, snap=small, progress=progress, work=ReplayWork(A, B, pairs, box),
+                              deadline=deadline.share(0.95))
+    walks = deadline.within(deadline.seconds / 20)
     # walks from the search's witness, from where the root's relaxation puts each objective's maximum, and from where
     # the relaxations of the WALK_LEAVES leaves of largest bound put theirs (the supremum is likeliest there), the
     # points of larger floating-point ‖D‖∞ first
@@ -438,12 +443,12 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
               *(p for leaf in worst for p in leaf.bound.points)]
     rank = np.argsort(-np.abs(float_difference(*nets, np.array(points))).max(axis=1), kind="stable")
     for r in rank.tolist():
-        if time.monotonic() > deadline:
+        if walks.expired():
             break
         if r == 0 and search.witness == x:
             continue  # walked from before the branch and bound
         origin = rational_point(points[r], box)
-        y, new = ascend(A, B, box, origin, evaluate_difference(A, B, origin), deadline, nets)
+        y, new = ascend(A, B, box, origin, evaluate_difference(A, B, origin), walks, nets)
         if max(abs(v) for v in new) > search.lower:
             search.lower, search.witness, search.values = max(abs(v) for v in new), y, new
     if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result

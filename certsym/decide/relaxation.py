@@ -31,7 +31,6 @@ the bounds.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -39,6 +38,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from certsym.core.network import Network
+from certsym.decide.deadline import Deadline
 
 Box = list[tuple[fmpq, fmpq]]
 Key = tuple[str, int]  # ("A", i) or ("B", j)
@@ -357,11 +357,11 @@ def _status(phase: int | None, lo: fmpq, hi: fmpq) -> int:
 
 
 def bound_region(P: Pair, region: Region, snap: bool = False,
-                 objectives: list[Objective] | None = None, deadline: float | None = None) -> RegionBound:
+                 objectives: list[Objective] | None = None, deadline: Deadline | None = None) -> RegionBound:
     """The exact bound of every objective (default the 2k objectives ±D_t of the distance) on ``region`` from
     multipliers a floating-point LP proposes (module docstring). With ``snap``, multipliers are also tried rounded
     to rationals of small denominators (exact duals of problems with small rational data), and the smaller exact
-    bound is kept. Past ``deadline`` (time.monotonic()) no program is solved: the remaining objectives get μ = 0,
+    bound is kept. Once ``deadline`` has expired no program is solved: the remaining objectives get μ = 0,
     a valid (looser) bound. The refinements made on the region (``refine``) are returned with the bounds and added
     to ``region.refined``, so a second call on the region makes none and its children inherit them."""
     # scipy loads here, not with the module: the command line imports this module, and most commands need no LP
@@ -409,7 +409,7 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
         mu = None
         # the corner of the box where the x part of the objective is largest: exact for a linear region
         points.append(np.where(cvec[:m] > 0, [hi for _, hi in bounds[:m]], [lo for lo, _ in bounds[:m]]))
-        if G is not None and (deadline is None or time.monotonic() < deadline):
+        if G is not None and (deadline is None or not deadline.expired()):
             res = linprog(-cvec, A_ub=G, b_ub=rhs, bounds=bounds, method="highs")
             if res.status == 0:
                 mu = np.maximum(-np.asarray(res.ineqlin.marginals), 0.0) / scales

@@ -27,7 +27,6 @@ per cell programme, m + 1 variables and n1 + n2 + 2(k − 1) dense rows; at most
 from __future__ import annotations
 
 import heapq
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from flint import fmpq
 
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, Node, ReplayWork, children, split_key
+from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.distance import Box, align, checked_box, floats
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
@@ -155,11 +155,16 @@ class _Witnesses:
 
 
 def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
-         max_regions: int = MAX_REGIONS, progress: Callable[[str], None] | None = None) -> Top1:
+         max_regions: int = MAX_REGIONS, progress: Callable[[str], None] | None = None,
+         deadline: Deadline | None = None) -> Top1:
     """Decide whether ρ(θ1) and ρ(θ2) have the same largest output on the box (module docstring): "agree" with a
-    tree of per-leaf margin bounds, "differ" with an exact witness, or "unknown" within ``seconds`` and
-    ``max_regions``. Raises InputError as ``certsym.decide.distance.checked_box`` does."""
-    t0 = time.monotonic()
+    tree of per-leaf margin bounds, "differ" with an exact witness, or "unknown" when the time budget
+    (``deadline``, the documented way, which replaces ``seconds``; else ``seconds`` from now), ``max_regions`` or
+    the checker's work bound runs out (``Top1.stopped`` says which). Raises InputError as
+    ``certsym.decide.distance.checked_box`` does. Cost: the module's, at most ``max_regions`` regions;
+    ``Top1.seconds`` is the time taken, on the deadline's clock."""
+    deadline = deadline_of(seconds, deadline)
+    t0 = deadline.clock()
     box = checked_box(A, B, box)
     k = A.k
     seen = _Witnesses(A, B, box)
@@ -169,8 +174,8 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         if seen.found:
             x, outputs, classes = seen.found
             return Top1("differ", box, witness=x, outputs=outputs, classes=classes, stopped="a disagreement",
-                        regions=regions, seconds=time.monotonic() - t0)
-        return Top1(verdict, box, pairs, root=root, stopped=stopped, regions=regions, seconds=time.monotonic() - t0,
+                        regions=regions, seconds=deadline.clock() - t0)
+        return Top1(verdict, box, pairs, root=root, stopped=stopped, regions=regions, seconds=deadline.clock() - t0,
                     **kw)
 
     pairs: list = []
@@ -187,7 +192,6 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     P = Pair(A, B, pairs)
     work = ReplayWork(A, B, pairs, box)
     small = (A.n + B.n) * (A.m + 1) <= 20_000
-    deadline = t0 + seconds
 
     def objectives(c: int) -> list[tuple]:
         return [(net, c, j) for net in "AB" for j in range(k) if j != c]
@@ -236,7 +240,7 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
         heap.append((-float(root.effective[worst(root)]), 0, root))
     count = 0
     while heap:
-        if time.monotonic() > deadline:
+        if deadline.expired():
             return answer("unknown", "the time budget", root, regions)
         if regions + 2 > max_regions:
             return answer("unknown", "the region budget", root, regions)
