@@ -106,10 +106,10 @@ def test_a_negative_box_is_read_as_a_value(tmp_path, capfd) -> None:
     a.write_text(json.dumps({"M": [["1", "-1"]], "A": [["1"], ["-1"]], "b": ["0", "0"], "c": ["0"]}))  # |x|
     b = tmp_path / "b.json"
     b.write_text(json.dumps({"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"]}))  # relu(x)
-    assert main(["distance", str(a), str(b), "--box", "-1,1", "--json"]) == 0
+    assert main(["distance", str(a), str(b), "--box", "-1,1", "--regions", "200", "--json"]) == 0
     out = json.loads(capfd.readouterr().out)
     assert out["upper"] == out["lower"] == "1"  # |x| − relu(x) = relu(−x), 1 at x = −1
-    assert main(["distance", str(a), str(b), "--box=-2,1", "--json"]) == 0
+    assert main(["distance", str(a), str(b), "--box=-2,1", "--regions", "200", "--json"]) == 0
     assert json.loads(capfd.readouterr().out)["lower"] == "2"
 
 

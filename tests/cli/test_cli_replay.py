@@ -63,7 +63,8 @@ def test_long_bounds_replay_through_the_command(tmp_path, capfd) -> None:
     a, b, cert = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "d.json"
     a.write_text(json.dumps(_layered(first)))
     b.write_text(json.dumps(_layered(second)))
-    code = main(["distance", str(a), str(b), "--box=-1,1", "--epsilon", "1000", "--seconds", "1", "--cert", str(cert)])
+    code = main(["distance", str(a), str(b), "--box=-1,1", "--epsilon", "1000", "--seconds", "3600", "--cert",
+                 str(cert)])
     out = capfd.readouterr().out
     assert code == 0 and out.startswith("VERIFIED"), out
     assert main(["check", str(cert)]) == 0
@@ -83,7 +84,7 @@ def test_a_certificate_the_checker_refuses_gives_unknown_and_no_file(tmp_path, c
     a.write_text(json.dumps(_layered(first)))
     b.write_text(json.dumps(_layered(second)))
     args = ["distance", str(a), str(b), "--box=-1,1", *question, "--cert", str(cert)]
-    args += ["--seconds", "1"] if deep else ["--regions", "3"]
+    args += ["--seconds", "3600"] if deep else ["--regions", "3"]  # the searches end at once, by their counts
     monkeypatch.setattr(checker_budget, "WORK_BUDGET", 30)
     code = main(args)
     out = capfd.readouterr().out

@@ -10,9 +10,11 @@ import random
 import pytest
 import z3
 from flint import fmpq
+from helpers import Ticks, no_time_limit
 
 from certsym.certify import deep_top1_certificate
 from certsym.certify.envelope import InputRecord
+from certsym.decide.deadline import Deadline
 from certsym.decide.deep_top1 import deep_top1
 from certsym.errors import InputError
 from certsym_check import check_certificate
@@ -65,7 +67,7 @@ def test_verdicts_agree_with_z3() -> None:
         t1, t2 = _random_pair(rng)
         lo, width = fmpq(rng.randint(-2, 1)), rng.choice([fmpq(1, 4), fmpq(1), fmpq(3)])
         box = [(lo, lo + width)] * t1.m
-        r = deep_top1(t1, t2, box, seconds=2)
+        r = deep_top1(t1, t2, box, deadline=no_time_limit(), max_regions=400)
         if r.verdict == "unknown":
             continue
         decided += 1
@@ -88,7 +90,7 @@ def test_agreement_with_splits_replays_and_tampering_is_refused() -> None:
     On the box x0 ∈ [1/2, 1], x1 ∈ [0, 1/4] both say 0, and a tree of halvings is needed near x0 = 1/2."""
     A, B = _pair()
     box = [(fmpq(1, 2), fmpq(1)), (fmpq(0), fmpq(1, 4))]
-    r = deep_top1(A, B, box, seconds=10)
+    r = deep_top1(A, B, box, deadline=no_time_limit(), max_regions=400)
     assert r.verdict == "agree" and r.leaves >= 1 and r.equivalence is None
     cert = json.loads(json.dumps(deep_top1_certificate(r, _records(), (A, B))))
     assert check_certificate(cert).valid
@@ -111,7 +113,7 @@ def test_agreement_with_splits_replays_and_tampering_is_refused() -> None:
 def test_disagreement_witness_replays_and_tampering_is_refused() -> None:
     A, B = _pair()
     box = [(fmpq(0), fmpq(1)), (fmpq(0), fmpq(1))]
-    r = deep_top1(A, B, box, seconds=10)
+    r = deep_top1(A, B, box, deadline=no_time_limit(), max_regions=400)
     assert r.verdict == "differ" and set(r.classes) == {0, 1}
     cert = json.loads(json.dumps(deep_top1_certificate(r, _records(), (A, B))))
     assert check_certificate(cert).valid
@@ -131,22 +133,36 @@ def test_output_relu_is_refused() -> None:
 
 def test_costly_trees_are_refused_before_the_work() -> None:
     """Found by review: 256 halvings of a box with 175,000-bit denominators (32 s of gcds, no leaf charged; here
-    12,680 bits), and splits copying a region of 10^6 coordinates (2.5 GB), are refused by their sizes first."""
-    import time
-
+    12,680 bits), and splits copying a region of 10^6 coordinates (2.5 GB), are refused by their sizes first, before
+    any work is charged."""
     A, B = _pair()
-    r = deep_top1(A, B, [(fmpq(1, 2), fmpq(1)), (fmpq(0), fmpq(1, 4))], seconds=10)
+    r = deep_top1(A, B, [(fmpq(1, 2), fmpq(1)), (fmpq(0), fmpq(1, 4))], deadline=no_time_limit(), max_regions=400)
     cert = json.loads(json.dumps(deep_top1_certificate(r, _records(), (A, B))))
     huge = copy.deepcopy(cert)
     huge["proof"]["box"][0] = ["1/" + str(3 ** 8000), "1"]
     huge["proof"]["tree"] = [["split", 0]] * 256
-    start = time.perf_counter()
     report = check_certificate(huge)
-    assert not report.valid and "4096 bits" in report.reason and time.perf_counter() - start < 5
+    assert not report.valid and "4096 bits" in report.reason and report.work < 10_000, report.work
     wide = [net([([[1] * 100], [0]), ([[1]], [0]), ([[0], [0]], [0, c])]) for c in (1, 2)]  # class 1 everywhere
-    r = deep_top1(*wide, [(fmpq(0), fmpq(1, 4))] * 100, seconds=10)
+    r = deep_top1(*wide, [(fmpq(0), fmpq(1, 4))] * 100, deadline=no_time_limit(), max_regions=400)
     assert r.verdict == "agree" and r.tree == [("leaf", 1)]
     many = json.loads(json.dumps(deep_top1_certificate(r, _records(), tuple(wide))))
     many["proof"]["tree"] = [["split", q % 100] for q in range(200_000)]
     report = check_certificate(many)
     assert not report.valid and "coordinates" in report.reason
+
+
+def test_the_time_and_region_budgets_stop_the_search_and_say_so() -> None:
+    """A pair whose boundaries coincide without equivalence (case 19 of the z3 test) is never decided: the search
+    stops at the time budget of a fake clock (one second per read), or at the region budget, and says which."""
+    rng = random.Random(7)
+    for _ in range(20):
+        t1, t2 = _random_pair(rng)
+        lo, width = fmpq(rng.randint(-2, 1)), rng.choice([fmpq(1, 4), fmpq(1), fmpq(3)])
+    box = [(lo, lo + width)] * t1.m
+    timed = deep_top1(t1, t2, box, deadline=Deadline(30, clock=Ticks(1.0)), max_regions=10_000)
+    assert timed.verdict == "unknown" and timed.stopped == "the time budget" and 1 < timed.regions < 30
+    counted = deep_top1(t1, t2, box, deadline=no_time_limit(), max_regions=40)
+    assert counted.verdict == "unknown" and counted.stopped == "the region budget" and counted.regions <= 40
+    spent = deep_top1(t1, t2, box, deadline=Deadline(0, clock=Ticks(1.0)))
+    assert spent.verdict == "unknown" and spent.stopped == "the time budget" and spent.regions == 1

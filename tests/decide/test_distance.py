@@ -11,17 +11,21 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from flint import fmpq, fmpq_mat
+from helpers import Ticks, frozen_clock, no_time_limit
 
 from certsym.api import load
 from certsym.certify import InputRecord, distance_certificate
 from certsym.cli import main
 from certsym.core.network import Network
+from certsym.decide.deadline import Deadline
 from certsym.decide.distance import align, distance, evaluate_difference, parse_box, parse_vnnlib
 from certsym.decide.relaxation import Pair, Region, bound_region, extremes
 from certsym.errors import InputError
 from certsym_check import check_certificate
 
 RECORDS = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
+# searches bounded by counts of regions, never by the time: what a test asserts does not depend on the machine
+UNTIMED = {"deadline": no_time_limit()}
 
 
 def _model(seed: int, m: int = 6, n: int = 10, k: int = 2) -> list[np.ndarray]:
@@ -57,7 +61,7 @@ def test_bounds_are_sound_on_ten_thousand_samples(seed: int, kind: str) -> None:
     b = _copies(a)[kind]
     A, B = load(a).network, load(b).network
     box = parse_box("-1,2", A.m) if seed == 2 else None
-    d = distance(A, B, box, seconds=1)
+    d = distance(A, B, box, **UNTIMED, max_regions=40)
     assert d.lower <= d.upper
     lo, hi = np.array([float(x) for x, _ in d.box]), np.array([float(y) for _, y in d.box])
     X = lo + (hi - lo) * np.random.default_rng(seed + 7).random((10_000, A.m))
@@ -92,7 +96,7 @@ def test_equivalent_pair_has_distance_zero() -> None:
 def _cached_doc() -> str:
     a = _model(5)
     A, B = load(a).network, load(_copies(a)["float16"]).network
-    d = distance(A, B, seconds=1, max_regions=40)
+    d = distance(A, B, **UNTIMED, max_regions=40)
     assert len(d.search.root.leaves()) > 4  # a tree, so that splits and leaves can be tampered with
     return json.dumps(distance_certificate(d, RECORDS, (A, B)))
 
@@ -265,15 +269,15 @@ def test_point_box_and_single_neuron_give_u_equal_to_l() -> None:
     by splitting both phases, with exact (small-denominator) multipliers."""
     A, B = _one_neuron()
     point = parse_box("1/3,1/3;-1/2,-1/2;2,2", 3)
-    d = distance(A, B, point, seconds=5)
+    d = distance(A, B, point, **UNTIMED, max_regions=200)
     assert d.upper == d.lower == max(abs(v) for v in evaluate_difference(A, B, [x for x, _ in point]))
-    d = distance(A, B, parse_box("-1,1", 3), seconds=5, target=1.0)
+    d = distance(A, B, parse_box("-1,1", 3), **UNTIMED, max_regions=200, target=1.0)
     assert d.upper == d.lower > 0
     assert check_certificate(distance_certificate(d, RECORDS, (A, B))).valid
     a = _model(8)
     A, B = load(a).network, load(_copies(a)["float16"]).network
     corner = parse_box("1/4,1/4", A.m)
-    d = distance(A, B, corner, seconds=5)
+    d = distance(A, B, corner, **UNTIMED, max_regions=200)
     assert d.upper == d.lower
 
 
@@ -283,9 +287,9 @@ def test_epsilon_verdicts_replay(scale: Fraction) -> None:
     certificate replays, and a VIOLATED witness evaluates exactly above ε; a verdict flipped is rejected."""
     a = _model(9)
     A, B = load(a).network, load(_copies(a)["float16"]).network
-    plain = distance(A, B, seconds=1, max_regions=20)
+    plain = distance(A, B, **UNTIMED, max_regions=20)
     eps = fmpq(scale.numerator, scale.denominator) * (plain.lower + plain.upper)
-    d = distance(A, B, seconds=2, epsilon=eps)
+    d = distance(A, B, **UNTIMED, max_regions=200, epsilon=eps)
     assert d.verdict == ("verified" if d.upper <= eps else "violated" if d.lower > eps else "unknown")
     if scale == Fraction(1, 1000):
         assert d.verdict == "violated"
@@ -320,7 +324,8 @@ def test_cli_distance(tmp_path, capfd) -> None:
     np.savez(tmp_path / "a.npz", **dict(zip(names, a, strict=True)))
     np.savez(tmp_path / "b.npz", **dict(zip(names, _copies(a)["float16"], strict=True)))
     cert = tmp_path / "d.json"
-    assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--cert", str(cert), "--json"]) == 0
+    assert main(["distance", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--regions", "200", "--cert", str(cert),
+                 "--json"]) == 0
     out = json.loads(capfd.readouterr().out)
     assert out["default_box"] and fmpq(*map(int, (out["lower"] + "/1").split("/")[:2])) <= \
         fmpq(*map(int, (out["upper"] + "/1").split("/")[:2]))
@@ -329,7 +334,7 @@ def test_cli_distance(tmp_path, capfd) -> None:
     lower = Fraction(out["lower"])
     files = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
     for eps, code, word in ((lower / 2, 1, "VIOLATED"), (lower * 100, 0, "VERIFIED")):
-        assert main(["distance", *files, "--epsilon", str(eps), "--seconds", "2", "--cert", str(cert)]) == code
+        assert main(["distance", *files, "--epsilon", str(eps), "--regions", "200", "--cert", str(cert)]) == code
         assert capfd.readouterr().out.startswith(word)
         assert main(["check", str(cert), "--inputs", *files]) == 0
         assert word in capfd.readouterr().out
@@ -359,7 +364,7 @@ def test_no_time_for_programs_still_beats_the_interval_rule(kind: str) -> None:
     symbolic-interval U, and the certificate replays."""
     a = _model(11)
     A, B = load(a).network, load(_copies(a)[kind]).network
-    d = distance(A, B, parse_box("-1,1", A.m), seconds=1e-9)
+    d = distance(A, B, parse_box("-1,1", A.m), deadline=Deadline(0, clock=frozen_clock))
     assert d.search.regions == 1 and d.lower <= d.upper <= d.interval
     assert check_certificate(json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))).valid
 
@@ -372,7 +377,7 @@ def test_empty_regions_are_closed_by_farkas_multipliers() -> None:
     bias = b1.copy()
     bias[int(np.argmax(np.linalg.norm(W2, axis=0) * np.linalg.norm(W1, axis=1)))] += np.float32(1 / 64)
     A, B = load(a).network, load([W1, bias, W2, b2]).network
-    d = distance(A, B, parse_box("-1,1", 20), seconds=20)
+    d = distance(A, B, parse_box("-1,1", 20), **UNTIMED, max_regions=200)
     assert d.search.regions < 50 and d.upper <= d.lower * fmpq(1001, 1000)
     root = d.search.root.effective
     assert any(v <= 0 < root[o] for node in d.search.root.preorder()[1:] for o, v in node.bound.bounds.items())
@@ -439,7 +444,7 @@ def test_the_cell_walk_crosses_a_kink_to_the_maximum() -> None:
     B = load([np.array([[1.0]]), np.array([0.0]), np.array([[0.0]]), np.array([0.0])]).network
     box = parse_box("0,1", 1)
     x = [fmpq(1, 10)]
-    y, values = ascend(A, B, box, x, evaluate_difference(A, B, x), float("inf"))
+    y, values = ascend(A, B, box, x, evaluate_difference(A, B, x), no_time_limit())
     assert (y, values) == ([fmpq(1)], [fmpq(3, 2)])
     assert values == evaluate_difference(A, B, y)
 
@@ -457,7 +462,7 @@ def test_the_cell_walk_never_lowers_the_witness(seed: int) -> None:
     rng = np.random.default_rng(seed)
     x = [fmpq(*float(t).as_integer_ratio()) for t in rng.uniform(-1, 1, A.m)]
     start = evaluate_difference(A, B, x)
-    y, values = ascend(A, B, box, x, start, float("inf"))
+    y, values = ascend(A, B, box, x, start, no_time_limit())
     assert all(lo <= t <= hi for t, (lo, hi) in zip(y, box, strict=True))
     assert values == evaluate_difference(A, B, y)
     assert max(abs(v) for v in values) >= max(abs(v) for v in start)
@@ -474,7 +479,7 @@ def test_values_beyond_the_float_range_are_refused_in_one_line(tmp_path, capsys,
     for name, arrays in (("a.npz", a), ("b.npz", b)):
         np.savez(tmp_path / name, **dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"), arrays, strict=True)))
         paths.append(str(tmp_path / name))
-    assert main(["distance", *paths, "--seconds", "1"]) == 2
+    assert main(["distance", *paths, "--regions", "20"]) == 2
     err = capsys.readouterr().err
     assert "exceed 2^400" in err and "internal error" not in err and len(err.strip().splitlines()) == 1
 
@@ -484,5 +489,33 @@ def test_values_within_the_float_range_are_bounded() -> None:
     rng = np.random.default_rng(0)
     a = [rng.standard_normal((5, 3)) * 1e100, rng.standard_normal(5), rng.standard_normal((2, 5)), np.zeros(2)]
     b = [x * (1 + 1e-3) for x in a]
-    d = distance(load(a).network, load(b).network, parse_box("0,1", 3), seconds=2)
+    d = distance(load(a).network, load(b).network, parse_box("0,1", 3), **UNTIMED, max_regions=200)
     assert 0 < d.lower <= d.upper
+
+
+def test_the_time_budget_is_shared_and_kept() -> None:
+    """A fake clock that moves one second per read: the search stops at the time budget (and says so) with the
+    region budget far away, every part (walks, branch and bound, final walks) ends by the deadline, so the whole
+    call reads the clock past its end only to see that it has passed; the same clock gives the same search twice."""
+    a = _model(5)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    runs = []
+    for _ in range(2):
+        deadline = Deadline(150, clock=Ticks(1.0))
+        d = distance(A, B, deadline=deadline, max_regions=10_000)
+        assert d.search.stopped == "the time budget" and 1 < d.search.regions < 10_000
+        assert deadline.elapsed() <= 150 + 4, deadline.elapsed()
+        runs.append((d.search.regions, d.lower, d.upper))
+        assert check_certificate(json.loads(json.dumps(distance_certificate(d, RECORDS, (A, B))))).valid
+    assert runs[0] == runs[1]
+    spent = distance(A, B, deadline=Deadline(0, clock=Ticks(1.0)))
+    assert spent.search.stopped == "the time budget" and spent.search.regions == 1
+
+
+def test_a_stop_names_the_limit_that_stopped_it() -> None:
+    """The region budget, the target and ε are told apart from the time budget."""
+    a = _model(5)
+    A, B = load(a).network, load(_copies(a)["float16"]).network
+    assert distance(A, B, **UNTIMED, max_regions=5).search.stopped == "the region budget"
+    assert distance(A, B, **UNTIMED, target=100.0).search.stopped == "the target ratio"
+    assert distance(A, B, **UNTIMED, epsilon=fmpq(0)).search.stopped == "L > ε"

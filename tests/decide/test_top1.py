@@ -11,16 +11,20 @@ from fractions import Fraction
 import numpy as np
 import pytest
 from flint import fmpq
+from helpers import Ticks, no_time_limit
 
 from certsym.api import load
 from certsym.certify import InputRecord, top1_certificate
 from certsym.cli import main
+from certsym.decide.deadline import Deadline
 from certsym.decide.top1 import top1, unique_top
 from certsym.errors import InputError
 from certsym_check import check_certificate
 
 RECORDS = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
 NAMES = ("0.weight", "0.bias", "2.weight", "2.bias")
+# searches bounded by a count of regions, not by the time: what a test asserts does not depend on the machine
+UNTIMED = {"deadline": no_time_limit(), "max_regions": 200}
 
 
 def _model(seed: int, m: int = 4, n: int = 12, k: int = 3) -> list[np.ndarray]:
@@ -53,7 +57,7 @@ def test_agreement_holds_on_ten_thousand_points_and_replays() -> None:
     """A tree of 13 leaves: the certificate replays, and at 10^4 random points of the box both networks have the
     certified leaf's class as their float argmax (margins far above float error), 50 of them exactly."""
     A, B = _pair(2)
-    r = top1(A, B, _box("1/2"), seconds=20)
+    r = top1(A, B, _box("1/2"), **UNTIMED)
     assert r.verdict == "agree" and len(r.root.leaves()) > 1
     assert check_certificate(_doc(r, A, B)).valid
     rng = np.random.default_rng(0)
@@ -67,7 +71,7 @@ def test_agreement_holds_on_ten_thousand_points_and_replays() -> None:
 
 def test_disagreement_witness_is_exact() -> None:
     A, B = _pair(0)
-    r = top1(A, B, _box("1"), seconds=10)
+    r = top1(A, B, _box("1"), **UNTIMED)
     assert r.verdict == "differ"
     a, b = r.classes
     assert a != b and unique_top(A.evaluate(r.witness)) == a and unique_top(B.evaluate(r.witness)) == b
@@ -77,7 +81,7 @@ def test_disagreement_witness_is_exact() -> None:
 
 def test_equivalent_networks_agree_by_equivalence() -> None:
     A, B = _pair(0, "times2")
-    r = top1(A, B, _box("1"), seconds=10)
+    r = top1(A, B, _box("1"), **UNTIMED)
     assert r.verdict == "agree" and r.equivalence is not None
     doc = _doc(r, A, B)
     assert doc["proof"]["statement"] == "Theorems 3/4" and check_certificate(doc).valid
@@ -87,7 +91,7 @@ def test_outputs_shifted_alike_agree_by_shift_leaves() -> None:
     """f2 = f1 + 1 on every output: no margin certifies a box crossed by a decision boundary, but f1 − f2 is the
     same for every output, so the leaves are shift leaves (bounds ≤ 0 of ±(D_t − D_0)) and the answer is AGREE."""
     A, B = _pair(0, "shifted")
-    r = top1(A, B, _box("1"), seconds=10)
+    r = top1(A, B, _box("1"), **UNTIMED)
     assert r.verdict == "agree" and any(leaf.shift for leaf in r.root.leaves())
     doc = _doc(r, A, B)
     assert any(n.get("shift") for n in doc["proof"]["regions"]) and check_certificate(doc).valid
@@ -101,7 +105,7 @@ def test_one_changed_neuron_is_decided_where_the_networks_coincide(seed: int) ->
     changed = b1.copy()
     changed[int(np.argmax(np.linalg.norm(W2, axis=0) * np.linalg.norm(W1, axis=1)))] += np.float32(1 / 64)
     A, B = load([W1, b1, W2, b2]).network, load([W1, changed, W2, b2]).network
-    r = top1(A, B, _box("1"), seconds=20)
+    r = top1(A, B, _box("1"), **UNTIMED)
     assert r.verdict == "agree" and any(leaf.shift for leaf in r.root.leaves())
     doc = _doc(r, A, B)
     assert any(n.get("shift") for n in doc["proof"]["regions"]) and check_certificate(doc).valid
@@ -111,20 +115,33 @@ def test_a_shared_decision_boundary_is_unknown_not_a_guess() -> None:
     """Doubling every output keeps every argmax, but no margin certifies a box crossed by a decision boundary and
     f1 − f2 = −f1 is not the same for every output: the answer is UNKNOWN, and no certificate is written for it."""
     A, B = _pair(0, "doubled")
-    r = top1(A, B, _box("1"), seconds=2)
-    assert r.verdict == "unknown" and r.witness is None
+    r = top1(A, B, _box("1"), deadline=no_time_limit(), max_regions=20)
+    assert r.verdict == "unknown" and r.witness is None and r.stopped == "the region budget"
     with pytest.raises(InputError):
         top1_certificate(r, RECORDS, (A, B))
 
 
+def test_the_time_budget_stops_the_search_and_says_so() -> None:
+    """A fake clock that moves one second per read, a budget of 40 s: the search stops at the time budget after a
+    number of regions that depends only on the code (not on the machine), below the region budget, and says so."""
+    A, B = _pair(0, "doubled")
+    clock = Ticks(1.0)
+    r = top1(A, B, _box("1"), deadline=Deadline(40, clock=clock), max_regions=2000)
+    assert r.verdict == "unknown" and r.stopped == "the time budget" and 1 <= r.regions < 2000
+    again = top1(A, B, _box("1"), deadline=Deadline(40, clock=Ticks(1.0)), max_regions=2000)
+    assert again.regions == r.regions and again.seconds == r.seconds  # the same looks at the same fake clock
+    spent = top1(A, B, _box("1"), deadline=Deadline(0, clock=Ticks(1.0)))
+    assert spent.verdict == "unknown" and spent.stopped == "the time budget" and spent.regions == 1
+
+
 def test_point_boxes_decide_exactly() -> None:
     A, B = _pair(0)
-    differ = top1(A, B, _box("1"), seconds=10)
+    differ = top1(A, B, _box("1"), **UNTIMED)
     point = [(x, x) for x in differ.witness]
-    at = top1(A, B, point, seconds=10)
+    at = top1(A, B, point, **UNTIMED)
     assert at.verdict == "differ" and at.witness == differ.witness
     centre = [(fmpq(1, 16), fmpq(1, 16))] * 4
-    same = top1(A, B, centre, seconds=10)
+    same = top1(A, B, centre, **UNTIMED)
     assert same.verdict == "agree" and len(same.root.leaves()) == 1
     assert check_certificate(_doc(same, A, B)).valid and check_certificate(_doc(at, A, B)).valid
 
@@ -132,11 +149,11 @@ def test_point_boxes_decide_exactly() -> None:
 @functools.cache
 def _cached() -> tuple[str, str, str]:
     A, B = _pair(2)
-    agree = top1(A, B, _box("1/2"), seconds=20)
+    agree = top1(A, B, _box("1/2"), **UNTIMED)
     A0, B0 = _pair(0)
-    differ = top1(A0, B0, _box("1"), seconds=10)
+    differ = top1(A0, B0, _box("1"), **UNTIMED)
     As, Bs = _pair(0, "shifted")
-    shifted = top1(As, Bs, _box("1"), seconds=10)
+    shifted = top1(As, Bs, _box("1"), **UNTIMED)
     return json.dumps(_doc(agree, A, B)), json.dumps(_doc(differ, A0, B0)), json.dumps(_doc(shifted, As, Bs))
 
 
@@ -237,13 +254,13 @@ def test_cli_top1(tmp_path, capfd) -> None:
     files = [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
     cert = tmp_path / "t.json"
     for box, code, word in (("0,0.5", 0, "AGREE"), ("-1,1", 1, "DIFFER")):
-        assert main(["distance", *files, "--top1", "--box", box, "--cert", str(cert)]) == code
+        assert main(["distance", *files, "--top1", "--box", box, "--regions", "200", "--cert", str(cert)]) == code
         assert capfd.readouterr().out.startswith(word)
         assert main(["check", str(cert), "--inputs", *files]) == 0
         assert "VALID top1_" in capfd.readouterr().out
     cert.unlink()
     doubled = [files[0], str(tmp_path / "c1.npz")]
-    assert main(["distance", *doubled, "--top1", "--seconds", "1", "--cert", str(cert), "--json"]) == 3
+    assert main(["distance", *doubled, "--top1", "--regions", "20", "--cert", str(cert), "--json"]) == 3
     out = capfd.readouterr()
     assert json.loads(out.out)["top1"] == "unknown" and "no certificate" in out.err and not cert.exists()
     assert main(["distance", *files, "--top1", "--epsilon", "1"]) == 2

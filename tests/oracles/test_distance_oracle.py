@@ -9,6 +9,7 @@ import json
 from fractions import Fraction
 
 from flint import fmpq
+from helpers import no_time_limit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -56,7 +57,7 @@ def test_enclosure_contains_the_exact_sup_on_a_line(pair, lo, width) -> None:
     exact = _sup(n1, n2, lo, hi)
     A, B = _network(n1), _network(n2)
     box = [(fmpq(lo.numerator, lo.denominator), fmpq(hi.numerator, hi.denominator))]
-    d = distance(A, B, box, seconds=5, target=1.0)
+    d = distance(A, B, box, deadline=no_time_limit(), max_regions=400, target=1.0)
     L, U = (Fraction(int(x.p), int(x.q)) for x in (d.lower, d.upper))
     assert L <= exact <= U
     assert U == L == exact or d.search is None or d.search.stopped != "the target ratio"

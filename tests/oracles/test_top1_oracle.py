@@ -9,14 +9,21 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
+import pytest
 from flint import fmpq
+from helpers import no_time_limit
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from certsym.certify import InputRecord, top1_certificate
 from certsym.decide.top1 import top1
+from certsym.errors import InputError
 from certsym_check import check_certificate
 from tests.oracles.test_distance_oracle import _network, _value, nets, small
+
+# why a search ends without a verdict: a tie or a boundary both networks share, or the count of regions
+UNKNOWN_STOPS = ("a point no split resolves (a tie, or a boundary both share)", "the region budget",
+                 "the checker's work bound")
 
 
 def _tops(values: list[Fraction]) -> frozenset[int]:
@@ -50,18 +57,24 @@ def test_top1_agrees_with_the_exact_oracle_on_a_line(pair, lo, width) -> None:
     agree = all(_tops(_value(n1, x)) == _tops(_value(n2, x)) for x in points)
     A, B = _network(n1), _network(n2)
     box = [(fmpq(lo.numerator, lo.denominator), fmpq(hi.numerator, hi.denominator))]
-    r = top1(A, B, box, seconds=3)
+    r = top1(A, B, box, deadline=no_time_limit(), max_regions=200)
     event(r.verdict)
+    records = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
+    # every example asserts: each verdict against the oracle, and a certificate exactly when there is a verdict
+    assert r.verdict in ("agree", "differ", "unknown")
     if r.verdict == "agree":
         assert agree
-    if r.verdict == "differ":
+    elif r.verdict == "differ":
         x = Fraction(int(r.witness[0].p), int(r.witness[0].q))
         t1, t2 = _tops(_value(n1, x)), _tops(_value(n2, x))
         assert lo <= x <= hi and len(t1) == len(t2) == 1 and t1 != t2 and not agree
-    if r.verdict != "unknown":
-        doc = json.loads(json.dumps(top1_certificate(r, (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64)),
-                                                     (A, B))))
-        assert check_certificate(doc).valid
+    else:
+        assert r.stopped in UNKNOWN_STOPS and r.witness is None, r.stopped
+        with pytest.raises(InputError):
+            top1_certificate(r, records, (A, B))
+        return
+    doc = json.loads(json.dumps(top1_certificate(r, records, (A, B))))
+    assert check_certificate(doc).valid
 
 
 def test_the_oracle_sees_a_crossing_inside_a_piece() -> None:
@@ -71,4 +84,4 @@ def test_the_oracle_sees_a_crossing_inside_a_piece() -> None:
     points = _points(n1, n2, Fraction(0), Fraction(1))
     assert Fraction(1, 3) in points
     assert not all(_tops(_value(n1, x)) == _tops(_value(n2, x)) for x in points)
-    assert top1(_network(n1), _network(n2), [(fmpq(0), fmpq(1))], seconds=3).verdict == "differ"
+    assert top1(_network(n1), _network(n2), [(fmpq(0), fmpq(1))], deadline=no_time_limit()).verdict == "differ"
