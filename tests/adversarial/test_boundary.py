@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO
+from helpers import HANG_GUARD, REPO, cpu_budget, out_of_cpu
 
 from certsym.cli import main
 from certsym.errors import InputError
@@ -199,12 +199,15 @@ run(doc("minimal_form", [(P, [])], {"steps": [step] * 10**5, "minimal": P}))""",
 }
 
 
-def _isolated(body: str, timeout: float = 30) -> str:
-    """The outcome line of ``body`` run in a fresh interpreter under a 4 GB address-space limit."""
+def _isolated(body: str, cpu: float = 30) -> str:
+    """The outcome line of ``body`` run in a fresh interpreter under a 4 GB address-space limit, given ``cpu``
+    seconds of its own CPU time (a busy machine does not use it up): "TIMEOUT" when it runs out."""
     try:
         out = subprocess.run([sys.executable, "-c", textwrap.dedent(_PRELUDE) + textwrap.dedent(body)],
-                             capture_output=True, text=True, timeout=timeout)
+                             capture_output=True, text=True, timeout=HANG_GUARD, preexec_fn=cpu_budget(cpu, None))
     except subprocess.TimeoutExpired:
+        return "HUNG"
+    if out_of_cpu(out.returncode):
         return "TIMEOUT"
     if out.returncode != 0 or "Traceback" in out.stderr:
         return "CRASH: " + out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "CRASH"
