@@ -44,6 +44,7 @@ from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
 from certsym.decide.branch_and_bound import MAX_REGIONS, budget
+from certsym.decide.deadline import Deadline
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.deep_top1 import deep_top1
 from certsym.decide.distance import distance, parse_box, parse_vnnlib
@@ -326,19 +327,30 @@ def _print_readings(readings: list[tuple[str, str]]) -> None:
 _VERDICT_EXIT = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}
 
 
-def _budget(args: argparse.Namespace, deep: bool = False) -> tuple[float, int]:
-    """(seconds, regions) of a ``distance`` run (``branch_and_bound.budget``: no time limit when --regions is given
-    alone), checked, with --target at least 1; --regions applies to networks with one hidden layer."""
-    if args.regions is not None and deep:
-        raise InputError("--regions applies to networks with one hidden layer; a deep network's branch and bound "
-                         "is bounded by --seconds and the checker's work bound")
+# the share of what is left of --seconds, once the files are read, that the search may take: the rest is for the
+# certificate and its replay by the checker (measured: the replay of a deep tree takes about half its search's time,
+# of a tree of linear relaxations about a tenth; benchmarks/verification_pairs.py)
+_SEARCH_SHARE = {"deep": 0.6, "relaxations": 0.85, None: 0.95}
+
+
+def _budget(args: argparse.Namespace) -> tuple[Deadline, int]:
+    """The time budget of a whole ``distance`` command, started now (before the files are read, so that
+    ``--seconds`` bounds reading, search, certificate and replay; none when --regions is given alone:
+    ``branch_and_bound.budget``), and the region budget; --target checked to be at least 1."""
     if not args.target >= 1:
         raise InputError("--target must be at least 1")
-    return budget(args.seconds, args.regions)
+    seconds, regions = budget(args.seconds, args.regions)
+    return Deadline(seconds), regions
 
 
-def _deep_distance(args: argparse.Namespace, models: list) -> int:
-    """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``)."""
+def _search(args: argparse.Namespace, deadline: Deadline, kind: str) -> Deadline:
+    """The search's share of what is left of the command's budget (``_SEARCH_SHARE``): all but the certificate's."""
+    return deadline.share(_SEARCH_SHARE[kind] if args.cert else _SEARCH_SHARE[None])
+
+
+def _deep_distance(args: argparse.Namespace, models: list, deadline: Deadline) -> int:
+    """``distance`` when either network is deep or ends in a ReLU (``certsym.decide.deep_distance``), within
+    ``deadline``."""
     epsilon = _epsilon(args.epsilon)
     t1, t2 = (x.deep_network() for x in models)
     records = tuple(x.record for x in models)
@@ -347,10 +359,10 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
         if epsilon is not None:
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
         return _deep_top1(args, t1, t2, records, _box(spec, t1.m), [(x.name, x.reading) for x in models
-                                                                     if x.reading])
-    seconds, _ = _budget(args, deep=True)
-    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, seconds=seconds, target=args.target,
-                      epsilon=epsilon, progress=_progress if sys.stderr.isatty() else None)
+                                                                     if x.reading], deadline)
+    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, deadline=_search(args, deadline, "deep"),
+                      target=args.target, epsilon=epsilon, max_regions=args.regions,
+                      progress=_progress if sys.stderr.isatty() else None)
     refused = None
     if args.cert:
         if args.reference:
@@ -389,21 +401,21 @@ def _deep_distance(args: argparse.Namespace, models: list) -> int:
 
 def cmd_distance(args: argparse.Namespace) -> int:
     selections = _selections(args, 2)
+    deadline, regions = _budget(args)
     sources = [load(path, sel.keys, sel.layout, sel.state_key) if _is_model(path) else load(path)
                for path, sel in zip((args.params1, args.params2), selections, strict=True)]
     if any(x.is_deep for x in sources):
-        return _deep_distance(args, sources)
+        return _deep_distance(args, sources, deadline)
     t1, t2, records = read_pair(*sources)
     spec = args.box
     box = _box(spec, t1.m)
     epsilon = _epsilon(args.epsilon)
-    seconds, regions = _budget(args)
     if args.top1:
         if epsilon is not None:
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
-        return _top1(args, t1, t2, records, box)
-    d = distance(t1, t2, box, seed=args.seed, seconds=seconds, target=args.target, epsilon=epsilon,
-                 max_regions=regions, progress=_progress if sys.stderr.isatty() else None)
+        return _top1(args, t1, t2, records, box, deadline, regions)
+    d = distance(t1, t2, box, seed=args.seed, deadline=_search(args, deadline, "relaxations"), target=args.target,
+                 epsilon=epsilon, max_regions=regions, progress=_progress if sys.stderr.isatty() else None)
     refused = None
     if args.cert:
         embed = _embed(args, records, (t1, t2))
@@ -444,11 +456,10 @@ def cmd_distance(args: argparse.Namespace) -> int:
     return code
 
 
-def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
+def _top1(args: argparse.Namespace, t1, t2, records, box, deadline: Deadline, regions: int) -> int:
     """``distance --top1``: AGREE (exit 0, a tree of per-leaf margins or an equivalence proof), DIFFER (exit 1, an
     exact witness) or UNKNOWN (exit 3, no certificate)."""
-    seconds, regions = _budget(args)
-    r = top1(t1, t2, box, seed=args.seed, seconds=seconds, max_regions=regions,
+    r = top1(t1, t2, box, seed=args.seed, deadline=_search(args, deadline, "relaxations"), max_regions=regions,
              progress=_progress if sys.stderr.isatty() else None)
     refused = None
     if args.cert:
@@ -490,11 +501,10 @@ def _top1(args: argparse.Namespace, t1, t2, records, box) -> int:
     return code
 
 
-def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list) -> int:
+def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list, deadline: Deadline) -> int:
     """``distance --top1`` for deep networks (``certsym.decide.deep_top1``): AGREE (exit 0; halvings of the box
     with interval margins, or the block lemma), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)."""
-    seconds, _ = _budget(args, deep=True)
-    r = deep_top1(t1, t2, box, seed=args.seed, seconds=seconds,
+    r = deep_top1(t1, t2, box, seed=args.seed, deadline=_search(args, deadline, "deep"), max_regions=args.regions,
                   progress=_progress if sys.stderr.isatty() else None)
     refused = None
     if args.cert:
@@ -1051,11 +1061,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top1", action="store_true", help="decide instead whether both networks have the same largest "
                    "output on the whole box: AGREE (exit 0), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)")
     p.add_argument("--seconds", type=float, default=None, metavar="S",
-                   help="time budget of the branch and bound (default 10; none when --regions is given alone)")
+                   help="time budget of the whole command: reading, search, certificate and its replay (default 10; "
+                   "none when --regions is given alone)")
     p.add_argument("--regions", type=int, default=None, metavar="N",
                    help=f"region budget of the branch and bound (default {MAX_REGIONS}); given without --seconds, no "
-                   "time limit applies, so U, L and the certificate depend only on the inputs and --seed (networks "
-                   "with one hidden layer)")
+                   "time limit applies, so U, L and the certificate depend only on the inputs and --seed")
     p.add_argument("--target", type=float, default=1.1, metavar="R",
                    help="stop the branch and bound once U/L ≤ R (default 1.1; 1: until U = L or the budget ends)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)

@@ -271,13 +271,21 @@ def test_distance_on_deep_files_with_a_certificate(tmp_path, capfd, fmt: str) ->
     assert "block lemma" in capfd.readouterr().out
 
 
-def test_a_region_budget_is_refused_for_deep_files(tmp_path, capfd) -> None:
-    """--regions bounds the one-hidden-layer branch and bound; for deep networks it is a clear error (exit 2)."""
+def test_a_region_budget_bounds_deep_searches_alone(tmp_path, capfd) -> None:
+    """--regions bounds the deep branch and bound too; given alone it sets no time limit, so the answer and the
+    certificate depend only on the files (two runs give the same certificate)."""
     a, _, c = _nets(2)
     pa, pc = (_save(m, tmp_path / f"{n}.pt", "pt") for m, n in ((a, "a"), (c, "c")))
-    for extra in ([], ["--top1"]):
-        assert main(["distance", pa, pc, "--regions", "5", *extra]) == 2
-        assert "--regions applies to networks with one hidden layer" in capfd.readouterr().err
+    certs = []
+    for run in range(2):
+        cert = tmp_path / f"r{run}.json"
+        main(["distance", pa, pc, "--regions", "5", "--target", "1", "--box=-1,1", "--cert", str(cert), "--json"])
+        doc = json.loads(capfd.readouterr().out)
+        assert doc["regions"] <= 5 and doc["stopped"] in ("the region budget", "the target ratio", "U = 0"), doc
+        certs.append(json.loads(cert.read_text()))
+    assert certs[0] == certs[1]
+    assert main(["distance", pa, pc, "--regions", "5", "--top1", "--box=-1,1", "--json"]) in (0, 1, 3)
+    assert json.loads(capfd.readouterr().out)["regions"] <= 5
 
 
 def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
