@@ -30,7 +30,7 @@ from certsym.certify.landscape import (
                                       threshold_certificate,
                                       wide_critical_point_certificate,
 )
-from certsym.certify.replay import replay_failure
+from certsym.certify.replay import replay_failure, replay_share
 from certsym.certify.stabilizer import stabilizer_certificate
 from certsym.certify.top1 import top1_certificate
 
@@ -41,5 +41,6 @@ __all__ = ["CLAIMS", "DISTANCE_DENOMINATOR_BITS", "FORMAT", "VERSION", "InputRec
            "equivalence_certificate", "equivalence_proof", "fast_equivalence_certificate", "field_json",
            "hessian_inertia_certificate", "identifiability_certificate", "layered_json",
            "minimal_form_certificate", "network_to_json", "number_json", "parameters_json", "replay_failure",
+           "replay_share",
            "stabilizer_certificate", "steps_json", "threshold_certificate", "top1_certificate",
            "wide_critical_point_certificate"]

@@ -17,3 +17,14 @@ def replay_failure(doc: dict, files: Sequence[str] | None = None) -> str | None:
 
     report = check(doc, list(files) if files else None)
     return None if report.valid else report.reason or "refused without a reason"
+
+
+def replay_share(doc: dict) -> float | None:
+    """The share of the checker's work budget that replaying ``doc`` (embedded inputs) takes, or None when the checker
+    refuses it: what a search calibrates its tree against, so that the certificate it builds still replays. Cost:
+    the replay."""
+    from certsym_check import check
+    from certsym_check.budget import WORK_BUDGET
+
+    report = check(doc)
+    return report.work / WORK_BUDGET if report.valid else None

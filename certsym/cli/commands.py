@@ -34,6 +34,7 @@ from certsym.certify import (
     layered_json,
     minimal_form_certificate,
     replay_failure,
+    replay_share,
     stabilizer_certificate,
     top1_certificate,
 )
@@ -318,6 +319,21 @@ def _bounds_json(d, box, spec: str | None, readings: list[tuple[str, str]]) -> d
             "witness": [str(x) for x in d.witness], "readings": dict(readings)}
 
 
+# the share of the checker's work budget a deep distance tree is sized for, from its root's replay: a leaf costs
+# about what the root does without its one-time work (the moved network, the differences, the witness), and a
+# halving adds a bit to one coordinate, so the margin covers the leaves' slightly longer box numbers
+_TREE_SHARE = 0.8
+
+
+def _replayable_regions(root, records, nets, epsilon, regions: int | None) -> int | None:
+    """The regions a deep distance tree may have so that its certificate replays within the checker's work budget:
+    the root's certificate is replayed and the tree sized to _TREE_SHARE of the budget at that cost per leaf (at
+    most ``regions`` when given). Cost: one replay of the root's certificate."""
+    share = replay_share(deep_distance_certificate(root, records, nets, epsilon))
+    leaves = 1 if share is None else max(1, int(_TREE_SHARE / max(share, 1e-9)))
+    return min(2 * leaves - 1, regions) if regions is not None else 2 * leaves - 1
+
+
 def _print_readings(readings: list[tuple[str, str]]) -> None:
     for name, text in readings:
         print(f"  {name}: {text}")
@@ -360,8 +376,14 @@ def _deep_distance(args: argparse.Namespace, models: list, deadline: Deadline) -
             raise InputError("--top1 and --epsilon ask different questions: give one of them")
         return _deep_top1(args, t1, t2, records, _box(spec, t1.m), [(x.name, x.reading) for x in models
                                                                      if x.reading], deadline)
-    d = deep_distance(t1, t2, _box(spec, t1.m), seed=args.seed, deadline=_search(args, deadline, "deep"),
-                      target=args.target, epsilon=epsilon, max_regions=args.regions,
+    box = _box(spec, t1.m)
+    verdict = deep.decide(t1, t2, args.seed)
+    regions = args.regions
+    if args.cert and not verdict.equivalent:
+        regions = _replayable_regions(deep_distance(t1, t2, box, seed=args.seed, verdict=verdict), records, (t1, t2),
+                                      epsilon, regions)
+    d = deep_distance(t1, t2, box, seed=args.seed, verdict=verdict, deadline=_search(args, deadline, "deep"),
+                      target=args.target, epsilon=epsilon, max_regions=regions,
                       progress=_progress if sys.stderr.isatty() else None)
     refused = None
     if args.cert:
