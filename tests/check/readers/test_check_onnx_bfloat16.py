@@ -33,7 +33,8 @@ def _model(opset: int) -> bytes:
 
 @pytest.mark.parametrize("opset", [7, 12])
 def test_bfloat16_below_opset_13_is_refused(opset):
-    with pytest.raises(Reject, match=f"BFLOAT16, which ONNX allows from opset 13 \\(the model imports opset {opset}\\)"):
+    reason = f"BFLOAT16, which ONNX allows from opset 13 \\(the model imports opset {opset}\\)"
+    with pytest.raises(Reject, match=reason):
         read_onnx(_model(opset))
 
 
