@@ -26,6 +26,11 @@ from fractions import Fraction
 from certsym_check.errors import BudgetExceeded
 
 WORK_BUDGET = 20_000_000  # units (about a microsecond each): the arithmetic of one certificate's replay
+# Elementary integer operations to a unit: one is a step of an interpreted loop over word-sized integers (a
+# multiply-add, a sign test and a pick, a copy), 35 to 60 ns on the reference 2-core machine, so that 16 of them
+# take about a microsecond or less (benchmarks/check_budget.py measures the seconds per unit of the loops charged
+# this way, and tests/check/test_check_budget_ops.py that every interpreted step of them is charged).
+OPS_PER_UNIT = 16
 
 
 class _Meter:
@@ -64,9 +69,45 @@ def cost(a: tuple[int, int], b: tuple[int, int]) -> int:
 
 
 def int_cost(a: int, b: int) -> int:
-    """The units charged for a product (or gcd) of integers of ``a`` and ``b`` bits: nothing for word-sized ones,
-    whose count the certificate's size already bounds; the superlinear part for long ones."""
+    """The size-dependent units of a product (or gcd) of integers of ``a`` and ``b`` bits: nothing for word-sized
+    ones, the superlinear part for long ones. Callers charge the fixed part of each operation themselves (a few
+    units for a rational; ``int_ops``, ``OPS_PER_UNIT`` to a unit, for loops over integers)."""
     return a * b // 409_600 + (a + b) // 4096
+
+
+def int_ops(a: int, b: int) -> int:
+    """The elementary operations charged for one product, sum or quotient of integers of ``a`` and ``b`` bits
+    (with the step of the interpreted loop that does it): 1 for word-sized ones, plus their copies ((a + b)/256)
+    and schoolbook product (a·b/40,960), which bound CPython's from above (measured: 4,000 by 4,000 bits, 11 µs
+    for 26 µs charged; 1,000 by 1,000 bits, 1.0 µs for 2 µs; 200 by 200 bits, 0.12 µs for 0.12 µs).
+    ``OPS_PER_UNIT`` of them make a unit."""
+    return 1 + (a + b) // 256 + a * b // 40_960
+
+
+def gcd_ops(a: int, b: int) -> int:
+    """The elementary operations charged for the gcd of integers of ``a`` and ``b`` bits (four times a product's
+    size part: Lehmer's algorithm; measured 200 by 200 bits, 0.7 µs for 0.7 µs charged; 1,000 by 1,000, 4.4 µs for
+    8 µs), never 0."""
+    return 2 + (a + b) // 64 + a * b // 10_240
+
+
+def charge_ops(ops: int, what: str) -> None:
+    """Charge ``ops`` elementary operations: ⌈ops / OPS_PER_UNIT⌉ units (each call at least one unit when ops > 0,
+    which also pays for the call and its set-up)."""
+    if ops > 0:
+        charge(-(-ops // OPS_PER_UNIT), what)
+
+
+def products_ops(xs: list[int], ys: list[int]) -> int:
+    """The elementary operations of the products x·y taken pairwise and their sum: one each, plus the size part of
+    ``int_ops`` bounded through the sums and maxima of the bit lengths (Σ a_i·b_i ≤ min(Σa·max b, max a·Σb)).
+    Computed by C-level passes over the lists, so that the charge costs a fraction of the work it charges."""
+    n = min(len(xs), len(ys))
+    if n == 0:
+        return 0
+    la, lb = list(map(int.bit_length, xs[:n])), list(map(int.bit_length, ys[:n]))
+    sa, sb, ma, mb = sum(la), sum(lb), max(la), max(lb)
+    return n + (sa + sb + n * n.bit_length()) // 256 + min(sa * mb, ma * sb) // 40_960
 
 
 def charge(units: int, what: str) -> None:
@@ -141,17 +182,27 @@ def charge_axpy(out, v, z, what: str) -> None:
 
 
 def lcm(dens, what: str) -> int:
-    """The least common multiple of the positive integers ``dens``, each step charged by the sizes it works on, and
-    the scaling of one number by it for each (many coprime denominators make it large; powers of two do not)."""
-    acc, widest, count = 1, 1, 0
-    for d in dens:
-        charge(2 * int_cost(acc.bit_length(), d.bit_length()), what)
+    """The least common multiple of the positive integers ``dens``, charged before it is computed: a pass over them
+    (2 operations each: reading, hashing), then for each distinct one a gcd, a product and a quotient at the sizes
+    of the lcm so far (at most the distinct ones' bits added up), never 0 (many coprime denominators make it large;
+    powers of two do not); then the scaling of one number by it for each (a quotient and a product, at the size of
+    the result and the widest denominator)."""
+    dens = list(dens)
+    charge_ops(2 * len(dens), what)
+    distinct = set(dens)
+    sizes = list(map(int.bit_length, distinct))
+    ops, acc_bits = 0, 1
+    for b in sizes:  # one step per distinct denominator, charged from a bound on the lcm's size before it is taken
+        ops += gcd_ops(acc_bits, b) + 2 * int_ops(acc_bits + b, b)
+        acc_bits += b
+    charge_ops(ops, what)
+    acc = 1
+    for d in distinct:
         acc = acc * d // math.gcd(acc, d)
-        widest, count = max(widest, d.bit_length()), count + 1
-    charge(count * 2 * int_cost(acc.bit_length(), widest), what)
+    charge_ops(len(dens) * 2 * int_ops(acc.bit_length(), max(sizes, default=1)), what)
     return acc
 
 
 def charge_int_products(xs, ys, what: str) -> None:
-    """Charge the integer products x·y taken pairwise (and their sum)."""
-    charge(sum(int_cost(abs(x).bit_length(), abs(y).bit_length()) for x, y in zip(xs, ys, strict=False)), what)
+    """Charge the integer products x·y taken pairwise (and their sum): ``products_ops`` of the two lists."""
+    charge_ops(products_ops(list(xs), list(ys)), what)

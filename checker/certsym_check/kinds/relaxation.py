@@ -13,20 +13,24 @@ also narrow the range of a neuron's z or a pair's Δ by a refinement: multiplier
 whose exact Lagrangian bound the checker recomputes; it holds on the subtree, like a bound, and enters the
 statuses and constraints of the node and its descendants.
 No search. Cost per bound: O((n1 + n2)(m + 1)) integer operations; per region, the extremes of every neuron and
-pair, the same. Both are bounded before the work (MAX_REGION_WORK). Standard library only.
+pair, the same. Both are bounded before the work (MAX_REGION_WORK), and every step is charged to the work budget
+before it runs, by its length and the sizes of its numbers: each region's box brought to one denominator, every
+neuron's and pair's extremes on it, its statuses, the halves of a split, each bound's objective and multipliers,
+each row accumulated (``budget.int_ops``, ``OPS_PER_UNIT`` to a unit; rational operations ``RATIONAL_OPS`` each
+plus their size-dependent part). A tree whose regions' box work alone cannot fit in what is left of the budget is
+refused before the walk starts. Standard library only.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from fractions import Fraction
 
-from certsym_check.budget import charge, cost, int_cost, lcm, plus, size
+from certsym_check.budget import OPS_PER_UNIT, charge, charge_ops, cost, fits, int_ops, lcm, plus, size
 from certsym_check.core import Net, index, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import rational, show
-from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows
+from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows, box_ends, combine, scaled
 
 MAX_REGIONS = 20_000
 MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 + pairs) · (m + 1): integer operations
@@ -35,6 +39,16 @@ NODE_WORK = 8  # per node and input coordinate: the box's halves, its integers o
 MULTIPLIER_WORK = 50  # per multiplier: a few rational operations on numbers of a few words
 REFINE_OVERHEAD = 200  # per refinement: its parsing and its target
 MAX_MULTIPLIER_BITS = 1 << 12  # of each multiplier's numerator and denominator
+# Elementary operations (budget.OPS_PER_UNIT to a unit) charged for the fixed part of the walk's small steps, as
+# measured on the reference machine (benchmarks/check_budget.py): a rational operation on short numbers with the
+# interpreted code around it (about 1.4 µs); per neuron and region, its status from its range (two comparisons, a
+# look-up); per weight of a bound's objective, its product or difference and its sum into the rows (with the size
+# look-ups that charge them); per multiplier, its constraint rebuilt and its terms added (about ten rational
+# operations).
+RATIONAL_OPS = 24
+STATUS_OPS = 16
+WEIGHT_OPS = 48
+MULTIPLIER_OPS = 240
 TAGS = {"hA", "tA", "pA", "hB", "tB", "pB", "d+", "d-"}
 PHASE_TAGS = {"pA", "pB"}
 
@@ -44,21 +58,26 @@ class _Region:
 
     def __init__(self, box: list[tuple[Fraction, Fraction]], phases: dict, nets: dict, pairs: list):
         self.box, self.phases = box, phases
-        LO, Dl = _ints([lo for lo, _ in box])
-        HI, Dh = _ints([hi for _, hi in box])
-        D = math.lcm(Dl, Dh)
-        self.LO, self.HI, self.D = [y * (D // Dl) for y in LO], [y * (D // Dh) for y in HI], D
+        what = "a region's box"
+        LO, Dl = _ints([lo for lo, _ in box], what)
+        HI, Dh = _ints([hi for _, hi in box], what)
+        D = lcm((Dl, Dh), what)
+        self.LO, self.HI, self.D = scaled(LO, D // Dl, what), scaled(HI, D // Dh, what), D
+        ends = box_ends(self.LO, self.HI, D)
         self.lo, self.hi, self.status = {}, {}, {}
         for s, R in nets.items():
-            ext = [R.extremes(i, self.LO, self.HI, D) for i in range(len(R.rows))]
+            ext = [R.extremes(i, self.LO, self.HI, D, ends) for i in range(len(R.rows))]
             self.lo[s], self.hi[s] = [e[0] for e in ext], [e[1] for e in ext]
-        ext = [_extremes(*_difference(nets, i, j), self.LO, self.HI, D) for i, j in pairs]
+        ext = [_extremes(*_difference(nets, i, j), self.LO, self.HI, D, ends) for i, j in pairs]
         self.lo["d"], self.hi["d"] = [e[0] for e in ext], [e[1] for e in ext]
         self.narrow({})
 
     def narrow(self, refined: dict) -> None:
         """Every target's range the tighter of its box extremes and the refinement ``refined`` holds for it (a
-        bound of None says nothing), then every neuron's status from its phase or its range."""
+        bound of None says nothing), then every neuron's status from its phase or its range. Cost, charged before:
+        two rational comparisons per refinement, STATUS_OPS per neuron and pair."""
+        charge_ops(2 * RATIONAL_OPS * len(refined) + STATUS_OPS * (len(self.lo["A"]) + len(self.lo["B"])
+                                                                   + len(self.lo["d"])), "a region's statuses")
         for (s, i), (lo, hi) in refined.items():
             if lo is not None and lo > self.lo[s][i]:
                 self.lo[s][i] = lo
@@ -71,10 +90,10 @@ class _Region:
 
 
 def _difference(nets: dict, i: int, j: int) -> tuple[list[int], int]:
-    """Pair (i, j)'s Δ = z − z' as an integer row over its denominator."""
+    """Pair (i, j)'s Δ = z − z' as an integer row over its denominator (charged: ``lcm``, ``combine``)."""
     A, B = nets["A"], nets["B"]
-    den = math.lcm(A.dens[i], B.dens[j])
-    return [x * (den // A.dens[i]) - y * (den // B.dens[j]) for x, y in zip(A.rows[i], B.rows[j], strict=True)], den
+    den = lcm((A.dens[i], B.dens[j]), "a pair's difference")
+    return combine(A.rows[i], den // A.dens[i], B.rows[j], den // B.dens[j], "a pair's difference"), den
 
 
 def _constraint(region: _Region, pairs: list, tag: str, idx: int, sizes: dict) -> tuple[list, list, Fraction]:
@@ -163,13 +182,18 @@ def _row_max(region: _Region, rows: dict, nets: dict) -> Fraction:
     live = [(key, c) for key, c in rows.items() if c != 0]
     if not live:
         return Fraction(0)
-    G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), "a relaxation bound")
+    what = "a relaxation bound"
+    G = lcm((c.denominator * nets[s].dens[i] for (s, i), c in live), what)
     acc = [0] * (len(region.LO) + 1)
+    width = len(live).bit_length()
     for (s, i), c in live:
-        scale = c.numerator * (G // (c.denominator * nets[s].dens[i]))
+        den = c.denominator * nets[s].dens[i]
+        charge_ops(2 * int_ops(G.bit_length(), den.bit_length()) + int_ops(c.numerator.bit_length(), G.bit_length()),
+                   what)
+        scale = c.numerator * (G // den)
         row = nets[s].rows[i]
-        charge(len(row) * int_cost(scale.bit_length(), max(abs(y).bit_length() for y in row)),
-               "a relaxation bound")
+        # one multiply-add per entry, at the sizes of the scale, the row and the sum so far
+        charge_ops(len(row) * int_ops(scale.bit_length() + width, nets[s].widths[i]), what)
         acc = [x + scale * y for x, y in zip(acc, row, strict=True)]
     return _extremes(acc, G, region.LO, region.HI, region.D)[1]
 
@@ -209,6 +233,7 @@ def _multipliers(mult: object, where: str, tags: set) -> Iterator[tuple[str, int
     μ a rational ≥ 0 of at most MAX_MULTIPLIER_BITS bits; else a rejection naming the entry."""
     seen = set()
     for e, entry in enumerate(seq(mult, None, where)):
+        charge_ops(MULTIPLIER_OPS, "a multiplier")  # its fixed part; the sizes are charged where it is used
         tag, idx, mu = seq(entry, 3, f"{where}[{e}]")
         if not isinstance(tag, str) or type(idx) is not int:
             raise Reject(f"{where}[{e}]: a constraint is named by a string tag and an integer index")
@@ -303,6 +328,14 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
     if work > MAX_REGION_WORK:
         raise Reject(f"beyond the checker's bounds: the regions need about {work:,} integer operations "
                      f"(at most {MAX_REGION_WORK:,})")
+    # Every region's box work is charged as the region is built (below); a tree whose box work alone cannot fit in
+    # what is left of the budget is refused before the walk, so that its refusal costs nothing like its replay.
+    # The least a region is charged: the extremes of every neuron and pair (m + 1 entries, an operation for each
+    # end) and its box's two rows of m ends brought to integers (at least four operations each in the lcm and in the
+    # products).
+    least = len(nodes) * (2 * (m + 1) * (t1.n + t2.n + len(pairs)) + 8 * m) // OPS_PER_UNIT
+    if not fits(least):
+        charge(least, f"the {len(nodes):,} regions' boxes (m = {m:,})")  # beyond what is left: raises
     sizes = {"A": t1.n, "B": t2.n}
     parse = objective(t1, t2, nets)
     plain_pairs = [(i, j) for i, j, _ in pairs]
@@ -338,6 +371,8 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
         region.narrow(narrowed)
         done = set()
         for b, entry in enumerate(seq(node.get("bounds", []), None, f"{where}.bounds")):
+            # the objective's weights (a product or difference each) and their sums into the bound's rows
+            charge_ops(WEIGHT_OPS * (t1.n + t2.n), "a relaxation bound")
             key, weights, const, value, mult = parse(entry, f"{where}.bounds[{b}]")
             if key in done:
                 raise Reject(f"{where}.bounds[{b}]: each objective once per region")
@@ -353,6 +388,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
                 log.append((effective, key, old))
                 effective[key] = computed
         if "split" not in node:
+            charge_ops(8 * len(effective), "a leaf's bounds")  # the leaf reads (and compares) every bound
             values.append(leaf(effective, node, where))
             continue
         split = seq(node["split"], 2, f"{where}.split")
@@ -361,6 +397,9 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
             lo, hi = region_box[q]
             if lo == hi:
                 raise Reject(f"{where}.split: the coordinate's interval is a point")
+            charge_ops(2 * (m + 1) + RATIONAL_OPS + (lo.denominator.bit_length() + hi.denominator.bit_length()
+                                                     + lo.numerator.bit_length() + hi.numerator.bit_length()) // 64,
+                       "a region's halves")
             mid = (lo + hi) / 2
             halves = [[*region_box[:q], (lo, mid), *region_box[q + 1:]],
                       [*region_box[:q], (mid, hi), *region_box[q + 1:]]]
@@ -369,6 +408,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
             key = (split[0], index(split[1], sizes[split[0]], f"{where}.split"))
             if key in phases:
                 raise Reject(f"{where}.split: the neuron's phase is already fixed")
+            charge_ops(2 * len(phases) + 2, "a region's phases")
             children = [(region_box, {**phases, key: ph}, len(log)) for ph in (-1, 1)]
         else:
             raise Reject(f"{where}.split: 'x', 'A' or 'B'")
