@@ -1,7 +1,8 @@
 """certsym_check.budget: one work budget for the whole certificate (certificates/FORMAT.md, Bounds).
 
-Each attack of the third red-team round is rebuilt here and must be refused within 10 s, the budget or bound
-named. The worst valid certificate within the budget is timed by benchmarks/check_budget.py.
+Each attack of the third red-team round is rebuilt here and must be refused, the budget or bound named; what bounds
+its time is the budget's units (tests/check/test_check_budget_ops.py counts the work they pay for), never a clock
+read here. The worst valid certificate within the budget is timed by benchmarks/check_budget.py.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import copy
 import json
 import random
 import re
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -50,10 +50,11 @@ def _over_field(doc: dict, field: dict) -> dict:
     return doc
 
 
-def _timed(doc: dict):
-    start = time.perf_counter()
+def _checked(doc: dict):
+    """The replay's report and the units it used (at most the budget, or a refusal naming it)."""
     rep = check_certificate(doc)
-    return rep, time.perf_counter() - start
+    assert rep.work <= budget.WORK_BUDGET or "work budget" in rep.reason, (rep.work, rep.reason)
+    return rep, rep.work
 
 
 def _real_root_field(coeffs: list[int]) -> dict:
@@ -84,35 +85,32 @@ def _dense_field() -> dict:
 def test_nested_powers_are_evaluated_once():
     doc = _template()
     doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "**".join(["1"] * 40) + ")", "value": "1"}]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert rep.valid, rep.reason  # sqrt(1) = 1 is a true atom: the point is that it is verified at once
-    assert elapsed < 10
     doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "**".join(["1"] * 400) + ")", "value": "1"}]
-    rep, elapsed = _timed(doc)
-    assert elapsed < 10 and (rep.valid or "nested" in rep.reason), rep.reason
+    rep, _ = _checked(doc)
+    assert (rep.valid or "nested" in rep.reason), rep.reason
 
 
 def test_numeral_with_an_underscore_is_refused_in_linear_time():
     doc = _template()
     doc["inputs"][0]["atoms"] = [{"expr": "sqrt(" + "1" * 99_980 + "_1.5)", "value": "1"}]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert not rep.valid and "not an exact decimal numeral" in rep.reason, rep.reason
-    assert elapsed < 10
 
 
 def test_long_numerals_are_refused_by_length_first():
     doc = _template()
     doc["inputs"][0]["atoms"] = [{"expr": "1" * 100_001, "value": "1"}]
-    rep, elapsed = _timed(doc)
-    assert not rep.valid and elapsed < 10
+    rep, _ = _checked(doc)
+    assert not rep.valid
 
 
 def test_power_over_a_degree_64_field_is_bounded():
     doc = _over_field(_template(), _dense_field())
     doc["inputs"][0]["atoms"] = [{"expr": "root(2, 1000)", "value": ["0", "1"]}]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert not rep.valid and ("too large" in rep.reason or "work budget" in rep.reason), rep.reason
-    assert elapsed < 10
 
 
 def _big_field(seed: int, bits: int = 245) -> tuple[dict, list[int]]:
@@ -129,9 +127,8 @@ def test_repeated_crootof_atoms_share_one_budget():
     assert sum(abs(c).bit_length() for c in coeffs) > 15_000
     doc = _over_field(_template(), field)
     doc["inputs"][0]["atoms"] = [{"expr": f"CRootOf({poly}, {i})", "value": ["0", "1"]} for i in range(20)]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert not rep.valid and "work budget" in rep.reason, rep.reason
-    assert elapsed < 10
 
 
 def test_a_large_random_field_is_bounded():
@@ -139,8 +136,8 @@ def test_a_large_random_field_is_bounded():
     coeffs = [str(rnd.getrandbits(250)) for _ in range(64)] + ["1"]
     doc = _over_field(_template(), {"type": "number_field", "minpoly": coeffs, "interval": ["0", "1"],
                                     "generator": "a"})
-    rep, elapsed = _timed(doc)
-    assert not rep.valid and elapsed < 10, rep.reason
+    rep, _ = _checked(doc)
+    assert not rep.valid, rep.reason
 
 
 def _distance_template(tmp_path: Path) -> dict:
@@ -163,9 +160,8 @@ def test_distance_box_numerators_are_bounded(tmp_path):
     doc = _distance_template(tmp_path)
     H = decimal_text((1 << 255_000) + 1)
     doc["proof"]["box"] = [[f"-{H}/3", f"{H}/3"]]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert not rep.valid and "numerator of 255001 bits" in rep.reason, rep.reason
-    assert elapsed < 10
 
 
 def test_distance_rejection_prints_a_huge_bound_by_its_size(tmp_path):
@@ -173,10 +169,10 @@ def test_distance_rejection_prints_a_huge_bound_by_its_size(tmp_path):
     H = (1 << 4000) + 1
     doc["proof"]["box"] = [[f"-{H}/3", f"{H}/3"]]
     doc["proof"]["witness"] = ["0"]
-    rep, elapsed = _timed(doc)
+    rep, _ = _checked(doc)
     assert not rep.valid and "not the one its multipliers give" in rep.reason, rep.reason
     assert re.search(r"e\+[0-9]{4} \(exact: numerator [0-9]{4} bits", rep.reason), rep.reason
-    assert "OverflowError" not in rep.reason and elapsed < 10
+    assert "OverflowError" not in rep.reason
 
 
 # -------------------------------------------------------------------------------------------- the meter itself
@@ -197,11 +193,8 @@ def test_no_meter_means_no_limit():
 
 def test_a_field_over_the_budget_is_refused_before_its_sturm_chain():
     field, _ = _big_field(3)
-    with budget.metered(1000):
-        start = time.perf_counter()
-        with pytest.raises(Reject, match="work budget"):
-            NumberField(field["minpoly"], field["interval"])
-        assert time.perf_counter() - start < 1
+    with budget.metered(1000), pytest.raises(Reject, match="work budget of 1,000 units"):
+        NumberField(field["minpoly"], field["interval"])  # refused by a charge, before its work (no clock read)
 
 
 def test_show_prints_huge_numbers_by_size_and_leading_digits():
