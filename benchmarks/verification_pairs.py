@@ -74,10 +74,10 @@ def _box(vnnlib: Path, out: Path) -> str:
     return str(out)
 
 
-def _run(cmd: list[str]) -> tuple[float, int, str]:
+def _run(cmd: list[str]) -> tuple[float, int, str, str]:
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True)
-    return time.perf_counter() - start, done.returncode, done.stdout + done.stderr
+    return time.perf_counter() - start, done.returncode, done.stdout, done.stderr
 
 
 def main() -> None:
@@ -117,19 +117,19 @@ def main() -> None:
             continue
         cert = tmp / "c.json"
         cert.unlink(missing_ok=True)
-        wall, code, out = _run([sys.executable, "-m", "certsym", "distance", files[a], files[b], "--box", boxes[box],
+        wall, code, out, err = _run([sys.executable, "-m", "certsym", "distance", files[a], files[b], "--box", boxes[box],
                                 *question, "--seconds", str(args.seconds), "--cert", str(cert), "--json"])
         try:
-            doc = json.loads(out[out.index("{"):])
+            doc = json.loads(out)
         except ValueError:
-            print(f"| {a} vs {b} | {box} | {' '.join(question)} | error (exit {code}): {out.strip()[:120]} |")
+            print(f"| {a} vs {b} | {box} | {' '.join(question)} | error (exit {code}): {err.strip()[:120]} |")
             continue
         verdict = doc.get("verdict") or doc.get("top1")
         lower, upper = doc.get("lower_float"), doc.get("upper_float")
         replay = "-"
         if cert.exists():
             printed += 1
-            _, check_code, _ = _run([sys.executable, "-m", "certsym_check", "--quiet", str(cert)])
+            _, check_code, _, _ = _run([sys.executable, "-m", "certsym_check", "--quiet", str(cert)])
             replay = "VALID" if check_code == 0 else f"INVALID (exit {check_code})"
             replayed += check_code == 0
         written = "written" if cert.exists() else ("refused: " + doc["refused"][:60] if doc.get("refused") else "none")

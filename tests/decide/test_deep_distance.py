@@ -120,8 +120,8 @@ def _forged(edit) -> str:
 
 
 @pytest.mark.parametrize("edit,words", [
-    (lambda p: p.update(upper="1/16"), "upper bound is not the one the rule gives"),
-    (lambda p: p.update(lower="1/4"), "lower bound is not"),
+    (lambda p: p.update(upper="1/16"), "upper bound is below the one the rule gives"),
+    (lambda p: p.update(lower="1/4"), "lower bound exceeds"),
     (lambda p: p.update(witness=["2", "0"]), "outside the box"),
     (lambda p: p["alignment"][0][0].__setitem__(2, "-1"), "positive"),
     (lambda p: p["alignment"][0][1].__setitem__(1, p["alignment"][0][0][1]), "one to one"),
