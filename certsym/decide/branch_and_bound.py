@@ -30,7 +30,12 @@ from certsym.errors import InputError
 
 MAX_REGIONS = 2000  # the region budget when none is given
 DEFAULT_SECONDS = 10.0  # the time budget when none is given
-REGION_WORK = 3 * 10**8  # the checker's bound on the work of a tree of regions (certificates/FORMAT.md, Bounds)
+# the work a tree is grown to, in the operations of the checker's bound on a tree of regions (3·10^8 of them,
+# certificates/FORMAT.md, Bounds), which ``ReplayWork`` counts as the checker does; the checker also charges every operation of the walk to its
+# budget of 2·10^7 units, measured at 0.10 to 0.29 units an operation counted here (shallow float pairs from
+# 2-8-2 to 784-256-10; benchmarks/verification_pairs.py), so a tree stops at about 0.35 × 4.5·10^7 ≈ 80% of the
+# budget; the replay before the verdict (certsym.certify.replay) refuses whatever still would not fit
+TREE_WORK = 45 * 10**6
 BOUND_OVERHEAD, NODE_WORK, MULTIPLIER_WORK = 1_000, 8, 50  # its fixed charges: per bound, per coordinate, per μ
 REFINE_OVERHEAD = 200  # and per refinement
 
@@ -88,7 +93,7 @@ class ReplayWork:
 
     @property
     def within(self) -> bool:
-        return self.used <= REGION_WORK
+        return self.used <= TREE_WORK
 
 
 @dataclass
@@ -269,7 +274,7 @@ def branch_and_bound(P: Pair, box: list, evaluate: Callable[[list[fmpq]], list[f
         if key is None:  # linear on the region: the relaxation is exact there, so bound what was inherited
             stale = [o for o in node.effective if o not in node.bound.bounds]
             extra = bound_region(P, node.region, snap, stale, deadline) if stale else None
-            if extra is not None and work is not None and work.used + work.cost(False, extra) > REGION_WORK:
+            if extra is not None and work is not None and work.used + work.cost(False, extra) > TREE_WORK:
                 extra = None  # no room in the checker's bound: the inherited bounds stand
             if extra is not None:
                 if work is not None:
