@@ -31,10 +31,10 @@ from certsym.errors import InputError
 MAX_REGIONS = 2000  # the region budget when none is given
 DEFAULT_SECONDS = 10.0  # the time budget when none is given
 # the work a tree is grown to, in the operations of the checker's bound on a tree of regions (3·10^8 of them,
-# certificates/FORMAT.md, Bounds), which ``ReplayWork`` counts as the checker does; the checker also charges every operation of the walk to its
-# budget of 2·10^7 units, measured at 0.10 to 0.29 units an operation counted here (shallow float pairs from
-# 2-8-2 to 784-256-10; benchmarks/verification_pairs.py), so a tree stops at about 0.35 × 4.5·10^7 ≈ 80% of the
-# budget; the replay before the verdict (certsym.certify.replay) refuses whatever still would not fit
+# certificates/FORMAT.md, Bounds), which ``ReplayWork`` counts as the checker does. The checker also charges every
+# operation of the walk to its budget of 2·10^7 units, measured at 0.10 to 0.29 units an operation counted here
+# (shallow float pairs from 2-8-2 to 784-256-10), so a tree stops at about 0.35 × 4.5·10^7 ≈ 80% of the budget;
+# the replay before the verdict (certsym.certify.replay) refuses whatever still would not fit
 TREE_WORK = 45 * 10**6
 BOUND_OVERHEAD, NODE_WORK, MULTIPLIER_WORK = 1_000, 8, 50  # its fixed charges: per bound, per coordinate, per μ
 REFINE_OVERHEAD = 200  # and per refinement
