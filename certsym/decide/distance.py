@@ -27,7 +27,6 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 from flint import fmpq, fmpq_mat
@@ -134,7 +133,9 @@ def floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
     """Pairs (i, i', d): B's neuron i' scaled by d > 0 is nearest to A's neuron i (cosine of the rows (a, b),
-    greedy by similarity; d from the ratio of norms, as a simple rational). Cost O(n_A n_B m) floating point."""
+    greedy by similarity; d from the ratio of norms, rounded to 10 significant bits: a dyadic, so that the scaled
+    rows of all pairs share short common denominators, where ratios such as 997/998 multiply into the lcm of the
+    checker's exact combinations, thousands of bits for a few hundred pairs). Cost O(n_A n_B m) floating point."""
     WA, bA, _, _ = floats(A)
     WB, bB, _, _ = floats(B)
     RA, RB = np.hstack([WA, bA[:, None]]), np.hstack([WB, bB[:, None]])
@@ -154,10 +155,12 @@ def align(A: Network, B: Network) -> list[tuple[int, int, fmpq]]:
             continue
         used_A.add(i)
         used_B.add(j)
-        ratio = Fraction(float(nA[i] / nB[j])).limit_denominator(1000)
-        if ratio == 0:  # rows of very different scales (below 1/2000): no small scaling, no pair
+        mantissa, exponent = math.frexp(float(nA[i] / nB[j]))
+        steps = round(mantissa * 1024)
+        if not steps > 0 or not -1000 < exponent < 1000:  # rows of wildly different scales: no pair
             continue
-        pairs.append((i, j, fmpq(ratio.numerator, ratio.denominator)))
+        shift = exponent - 10
+        pairs.append((i, j, fmpq(steps << shift) if shift >= 0 else fmpq(steps, 1 << -shift)))
     return sorted(pairs)
 
 

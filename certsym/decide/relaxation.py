@@ -31,6 +31,7 @@ the bounds.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -39,6 +40,7 @@ from flint import fmpq, fmpq_mat
 
 from certsym.core.network import Network
 from certsym.decide.deadline import Deadline
+from certsym.numbers import outward
 
 Box = list[tuple[fmpq, fmpq]]
 Key = tuple[str, int]  # ("A", i) or ("B", j)
@@ -49,9 +51,26 @@ REFINE_PASSES = 3  # coordinate-descent passes over the phase multipliers
 MULTIPLIER_BITS = 8  # a refinement's multipliers are cut to this many significant bits (short certificates)
 
 
+GRID_BITS = 40  # a bound's multipliers are put on one dyadic grid, this many bits below the largest
+
+
 def _q(x: float) -> fmpq:
     num, den = float(x).as_integer_ratio()
     return fmpq(num, den)
+
+
+def on_grid(names: list, mu: np.ndarray) -> dict:
+    """The multipliers μ ≥ 0 rounded down to multiples of one power of two, GRID_BITS bits below the largest (those
+    below it dropped): any μ ≥ 0 gives a sound bound (weak duality), and one short common denominator keeps the
+    exact combination Σ μ g, the producer's and the checker's, in integers of a few words instead of the 1,000-bit
+    ones a single μ of 1e-300 from the solver's noise would force on every row. Cost O(len(mu))."""
+    top = float(np.max(mu, initial=0.0))
+    if not top > 0:
+        return {}
+    exponent = math.frexp(top)[1] - GRID_BITS
+    steps = np.floor(np.ldexp(mu, -exponent))
+    return {name: fmpq(int(k)) * fmpq(2) ** exponent if exponent >= 0 else fmpq(int(k), 1 << -exponent)
+            for name, k in zip(names, steps.tolist(), strict=True) if k > 0}
 
 
 @dataclass
@@ -424,7 +443,7 @@ def bound_region(P: Pair, region: Region, snap: bool = False,
         # neurons cancels exactly); alone when no program was solved (past the deadline, or it failed)
         candidates = [pairing_multipliers(leaf, o)]
         if mu is not None:
-            candidates.append({name: _q(x) for name, x in zip(leaf.names, mu, strict=True) if x > 0})
+            candidates.append(on_grid(leaf.names, mu))
         if snap and mu is not None:
             candidates.append({name: fmpq(f.numerator, f.denominator) for name, x in zip(leaf.names, mu, strict=True)
                                if x > 0 and (f := Fraction(float(x)).limit_denominator(1 << 20))})
@@ -482,8 +501,10 @@ def _closed(leaf: _Leaf, o: Objective, farkas: dict) -> tuple[fmpq, dict]:
 
 def pairing_multipliers(leaf: _Leaf, o: Objective) -> dict[tuple[str, int], fmpq]:
     """Multipliers that need no program: for a pair, w σ(z) − ω σ(z') = (w − ω) σ(z) + ω (σ(z) − σ(z')), and the
-    second term is bounded by ω times the chord of σ(±Δ) (``d+`` for ω > 0, ``d-`` for ω < 0, μ = |ω| / scale).
-    The symbolic-interval rule's bound, with the chords maximized jointly over the box. Cost O(pairs)."""
+    second term is bounded by ω times the chord of σ(±Δ) (``d+`` for ω > 0, ``d-`` for ω < 0, μ = |ω| / scale,
+    rounded to GRID_BITS significant bits: any μ ≥ 0 is sound, and a dyadic μ keeps the common denominators of the
+    exact combination short where |ω| / scale for hundreds of pairs would multiply their odd parts together). The
+    symbolic-interval rule's bound, with the chords maximized jointly over the box. Cost O(pairs)."""
     P = leaf.P
     names = set(leaf.names)
     weights, _ = P.objective(o)
@@ -495,7 +516,7 @@ def pairing_multipliers(leaf: _Leaf, o: Objective) -> dict[tuple[str, int], fmpq
             continue
         lo, hi = leaf.dlo[p], leaf.dhi[p]
         scale = hi - lo if lo < 0 < hi else fmpq(1)
-        out[(tag, p)] = abs(omega) / scale
+        out[(tag, p)] = outward(abs(omega) / scale, up=True, bits=GRID_BITS, dyadic=True)
     return out
 
 

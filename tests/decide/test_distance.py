@@ -377,7 +377,7 @@ def test_empty_regions_are_closed_by_farkas_multipliers() -> None:
     bias = b1.copy()
     bias[int(np.argmax(np.linalg.norm(W2, axis=0) * np.linalg.norm(W1, axis=1)))] += np.float32(1 / 64)
     A, B = load(a).network, load([W1, bias, W2, b2]).network
-    d = distance(A, B, parse_box("-1,1", 20), **UNTIMED, max_regions=200)
+    d = distance(A, B, parse_box("-1,1", 20), **UNTIMED, max_regions=200, target=1.001)
     assert d.search.regions < 50 and d.upper <= d.lower * fmpq(1001, 1000)
     root = d.search.root.effective
     assert any(v <= 0 < root[o] for node in d.search.root.preorder()[1:] for o, v in node.bound.bounds.items())

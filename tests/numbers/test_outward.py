@@ -42,3 +42,14 @@ def test_outward_examples() -> None:
     assert outward(fmpq(1, 10**1300), True) == fmpq(1, 2**-MIN_EXPONENT)
     assert outward(fmpq(1, 10**1300), False) == 0
     assert outward(-third, True) == -down
+
+
+@given(st.integers(min_value=0, max_value=2**200), st.integers(min_value=1, max_value=2**200), st.booleans())
+def test_outward_dyadic_always_gives_a_power_of_two_denominator(num: int, den: int, up: bool) -> None:
+    x = fmpq(num, den)
+    y = outward(x, up, 40, dyadic=True)
+    assert y >= x if up else y <= x
+    q = int(y.q)
+    assert q & (q - 1) == 0
+    if den & (den - 1) == 0 and max(num.bit_length(), den.bit_length()) <= 40:
+        assert y == x
