@@ -87,9 +87,10 @@ MIN_EXPONENT = -4000  # the least power of two a rounded bound is given in (belo
 
 def outward(x: fmpq, up: bool, bits: int = SHORT_BITS, dyadic: bool = False) -> fmpq:
     """``x`` itself when its numerator and denominator have at most ``bits`` bits (with ``dyadic``, when it is
-    moreover a dyadic: a power of two below), else the dyadic p·2^e next to it on the safe side: the least such number ≥ x (``up``) or the greatest ≤ x, with |p| ≤ 2^bits and e ≥
-    MIN_EXPONENT. An upper bound rounded up (a lower bound rounded down) is still one (MATH.md Part IV, "a stated
-    bound may be looser than the one its multipliers give, never tighter"). Cost O(size of x)."""
+    moreover a dyadic: a power of two below), else the dyadic p·2^e next to it on the safe side: the least such
+    number ≥ x (``up``) or the greatest ≤ x, with |p| ≤ 2^bits and e ≥ MIN_EXPONENT. An upper bound rounded up
+    (a lower bound rounded down) is still one (MATH.md Part IV, "a stated bound may be looser than the one its
+    multipliers give, never tighter"). Cost O(size of x)."""
     num, den = int(x.p), int(x.q)
     if max(abs(num).bit_length(), den.bit_length()) <= bits and not (dyadic and den & (den - 1)):
         return x
