@@ -405,7 +405,7 @@ def _deep_distance(args: argparse.Namespace, models: list, deadline: Deadline) -
     if refused is not None:
         print(_refused_line(refused, args.cert))
     elif epsilon is not None:
-        print(_epsilon_line(verdict, d.lower, epsilon, where))
+        print(_epsilon_line(verdict, d.lower, epsilon, where, _stopped_hint(d.stopped)))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): f1 = f2 exactly (the block lemma, MATH.md Part III), so L = U = 0")
         _print_readings(readings)
@@ -461,7 +461,8 @@ def cmd_distance(args: argparse.Namespace) -> int:
     if refused is not None:
         print(_refused_line(refused, args.cert))
     elif epsilon is not None:
-        print(_epsilon_line(d.verdict, d.lower, epsilon, where))
+        print(_epsilon_line(d.verdict, d.lower, epsilon, where,
+                            _stopped_hint(d.search.stopped if d.search is not None else "")))
     if d.equivalence is not None:
         print(f"DISTANCE 0 on {where} (m = {t1.m}): ρ(θ1) = ρ(θ2) exactly (Theorems 3/4), so L = U = 0")
         _print_readings(readings)
@@ -612,6 +613,13 @@ def _epsilon(text: str | None):
     if value is None or value < 0:
         raise InputError(f"--epsilon: not an exact nonnegative number: {text!r}")
     return value
+
+
+def _stopped_hint(stopped: str) -> str:
+    """What to raise for an UNKNOWN, from the limit that stopped the search."""
+    more = {"the time budget": "raise --seconds", "the region budget": "raise --regions",
+            "the checker's bounds": "a smaller box", "the checker's work bound": "a smaller box"}.get(stopped)
+    return f"stopped at {stopped}" + (f": {more}" if more else "") + "; see [L, U] below"
 
 
 def _epsilon_line(verdict: str, lower, epsilon, where: str,
