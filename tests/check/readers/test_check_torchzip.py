@@ -7,7 +7,6 @@ import math
 import pickle
 import random
 import struct
-import time
 import zipfile
 import zlib
 from collections import OrderedDict
@@ -15,6 +14,7 @@ from fractions import Fraction
 
 import pytest
 import torch  # in the test extra: a missing install fails here, it is not skipped
+from helpers import peak_bytes
 
 from certsym_check.errors import Reject
 from certsym_check.readers.files import Tensor
@@ -188,13 +188,11 @@ def test_non_contiguous_views_and_shared_storages():
         assert _same(ours[name], t), name
 
 
-def test_a_4096_by_784_float32_tensor_reads_fast():
+def test_a_4096_by_784_float32_tensor_reads_exactly():
+    """A large tensor and its transposed view, read value for value (the speed is measured in benchmarks/)."""
     w = torch.randn(4096, 784, generator=torch.Generator().manual_seed(2))
     data = _save({"w": w, "t": w.t()})
-    start = time.perf_counter()
     ours = read_torch(data)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, elapsed
     assert list(ours["w"].values) == w.flatten().tolist()
     assert list(ours["t"].values) == w.t().flatten().tolist()
 
@@ -422,10 +420,10 @@ def test_a_member_that_inflates_past_its_declared_size_is_refused():
                                                                                 (1,))}))
         w.writestr("archive/data/0", body, compress_type=zipfile.ZIP_DEFLATED)
     bomb = _patch_central(out.getvalue(), "archive/data/0", file_size=24)
-    start = time.perf_counter()
-    _refused(bomb, "decompress")
-    _refused(_patch_central(bomb, "archive/data/0", crc=zlib.crc32(body[:24])), "decompress")
-    assert time.perf_counter() - start < 1.0
+    # refused before the 10 MiB are inflated: the reader's memory stays far below them
+    assert peak_bytes(lambda: _refused(bomb, "decompress")) < 2 << 20
+    crc = _patch_central(bomb, "archive/data/0", crc=zlib.crc32(body[:24]))
+    assert peak_bytes(lambda: _refused(crc, "decompress")) < 2 << 20
 
 
 def _pickled(obj: object) -> bytes:
@@ -443,9 +441,9 @@ def test_a_member_that_claims_gigabytes_is_refused_without_decompressing():
             w.writestr("archive/data.pkl", _pickled({"w": tensor}))
             w.writestr("archive/data/0", b"\x00" * (1 << 20), compress_type=zipfile.ZIP_DEFLATED)
         bomb = _patch_central(out.getvalue(), "archive/data/0", file_size=claim)
-        start = time.perf_counter()
-        _refused(bomb, "24 expected" if numel == 6 else "one entry per byte of the file")  # before the inflation bound
-        assert time.perf_counter() - start < 0.5
+        # refused before the inflation bound: nothing near the claimed gigabytes is allocated
+        words = "24 expected" if numel == 6 else "one entry per byte of the file"
+        assert peak_bytes(lambda b=bomb, w=words: _refused(b, w)) < 2 << 20
 
 
 # ---------------------------------------------------------------------------------------------- closed gaps
