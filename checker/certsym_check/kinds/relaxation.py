@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from certsym_check.budget import OPS_PER_UNIT, charge, charge_ops, cost, fits, int_ops, lcm, plus, size
+from certsym_check.budget import OPS_PER_UNIT, charge, charge_ops, cost, fits, int_ops, lcm, max_size, plus, size
 from certsym_check.core import Net, index, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import rational, show
@@ -78,6 +78,9 @@ class _Region:
         two rational comparisons per refinement, STATUS_OPS per neuron and pair."""
         charge_ops(2 * RATIONAL_OPS * len(refined) + STATUS_OPS * (len(self.lo["A"]) + len(self.lo["B"])
                                                                    + len(self.lo["d"])), "a region's statuses")
+        # a refinement's value is stated once and compared in every region below it: each comparison at its sizes
+        charge(sum(_long(size(lo or 0), size(self.lo[s][i])) + _long(size(hi or 0), size(self.hi[s][i]))
+                   for (s, i), (lo, hi) in refined.items()), "a region's statuses")
         for (s, i), (lo, hi) in refined.items():
             if lo is not None and lo > self.lo[s][i]:
                 self.lo[s][i] = lo
@@ -137,6 +140,38 @@ def _long(a: tuple[int, int], b: tuple[int, int]) -> int:
     return cost(a, b) - 4
 
 
+def columns(v: list[list[Fraction]], k: int, what: str) -> list[tuple[int, int, int, int]]:
+    """Per output t, the sums and maxima of the numerators' and denominators' bits of the output weights v_i[t] over
+    the neurons i: (Σ num, max num, Σ den, max den), from which ``columns_cost`` bounds the size-dependent cost of an
+    entrywise operation on two columns in O(1). One pass over the weights, charged."""
+    charge_ops(4 * len(v) * k + k, what)
+    out = []
+    for t in range(k):
+        nums = [x[t].numerator.bit_length() for x in v]
+        dens = [x[t].denominator.bit_length() for x in v]
+        out.append((sum(nums), max(nums, default=1), sum(dens), max(dens, default=1)))
+    return out
+
+
+def columns_cost(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> int:
+    """The size-dependent units (``_long``, summed over the entries) of the entrywise operations x_i op y_i on two
+    columns with the statistics ``a`` and ``b`` of ``columns``: Σ a_i·b_i ≤ min(Σa · max b, max a · Σb)."""
+    (sna, mna, sda, mda), (snb, mnb, sdb, mdb) = a, b
+    return ((sna + sda + snb + sdb) // 512 + (min(sna * mnb, mna * snb) + min(sda * mdb, mda * sdb)) // 409_600
+            + (min(sna * mdb, mna * sdb) + min(snb * mda, mnb * sda)) // 102_400)
+
+
+def constants_cost(xs: list[Fraction]) -> int:
+    """The units of the sum (or difference) of the rationals ``xs`` term by term and its product by a sign, at their
+    sizes (the sum's size bound adds up the terms')."""
+    acc, total = size(xs[0]), 4
+    for x in xs[1:]:
+        sx = size(x)
+        total += cost(acc, sx)
+        acc = (acc[0] + sx[0] + sx[1] + 1, acc[1] + sx[1])
+    return total + cost(acc, (1, 1))
+
+
 def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: list, sizes: dict,
            nets: dict) -> Fraction:
     """max over the region's variables of f − Σ μ g for the objective f = Σ weights·S + const, exactly."""
@@ -174,7 +209,9 @@ def _bound(region: _Region, pairs: list, weights: dict, const: Fraction, mult: l
             top = region.hi[key[0]][key[1]]
             charge(_long(size(c), size(top)) + _long(size(value), plus(size(c), size(top))), "a relaxation bound")
             value += c * top
-    return value + _row_max(region, rows, nets)
+    top = _row_max(region, rows, nets)
+    charge(_long(size(value), size(top)), "a relaxation bound")
+    return value + top
 
 
 def _row_max(region: _Region, rows: dict, nets: dict) -> Fraction:
@@ -255,12 +292,17 @@ def distance_objective(t1: Net, t2: Net, nets: dict) -> tuple:
     d, as its rows are scaled by d): the parser of a bound [t, s, B, multipliers], giving (objective, weights of
     the S's, constant, B, multipliers)."""
     k = t1.k
+    cols = {net: columns(nets[net].v, k, "the objectives' weights") for net in ("A", "B")}
+    unit = (t1.n + t2.n, 1, t1.n + t2.n, 1)  # the signs ±1, a column of n entries of one bit
 
     def parse(entry: object, where: str) -> tuple:
         t, s, value, mult = seq(entry, 4, where)
         t = index(t, k, where)
         if type(s) is not int or s not in (1, -1):  # 1.0 would turn the replay into floats
             raise Reject(f"{where}: the sign is 1 or -1")
+        # the weights' and the constant's products and difference at their sizes (their fixed part is WEIGHT_OPS)
+        charge(columns_cost(cols["A"][t], unit) + columns_cost(cols["B"][t], unit)
+               + constants_cost([t1.c[t], t2.c[t]]), "a relaxation bound's objective")
         weights = {("A", i): v[t] * s for i, v in enumerate(nets["A"].v)}
         weights |= {("B", j): -v[t] * s for j, v in enumerate(nets["B"].v)}
         return (t, s), weights, (t1.c[t] - t2.c[t]) * s, value, mult
@@ -278,6 +320,8 @@ def check_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fract
         return max(effective.values())
 
     values = walk_regions(t1, t2, box, pairs, nodes, distance_objective, leaf, set())
+    top = max_size(values)
+    charge(sum(_long(size(v), top) for v in values), "the leaves' bounds")  # their comparisons, at their sizes
     return max(values)
 
 
@@ -364,6 +408,9 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
             old = narrowed.get(target)
             lo, hi = old or (None, None)
             log.append((narrowed, target, old))
+            prior = lo if side == "lower" else hi
+            if prior is not None:
+                charge(_long(size(value), size(prior)), "a refinement")  # compared with the inherited one
             if side == "lower":
                 narrowed[target] = (value if lo is None else max(lo, value), hi)
             else:
@@ -384,11 +431,17 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
                 raise Reject(f"{where}.bounds[{b}]: the stated bound is not the one its multipliers give "
                              f"({show(computed)})")
             old = effective.get(key)
+            if old is not None:
+                charge(_long(size(computed), size(old)), "a relaxation bound")  # compared with the inherited one
             if old is None or computed < old:
                 log.append((effective, key, old))
                 effective[key] = computed
         if "split" not in node:
             charge_ops(8 * len(effective), "a leaf's bounds")  # the leaf reads (and compares) every bound
+            # the bounds a leaf reads may be inherited from far above it (stated once, read by every leaf below):
+            # their comparisons at their sizes
+            top = max_size(effective.values())
+            charge(sum(_long(size(v), top) for v in effective.values()), "a leaf's bounds")
             values.append(leaf(effective, node, where))
             continue
         split = seq(node["split"], 2, f"{where}.split")

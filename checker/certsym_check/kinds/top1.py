@@ -13,6 +13,7 @@ Standard library only.
 
 from __future__ import annotations
 
+from certsym_check.budget import charge
 from certsym_check.core import Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
@@ -27,7 +28,7 @@ from certsym_check.kinds.distance import (
     parse_pairs,
 )
 from certsym_check.kinds.equivalence import check_equivalent
-from certsym_check.kinds.relaxation import walk_regions
+from certsym_check.kinds.relaxation import columns, columns_cost, constants_cost, walk_regions
 
 
 def _common(F, nets: list[Net], proof: object, required: set) -> tuple[dict, list]:
@@ -49,8 +50,12 @@ def _common(F, nets: list[Net], proof: object, required: set) -> tuple[dict, lis
 def _objectives(t1: Net, t2: Net, nets: dict):
     """The bounds of a top-1 tree, [net, c, j, B, multipliers]: the margin f_j − f_c of network ``net`` ("A" is θ1,
     "B" is θ2, its weights divided by the pairing's d as its rows are scaled by d); or ["=", t, s, B, multipliers]:
-    s·(D_t − D_0), D = f1 − f2."""
+    s·(D_t − D_0), D = f1 − f2. Cost, charged before each objective is built: the differences of two columns of
+    output weights (and their signs) and of the constants at their sizes (``relaxation.columns_cost``; the fixed part
+    of each weight is the walk's WEIGHT_OPS)."""
     k = t1.k
+    cols = {net: columns(nets[net].v, k, "the objectives' weights") for net in ("A", "B")}
+    what = "a top-1 objective"
 
     def parse(entry: object, where: str) -> tuple:
         net, c, j, value, mult = seq(entry, 5, where)
@@ -58,6 +63,9 @@ def _objectives(t1: Net, t2: Net, nets: dict):
             t, s = index(c, k, where), j
             if t == 0 or type(s) is not int or s not in (1, -1):
                 raise Reject(f"{where}: a shift objective is ['=', t, s] with 1 ≤ t < k and s the integer 1 or -1")
+            # a difference and its product by the sign per weight, at the sizes of the columns
+            charge(2 * (columns_cost(cols["A"][t], cols["A"][0]) + columns_cost(cols["B"][t], cols["B"][0]))
+                   + constants_cost([t1.c[t], t2.c[t], t1.c[0], t2.c[0]]), what)
             weights = {("A", i): (v[t] - v[0]) * s for i, v in enumerate(nets["A"].v)}
             weights |= {("B", i): -(v[t] - v[0]) * s for i, v in enumerate(nets["B"].v)}
             return ("=", t, s), weights, (t1.c[t] - t2.c[t] - t1.c[0] + t2.c[0]) * s, value, mult
@@ -67,6 +75,7 @@ def _objectives(t1: Net, t2: Net, nets: dict):
         if c == j:
             raise Reject(f"{where}: a margin of a class over itself")
         const = (t1 if net == "A" else t2).c
+        charge(columns_cost(cols[net][j], cols[net][c]) + constants_cost([const[j], const[c]]), what)
         weights = {(net, i): v[j] - v[c] for i, v in enumerate(nets[net].v)}
         return (net, c, j), weights, const[j] - const[c], value, mult
 
