@@ -21,14 +21,30 @@ Holes found (each test below asserts the correct behaviour, so it failed while t
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import random
 from fractions import Fraction
 
+import pytest
+from flint import fmpq
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from certsym.certify import InputRecord
+from certsym.certify.deep import deep_distance_certificate
+from certsym.core.deep import DeepNetwork
+from certsym.decide.deep_distance import deep_distance, stated_lower
+from certsym.numbers import QQ
+from certsym.numbers.rational import MIN_EXPONENT, outward
 from certsym_check.budget import WORK_BUDGET
 from certsym_check.envelope import CLAIMS, check_certificate
-from tests.helpers import decimal_text
+from tests.decide.test_deep import deep_nets, z3_outputs
+from tests.decide.test_deep_distance import perturbed
+from tests.helpers import decimal_text, no_time_limit
+
+z3 = pytest.importorskip("z3")
 
 RELAX = "linear relaxations with rational multipliers over a tree of regions"
 
@@ -144,3 +160,212 @@ def test_inherited_long_bounds_over_many_leaves_are_refused_within_the_budget():
     assert not report.valid
     assert "work budget" in report.reason
     assert report.work <= WORK_BUDGET + WORK_BUDGET // 10
+
+
+# ================================================================ the producer's outward rounding (certsym/numbers)
+
+def _fraction(x) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
+
+
+@st.composite
+def _rationals(draw) -> Fraction:
+    """Rationals where rounding goes wrong if anywhere: long and short, negative, exact powers of two, just below and
+    above a dyadic of 64 bits, tinier than 2^-4000, and huge."""
+    sign = draw(st.sampled_from([1, -1]))
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return sign * Fraction(draw(st.integers(0, 2**700)), draw(st.integers(1, 2**700)))
+    if kind == 1:
+        return sign * Fraction(2) ** draw(st.integers(-5000, 5000))
+    if kind == 2:  # a 64-bit dyadic moved by far less than its last bit
+        p = draw(st.integers(2**63, 2**64))
+        e = draw(st.integers(-4100, 300))
+        nudge = Fraction(draw(st.sampled_from([1, -1])), 3 * 2 ** draw(st.integers(200, 6000)))
+        return sign * (p * Fraction(2) ** e + nudge)
+    if kind == 3:  # below 2^-4000
+        return sign * Fraction(draw(st.integers(1, 2**64)), 2 ** draw(st.integers(4000, 9000)) * 3)
+    if kind == 4:  # huge
+        return sign * Fraction(draw(st.integers(2**4000, 2**4400)), draw(st.integers(1, 2**100)))
+    return sign * Fraction(draw(st.integers(0, 2**64)), 3 ** draw(st.integers(0, 2600)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_rationals(), st.sampled_from([64, 256, 1024, 4000]))
+def test_outward_never_rounds_to_the_wrong_side(x: Fraction, bits: int):
+    """outward(x, up) ≥ x and outward(x, down) ≤ x exactly (Fraction arithmetic), x itself when short, else a
+    dyadic p·2^e with |p| ≤ 2^bits and e ≥ MIN_EXPONENT, within a unit of its last place (or 2^MIN_EXPONENT) of x;
+    short enough for the checker (4,096 bits) whenever |x| < 2^4000."""
+    fx = fmpq(x.numerator, x.denominator)
+    short = max(abs(x.numerator).bit_length(), x.denominator.bit_length()) <= bits
+    for up in (True, False):
+        y = _fraction(outward(fx, up=up, bits=bits))
+        assert (y >= x) if up else (y <= x)
+        if short:
+            assert y == x
+            continue
+        assert y.denominator & (y.denominator - 1) == 0, "a dyadic"
+        assert y.denominator.bit_length() - 1 <= -MIN_EXPONENT
+        e = max(abs(x.numerator).bit_length() - x.denominator.bit_length() + 1 - bits, MIN_EXPONENT)
+        assert abs(y / Fraction(2) ** e).denominator == 1 and abs(y / Fraction(2) ** e) <= 2**bits
+        assert abs(y - x) < Fraction(2) ** e
+        if abs(x) < Fraction(2) ** 4000:
+            assert max(abs(y.numerator).bit_length(), y.denominator.bit_length()) <= 4096
+
+
+@settings(max_examples=300, deadline=None)
+@given(_rationals(), _rationals())
+def test_stated_lower_is_below_and_keeps_a_violation(lower: Fraction, epsilon: Fraction):
+    """L as stated is at most L, and above ε whenever L is, unless L − ε is below what 4,000 bits resolve."""
+    lower, epsilon = abs(lower), abs(epsilon)
+    stated = _fraction(stated_lower(fmpq(lower.numerator, lower.denominator),
+                                    fmpq(epsilon.numerator, epsilon.denominator)))
+    assert stated <= lower
+    if lower > epsilon and lower - epsilon > lower / 2**3990 + Fraction(1, 2**3990):
+        assert stated > epsilon
+
+
+# ================================================================ deep distance bounds: mutations judged by z3
+
+RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "1" * 64))
+
+
+def _z3_attains(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: Fraction, strict: bool) -> bool:
+    """∃x in the box with |f1(x)_j − f2(x)_j| > bound (or ≥ bound) for some j, over the reals, by z3."""
+    xs = [z3.Real(f"x{q}") for q in range(t1.m)]
+    solver = z3.Solver()
+    solver.set("timeout", 60_000)
+    for x, (lo, hi) in zip(xs, box, strict=True):
+        solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
+    B = z3.RealVal(str(bound))
+    over = [(a - b > B, b - a > B) if strict else (a - b >= B, b - a >= B)
+            for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs), strict=True)]
+    solver.add(z3.Or([z3.Or(*pair) for pair in over]))
+    result = solver.check()
+    assert result != z3.unknown, "z3 decided"
+    return result == z3.sat
+
+
+def _tree_pair() -> tuple[DeepNetwork, DeepNetwork]:
+    """A 2-3-3-1 network with weights in 1/8 and a copy with two weights moved: a tree of halvings tightens U."""
+    layers = [([[1, Fraction(-1, 2)], [Fraction(3, 4), 1], [-1, Fraction(1, 8)]], [0, Fraction(-1, 4), Fraction(1, 2)]),
+              ([[1, -1, Fraction(1, 2)], [Fraction(-3, 8), 1, 1], [Fraction(1, 2), Fraction(1, 2), -1]], [0, 0, 0]),
+              ([[1, Fraction(-1, 2), Fraction(3, 4)]], [Fraction(1, 8)])]
+    moved = [([list(row) for row in W], list(b)) for W, b in layers]
+    moved[0][0][1][0] += Fraction(1, 8)
+    moved[1][0][2][1] -= Fraction(1, 4)
+
+    def q(x) -> fmpq:
+        x = Fraction(x)
+        return fmpq(x.numerator, x.denominator)
+
+    def build(ls):
+        return DeepNetwork.build([([[q(w) for w in row] for row in W], [q(x) for x in b]) for W, b in ls], QQ, 2, False)
+
+    return build(layers), build(moved)
+
+
+BOX = [(fmpq(-1), fmpq(1)), (fmpq(0), fmpq(2))]
+
+
+@pytest.fixture(scope="module")
+def tree_certificate() -> tuple[dict, tuple[DeepNetwork, DeepNetwork]]:
+    nets = _tree_pair()
+    d = deep_distance(*nets, BOX, deadline=no_time_limit(), max_regions=15, target=1.0)
+    doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, nets)))
+    assert "tree" in doc["proof"] and check_certificate(doc).valid
+    return doc, nets
+
+
+_NUDGES = st.sampled_from([Fraction(1, 2**70), Fraction(1, 2**20), Fraction(1, 3 * 2**9), Fraction(1, 16), Fraction(1)])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_mutated_deep_distance_bounds_are_accepted_only_when_true(tree_certificate, data):
+    """U, L or a leaf's bound moved up or down (U along with a raised leaf, or not): every certificate the checker
+    accepts is true by z3 (no point of the box above U, a point at least L), every loosening (U or a leaf up with U
+    kept above it, L down) is accepted, and a tightening below the rule's numbers is refused."""
+    doc, (t1, t2) = tree_certificate
+    proof = copy.deepcopy(doc["proof"])
+    leaves = [s for s, node in enumerate(proof["tree"]) if node[0] == "leaf"]
+    what = data.draw(st.sampled_from(["upper", "lower", "leaf", "leaf and upper"]))
+    delta = data.draw(_NUDGES) * data.draw(st.sampled_from([1, -1]))
+    if what in ("upper", "lower"):
+        proof[what] = _s(Fraction(proof[what]) + delta)
+    else:
+        s = data.draw(st.sampled_from(leaves))
+        proof["tree"][s][1] = _s(Fraction(proof["tree"][s][1]) + delta)
+        if what == "leaf and upper":
+            proof["upper"] = _s(max(Fraction(proof["upper"]), Fraction(proof["tree"][s][1])))
+    report = _replay({**doc, "proof": proof})
+    box = [(Fraction(int(lo.p), int(lo.q)), Fraction(int(hi.p), int(hi.q))) for lo, hi in BOX]
+    U, L = Fraction(proof["upper"]), Fraction(proof["lower"])
+    loosened = (what == "upper" and delta > 0) or (what == "lower" and delta < 0) or \
+        (what == "leaf and upper" and delta > 0)
+    if loosened:
+        assert report.valid, report.reason
+    if report.valid:
+        assert not _z3_attains(t1, t2, box, U, strict=True), "a point of the box above the accepted U"
+        assert L <= 0 or _z3_attains(t1, t2, box, L, strict=False), "no point of the box at the accepted L"
+    elif not loosened:
+        assert "below" in report.reason or "exceeds" in report.reason, report.reason
+
+
+@settings(max_examples=25, deadline=None)
+@given(deep_nets(), st.integers(0, 3), st.integers(0, 3), st.sampled_from([fmpq(1, 4), fmpq(-1, 2), fmpq(3, 8)]),
+       st.sampled_from([1, 5, 15]), st.integers(0, 6))
+def test_every_valid_deep_distance_bound_holds_by_z3(t1, ell, i, delta, regions, pick):
+    """A small deep network and a copy with one weight or bias moved, the producer's certificate (a tree when
+    regions > 1) with ε near its bounds: it replays VALID, z3 finds no point of the box above its U and a point
+    at least its L, and its verdict agrees with z3 (verified: no point above ε; violated: one above ε)."""
+    t2 = perturbed(t1, ell % len(t1.layers), i, 0, delta)
+    box = [(fmpq(-1), fmpq(1))] * t1.m
+    d0 = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=1)
+    lo, hi = d0.lower, d0.upper
+    epsilon = [lo, hi, (lo + hi) / 2, lo - fmpq(1, 2**70), hi + fmpq(1, 2**70), lo + (hi - lo) / 8, fmpq(1, 2)][pick]
+    epsilon = max(epsilon, fmpq(0))
+    d = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=regions, epsilon=epsilon)
+    doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (t1, t2), epsilon)))
+    report = check_certificate(doc)
+    assert report.valid, report.reason
+    fbox = [(Fraction(-1), Fraction(1))] * t1.m
+    U, L, eps = Fraction(doc["proof"]["upper"]), Fraction(doc["proof"]["lower"]), Fraction(str(epsilon))
+    assert not _z3_attains(t1, t2, fbox, U, strict=True)
+    assert L <= 0 or _z3_attains(t1, t2, fbox, L, strict=False)
+    verdict = doc["proof"]["verdict"]
+    assert verdict == ("verified" if eps >= U else "violated" if eps < L else "unknown")
+    if verdict == "verified":
+        assert not _z3_attains(t1, t2, fbox, eps, strict=True)
+    if verdict == "violated":
+        assert _z3_attains(t1, t2, fbox, eps, strict=True)
+
+
+@pytest.mark.parametrize("epsilon", ["0", "1/4", "523/1024", "65/128", "1/2", "1"])
+def test_printed_deep_verdict_agrees_with_its_replay_and_z3(tmp_path, capsys, epsilon):
+    """``certsym distance A B --epsilon E --cert C`` on a deep pair (ε at and around its bounds, 523/1024 and 65/128
+    the tree's U and L): the verdict printed is the certificate's, the certificate replays VALID, and z3 agrees."""
+    from certsym.cli import main
+
+    t1, t2 = _tree_pair()
+    paths = []
+    for name, t in (("a.json", t1), ("b.json", t2)):
+        layers = [{"W": [[str(w) for w in row] for row in layer.W], "b": [str(x) for x in layer.b]}
+                  for layer in t.layers]
+        (tmp_path / name).write_text(json.dumps({"layers": layers, "m": 2, "output_relu": False}))
+        paths.append(str(tmp_path / name))
+    cert = tmp_path / "c.json"
+    code = main(["distance", *paths, "--box", "-1,1;0,2", "--epsilon", epsilon, "--regions", "15", "--target", "1",
+                 "--cert", str(cert)])
+    printed = capsys.readouterr().out.split(":")[0].split()[0]
+    doc = json.loads(cert.read_text())
+    report = check_certificate(doc)
+    assert report.valid, report.reason
+    verdict = doc["proof"]["verdict"]
+    assert (printed, code) == {"verified": ("VERIFIED", 0), "violated": ("VIOLATED", 1),
+                               "unknown": ("UNKNOWN", 3)}[verdict]
+    box = [(Fraction(-1), Fraction(1)), (Fraction(0), Fraction(2))]
+    if verdict == "verified":
+        assert not _z3_attains(t1, t2, box, Fraction(epsilon), strict=True)
+    if verdict == "violated":
+        assert _z3_attains(t1, t2, box, Fraction(epsilon), strict=True)
