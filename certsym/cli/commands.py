@@ -519,8 +519,7 @@ def _top1(args: argparse.Namespace, t1, t2, records, box, deadline: Deadline, re
         print(f"  certified by margin bounds below 0 on {_regions(len(leaves))} covering the box (linear "
               f"relaxations with rational multipliers; {_regions(r.regions)} in {r.seconds:.1f} s)")
     else:
-        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
-              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds and --regions raise the budget)")
+        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; {_stop_text(r)}")
     _print_readings(readings)
     return code
 
@@ -561,8 +560,7 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list, d
         print(f"  certified by interval margins > 0 on {_regions(r.leaves)} (halvings of the box; "
               f"{_regions(r.regions)} in {r.seconds:.1f} s)")
     else:
-        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; stopped at {r.stopped} "
-              f"({_regions(r.regions)} in {r.seconds:.1f} s; --seconds raises the budget)")
+        print(f"UNKNOWN on {where}: no disagreement found and not every region certified; {_stop_text(r)}")
     _print_readings(readings)
     return code
 
@@ -615,11 +613,21 @@ def _epsilon(text: str | None):
     return value
 
 
+_RAISE = {"the time budget": "raise --seconds", "the region budget": "raise --regions",
+          "the checker's bounds": "the checker's bounds are fixed: split the box", "the checker's work bound":
+          "the checker's bounds are fixed: split the box"}
+
+
 def _stopped_hint(stopped: str) -> str:
-    """What to raise for an UNKNOWN, from the limit that stopped the search."""
-    more = {"the time budget": "raise --seconds", "the region budget": "raise --regions",
-            "the checker's bounds": "a smaller box", "the checker's work bound": "a smaller box"}.get(stopped)
+    """What to raise for an UNKNOWN against ε, from the limit that stopped the search."""
+    more = _RAISE.get(stopped)
     return f"stopped at {stopped}" + (f": {more}" if more else "") + "; see [L, U] below"
+
+
+def _stop_text(r) -> str:
+    """Where a top-1 search stopped, in how many regions and seconds, and what would go further."""
+    more = _RAISE.get(r.stopped)
+    return f"stopped at {r.stopped} ({_regions(r.regions)} in {r.seconds:.1f} s" + (f"; {more})" if more else ")")
 
 
 def _epsilon_line(verdict: str, lower, epsilon, where: str,
