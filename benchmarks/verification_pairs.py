@@ -117,8 +117,9 @@ def main() -> None:
             continue
         cert = tmp / "c.json"
         cert.unlink(missing_ok=True)
-        wall, code, out, err = _run([sys.executable, "-m", "certsym", "distance", files[a], files[b], "--box", boxes[box],
-                                *question, "--seconds", str(args.seconds), "--cert", str(cert), "--json"])
+        wall, code, out, err = _run([sys.executable, "-m", "certsym", "distance", files[a], files[b],
+                                     "--box", boxes[box], *question, "--seconds", str(args.seconds),
+                                     "--cert", str(cert), "--json"])
         try:
             doc = json.loads(out)
         except ValueError:
