@@ -8,8 +8,10 @@ from __future__ import annotations
 from certsym.core.network import Network
 
 
-def z3_verdict(t1: Network, t2: Network, timeout_s: float = 60.0) -> str:
-    """"equal", "different" or "unknown" (timeout). Raises ImportError without z3."""
+def z3_verdict(t1: Network, t2: Network, timeout_s: float = 60.0, rlimit: int | None = None) -> str:
+    """"equal", "different" or "unknown" (past ``timeout_s``, or past z3's deterministic resource count
+    ``rlimit`` when given, which replaces the clock: the same answer on any machine). Raises ImportError without
+    z3."""
     import z3  # optional: the bench extra
 
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
@@ -25,7 +27,10 @@ def z3_verdict(t1: Network, t2: Network, timeout_s: float = 60.0) -> str:
         return out
 
     solver = z3.Solver()
-    solver.set("timeout", int(timeout_s * 1000))
+    if rlimit is not None:
+        solver.set("rlimit", rlimit)
+    else:
+        solver.set("timeout", int(timeout_s * 1000))
     solver.add(z3.Or([a != b for a, b in zip(realize(t1), realize(t2), strict=True)]))
     result = solver.check()
     return "equal" if result == z3.unsat else "different" if result == z3.sat else "unknown"

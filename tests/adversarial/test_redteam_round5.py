@@ -29,6 +29,7 @@ from fractions import Fraction
 
 import pytest
 from flint import fmpq
+from helpers import Z3_RLIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -234,7 +235,7 @@ def _z3_attains(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: Fraction, st
     """∃x in the box with |f1(x)_j − f2(x)_j| > bound (or ≥ bound) for some j, over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
     solver = z3.Solver()
-    solver.set("timeout", 60_000)
+    solver.set("rlimit", Z3_RLIMIT)
     for x, (lo, hi) in zip(xs, box, strict=True):
         solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
     B = z3.RealVal(str(bound))

@@ -12,6 +12,7 @@ import json
 
 import pytest
 from flint import fmpq
+from helpers import Z3_RLIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -42,10 +43,10 @@ def z3_verdict(t1: DeepNetwork, t2: DeepNetwork) -> str:
     """"equal" or "different": ∃x ρ(θ1)(x) ≠ ρ(θ2)(x) over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
     solver = z3.Solver()
-    solver.set("timeout", 60_000)
+    solver.set("rlimit", Z3_RLIMIT)
     solver.add(z3.Or([a != b for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs), strict=True)]))
     result = solver.check()
-    assert result != z3.unknown, "z3 timed out"
+    assert result != z3.unknown, "z3 ran out of its resource count"
     return "equal" if result == z3.unsat else "different"
 
 

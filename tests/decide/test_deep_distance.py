@@ -12,6 +12,7 @@ import json
 
 import pytest
 from flint import fmpq
+from helpers import Z3_RLIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,14 +34,14 @@ def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: fmpq) -> bool
     """∃x in the box with |f1(x)_j − f2(x)_j| > bound for some j, over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
     solver = z3.Solver()
-    solver.set("timeout", 60_000)
+    solver.set("rlimit", Z3_RLIMIT)
     for x, (lo, hi) in zip(xs, box, strict=True):
         solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
     U = z3.RealVal(str(bound))
     solver.add(z3.Or([z3.Or(a - b > U, b - a > U) for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs),
                                                                    strict=True)]))
     result = solver.check()
-    assert result != z3.unknown, "z3 timed out"
+    assert result != z3.unknown, "z3 ran out of its resource count"
     return result == z3.sat
 
 

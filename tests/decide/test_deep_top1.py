@@ -10,7 +10,7 @@ import random
 import pytest
 import z3
 from flint import fmpq
-from helpers import Ticks, no_time_limit
+from helpers import Z3_RLIMIT, Ticks, no_time_limit
 
 from certsym.certify import deep_top1_certificate
 from certsym.certify.envelope import InputRecord
@@ -34,12 +34,12 @@ def _z3_disagree(t1, t2, box) -> bool:
         return z3.And([f[c] >= f[j] for j in range(t1.k) if j != c])
 
     solver = z3.Solver()
-    solver.set("timeout", 60_000)
+    solver.set("rlimit", Z3_RLIMIT)
     solver.add(*[z3.And(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi))) for x, (lo, hi) in zip(xs, box,
                                                                                                       strict=True)])
     solver.add(z3.Or([top(f1, c) != top(f2, c) for c in range(t1.k)]))
     result = solver.check()
-    assert result != z3.unknown, "z3 timed out"
+    assert result != z3.unknown, "z3 ran out of its resource count"
     return result == z3.sat
 
 
