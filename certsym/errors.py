@@ -1,4 +1,5 @@
-"""The one exception type that means "the input is wrong" (the CLI turns it into exit code 2)."""
+"""The two exceptions a decision may end in besides its verdict: ``InputError``, the input is wrong (exit code 2),
+and ``Undecided``, a search that would exceed its stated limit (exit code 3, as every UNKNOWN and UNDECIDED)."""
 
 
 class InputError(ValueError):
@@ -6,3 +7,8 @@ class InputError(ValueError):
 
     The message is a single line meant for the user; the CLI prints it after ``certsym: error:``.
     """
+
+
+class Undecided(Exception):
+    """certsym declines to decide: the search would exceed its limit, whose cost the message states. Not bad input:
+    the same input decides within a larger limit (``--max-search``), so the CLI answers UNDECIDED with exit code 3."""

@@ -53,7 +53,7 @@ from certsym.decide.identifiability import converse_failures, decide_identifiabl
 from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
 from certsym.decide.top1 import top1
-from certsym.errors import InputError
+from certsym.errors import InputError, Undecided
 from certsym.io import (
     dump_layered,
     dump_network,
@@ -1174,6 +1174,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, InputError) as exc:
         print(f"certsym: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except Undecided as exc:  # a search beyond its stated limit: no verdict, and not bad input
+        if getattr(args, "json", False):
+            emit_json({"verdict": "undecided", "reason": str(exc)})
+        else:
+            print(f"UNDECIDED: {exc}")
+        return EXIT_UNDECIDED
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder that cannot be written or read

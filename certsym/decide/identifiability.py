@@ -31,14 +31,10 @@ from certsym.decide import configurations, zerofactor
 from certsym.decide.configurations import ConfigurationEvidence
 from certsym.decide.equivalence import Verdict, decide
 from certsym.decide.zerofactor import SearchTooLarge, ZeroFactorEvidence
-from certsym.errors import InputError
+from certsym.errors import InputError, Undecided
 from certsym.numbers import QQ, Scalar
 
 DEFAULT_MAX_SEARCH = 1 << 22
-
-
-class Undecided(InputError):
-    """certsym refuses to decide: the search would exceed the limit (the message states its cost)."""
 
 
 @dataclass

@@ -191,9 +191,13 @@ def test_search_limit_refuses(tmp_path, capfd) -> None:
     from certsym.io import dump_network
 
     p.write_text(dump_network(theta))
-    assert main(["identifiable", str(p), "--max-search", "100"]) == 2
-    err = capfd.readouterr().err
-    assert "over the limit 100" in err and "= 128 subset sums" in err and "2047" in err
+    assert main(["identifiable", str(p), "--max-search", "100"]) == 3  # UNDECIDED: a limit, not bad input
+    out = capfd.readouterr().out
+    assert out.startswith("UNDECIDED: ") and "over the limit 100" in out and "= 128 subset sums" in out
+    assert "2047" in out
+    assert main(["identifiable", str(p), "--max-search", "100", "--json"]) == 3
+    doc = json.loads(capfd.readouterr().out)
+    assert doc["verdict"] == "undecided" and "over the limit 100" in doc["reason"]
     assert main(["identifiable", str(p), "--json"]) == 0
     assert json.loads(capfd.readouterr().out)["search_size"] == 126
 
@@ -279,7 +283,9 @@ def test_converse_failure_search(tmp_path, capfd) -> None:
         theta = json.loads(cert.read_text())["inputs"][0]["parameters"]
         rows = {(a[0], b) for a, b in zip(theta["A"], theta["b"], strict=True)}
         assert len(rows) == 2  # trivial stabilizer of (A, b): the two rows differ
-    assert main(["counterexample", "--search", "9,9,9", "--out", str(out)]) == 2
+    capfd.readouterr()
+    assert main(["counterexample", "--search", "9,9,9", "--out", str(out)]) == 3  # a grid beyond its limit
+    assert capfd.readouterr().out.startswith("UNDECIDED: the grid has")
 
 
 @st.composite
