@@ -39,7 +39,7 @@ from certsym.certify import (
     top1_certificate,
 )
 from certsym.cli import landscape
-from certsym.cli.common import EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, EXIT_UNDECIDED, Parser, UsageError, emit_json
+from certsym.cli.common import EXIT, EXIT_INPUT, EXIT_NEGATIVE, EXIT_OK, Parser, UsageError, emit_json
 from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
 from certsym.decide import deep
@@ -288,7 +288,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
             print(line)
         for line in explained.lines() if explained else ():
             print(line)
-    return EXIT_OK if verdict.equivalent else EXIT_NEGATIVE
+    return EXIT["equivalent" if verdict.equivalent else "not equivalent"]
 
 
 def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
@@ -301,7 +301,7 @@ def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
         print(verdict)
     if args.cert and verdict.undecided:
         print(f"certsym: no certificate written to {args.cert}: an UNDECIDED verdict has none", file=sys.stderr)
-    return EXIT_OK if verdict.equivalent else EXIT_UNDECIDED if verdict.undecided else EXIT_NEGATIVE
+    return EXIT["equivalent" if verdict.equivalent else "undecided" if verdict.undecided else "not equivalent"]
 
 
 def _box(spec: str | None, m: int):
@@ -337,10 +337,6 @@ def _replayable_regions(root, records, nets, epsilon, regions: int | None) -> in
 def _print_readings(readings: list[tuple[str, str]]) -> None:
     for name, text in readings:
         print(f"  {name}: {text}")
-
-
-# the exit code of a distance: no ε, or the verdict against it
-_VERDICT_EXIT = {None: EXIT_OK, "verified": EXIT_OK, "violated": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}
 
 
 # the share of what is left of --seconds, once the files are read, that the search may take: the rest is for the
@@ -394,7 +390,7 @@ def _deep_distance(args: argparse.Namespace, models: list, deadline: Deadline) -
     where = "the default box [0, 1]^m" if spec is None else f"the box {spec}"
     readings = [(x.name, x.reading) for x in models if x.reading]
     verdict = d.verdict if refused is None else "unknown"
-    code = _VERDICT_EXIT[verdict] if refused is None else EXIT_UNDECIDED
+    code = EXIT[verdict]
     if args.json:
         emit_json(_bounds_json(d, d.box, spec, readings) | {
             "deep": True, "aligned": d.alignment is not None, "upper_plain": str(d.plain),
@@ -447,7 +443,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
     verdict = d.verdict if refused is None else "unknown"
-    code = _VERDICT_EXIT[d.verdict] if refused is None else EXIT_UNDECIDED
+    code = EXIT[verdict]
     search = d.search
     if args.json:
         emit_json(_bounds_json(d, box, spec, readings) | {
@@ -495,15 +491,15 @@ def _top1(args: argparse.Namespace, t1, t2, records, box, deadline: Deadline, re
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
-    code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
+    code = EXIT[r.verdict if refused is None else "unknown"]
     leaves = r.root.leaves() if r.root is not None else []
     if args.json:
         emit_json(_top1_json(r, args, box, len(leaves), sorted({leaf.label for leaf in leaves}), readings, refused))
-        return code if refused is None else EXIT_UNDECIDED
+        return code
     if refused is not None:
         print(_refused_line(refused, args.cert))
         _print_readings(readings)
-        return EXIT_UNDECIDED
+        return code
     if r.verdict == "differ":
         a, b = r.classes
         print(f"DIFFER on {where}: at a witness x* (exact in --json), ρ(θ1)'s unique largest output is {a} and "
@@ -538,15 +534,15 @@ def _deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list, d
                 print("note: deep networks are embedded in the certificate", file=sys.stderr)
             refused = _write_certificate(args, deep_top1_certificate(r, records, (t1, t2)))
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
-    code = {"agree": EXIT_OK, "differ": EXIT_NEGATIVE, "unknown": EXIT_UNDECIDED}[r.verdict]
+    code = EXIT[r.verdict if refused is None else "unknown"]
     classes = sorted({c for kind, c in r.tree if kind == "leaf"})
     if args.json:
         emit_json(_top1_json(r, args, box, r.leaves, classes, readings, refused) | {"deep": True})
-        return code if refused is None else EXIT_UNDECIDED
+        return code
     if refused is not None:
         print(_refused_line(refused, args.cert))
         _print_readings(readings)
-        return EXIT_UNDECIDED
+        return code
     if r.verdict == "differ":
         a, b = r.classes
         print(f"DIFFER on {where}: at a witness x* (exact in --json), f1's unique largest output is {a} and f2's is "
@@ -773,7 +769,7 @@ def cmd_identifiable(args: argparse.Namespace) -> int:
         print(f"{'IDENTIFIABLE' if verdict.identifiable else 'NOT IDENTIFIABLE'}: {verdict.reason}")
     if refused:
         return EXIT_INPUT
-    return EXIT_OK if verdict.identifiable else EXIT_NEGATIVE
+    return EXIT["identifiable" if verdict.identifiable else "not identifiable"]
 
 
 def _search_counterexamples(args: argparse.Namespace) -> int:
@@ -1179,7 +1175,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             emit_json({"verdict": "undecided", "reason": str(exc)})
         else:
             print(f"UNDECIDED: {exc}")
-        return EXIT_UNDECIDED
+        return EXIT["undecided"]
     except BrokenPipeError:
         return EXIT_OK
     except OSError as exc:  # a file or folder that cannot be written or read

@@ -8,6 +8,15 @@ import json
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
 
+# The one table from an outcome to its exit code: 0 the claim holds, 1 it fails (with a witness), 3 no verdict within
+# the budget (UNKNOWN, UNDECIDED: a search beyond its limit included, and a certificate that would not replay);
+# 2 is bad input or usage only. ``None`` is a question without a claim to hold or fail (a distance without ε).
+EXIT = {None: EXIT_OK, "holds": EXIT_OK, "equivalent": EXIT_OK, "verified": EXIT_OK, "agree": EXIT_OK,
+        "identifiable": EXIT_OK,
+        "fails": EXIT_NEGATIVE, "not equivalent": EXIT_NEGATIVE, "violated": EXIT_NEGATIVE, "differ": EXIT_NEGATIVE,
+        "not identifiable": EXIT_NEGATIVE,
+        "unknown": EXIT_UNDECIDED, "undecided": EXIT_UNDECIDED}
+
 
 class UsageError(Exception):
     """A command-line usage error (one line, exit code 2)."""
