@@ -1,0 +1,1 @@
+"""The statements of the two papers, each checked on the papers' own instances (see README.md)."""
