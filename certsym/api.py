@@ -156,27 +156,20 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
     rational multipliers, branch and bound until U/L ≤ ``target``, or with ``epsilon`` until U ≤ ε or L > ε, within
     ``seconds``; ``.verdict`` then says "verified", "violated" or "unknown"), a ``DeepDistance`` otherwise
     (``.lower``, ``.upper``, ``.witness``: interval differences over halvings of the box, with the same stopping
-    rules). ``seconds`` (default 10) and ``regions`` (default 2000; one hidden layer only) bound the search; with
-    ``regions`` alone there is no time limit, and the result depends only on the networks, the box and ``seed``.
+    rules). ``seconds`` (default 10) and ``regions`` (default 2000 for one hidden layer, the checker's bounds for
+    deep networks) bound the search; with ``regions`` alone there is no time limit, and the result depends only on
+    the networks, the box and ``seed``.
     Cost: linear in the weights per region, plus the witness search."""
     A, B = load(a), load(b)
     m = (A.deep_network() if A.is_deep else A.network).m
     ends = parse_box(None, m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-    seconds, max_regions = _budget(A, B, seconds, regions)
+    seconds, max_regions = budget(seconds, regions)
     if A.is_deep or B.is_deep:
         return deep_distance(A.deep_network(), B.deep_network(), ends, seed, seconds=seconds, target=target,
-                             epsilon=None if epsilon is None else _exact(epsilon))
+                             epsilon=None if epsilon is None else _exact(epsilon), max_regions=regions)
     t1, t2, _ = read_pair(A, B)
     return shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target,
                             epsilon=None if epsilon is None else _exact(epsilon), max_regions=max_regions)
-
-
-def _budget(A: Model, B: Model, seconds: float | None, regions: int | None) -> tuple[float, int]:
-    """``branch_and_bound.budget``, with ``regions`` refused for deep networks."""
-    if regions is not None and (A.is_deep or B.is_deep):
-        raise InputError("regions= applies to networks with one hidden layer; a deep network's search is bounded by "
-                         "seconds= and the checker's work bound")
-    return budget(seconds, regions)
 
 
 @_api_terms
@@ -188,11 +181,11 @@ def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int
     evaluated exactly) or "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region
     (deep networks: one exact interval pass per region). ``seconds`` and ``regions`` as for ``distance``."""
     A, B = load(a), load(b)
-    seconds, max_regions = _budget(A, B, seconds, regions)
+    seconds, max_regions = budget(seconds, regions)
     if A.is_deep or B.is_deep:  # halvings of the box with interval margins (``certsym.decide.deep_top1``)
         d1, d2 = A.deep_network(), B.deep_network()
         ends = parse_box(None, d1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-        return deep_top1(d1, d2, ends, seed, seconds=seconds)
+        return deep_top1(d1, d2, ends, seed, seconds=seconds, max_regions=regions)
     t1, t2, _ = read_pair(A, B)
     ends = parse_box(None, t1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
     return top1_agreement(t1, t2, ends, seed, seconds=seconds, max_regions=max_regions)

@@ -38,7 +38,7 @@ from certsym.core.deep import DeepNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.distance import Box, epsilon_verdict
+from certsym.decide.distance import Box, bounds_text, box_text, epsilon_verdict
 from certsym.errors import InputError
 from certsym.numbers import QQ, outward
 
@@ -81,6 +81,11 @@ class DeepDistance:
     @property
     def ratio(self) -> float | None:
         return None if self.lower == 0 else float(self.upper / self.lower)
+
+    def __repr__(self) -> str:
+        against = f", ε={self.epsilon}: {self.verdict}" if self.epsilon is not None else ""
+        regions = f"{self.leaves} region{'s' * (self.leaves != 1)}"
+        return f"DeepDistance({bounds_text(self.lower, self.upper)}, box={box_text(self.box)}, {regions}{against})"
 
     @property
     def leaves(self) -> int:

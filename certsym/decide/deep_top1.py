@@ -29,7 +29,7 @@ from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, halves, plain_intervals
 from certsym.decide.distance import Box
-from certsym.decide.top1 import unique_top
+from certsym.decide.top1 import top1_text, unique_top
 from certsym.errors import InputError
 from certsym.numbers import QQ
 
@@ -57,6 +57,9 @@ class DeepTop1:
     @property
     def leaves(self) -> int:
         return sum(1 for kind, _ in self.tree if kind == "leaf")
+
+    def __repr__(self) -> str:
+        return top1_text("DeepTop1", self.verdict, self.box, self.classes, self.regions, self.stopped)
 
 
 def leaf_class(theta: DeepNetwork, box: Box) -> int | None:

@@ -43,6 +43,23 @@ from certsym.numbers import QQ, parse_rational
 Box = list[tuple[fmpq, fmpq]]
 
 
+def box_text(box: Box) -> str:
+    """A box for a one-line repr: [lo, hi]^m when every coordinate has the same interval, else its dimension and
+    the widths' range, in decimals (the exact ends are in the result's ``box``). Cost O(m)."""
+    if not box:
+        return "R^0"
+    if len(set(box)) == 1:
+        lo, hi = box[0]
+        return f"[{float(lo):.4g}, {float(hi):.4g}]^{len(box)}"
+    widths = [float(hi - lo) for lo, hi in box]
+    return f"a box in R^{len(box)} (widths {min(widths):.3g} to {max(widths):.3g})"
+
+
+def bounds_text(lower, upper) -> str:
+    """L and U as decimals for a repr (the exact rationals are the attributes)."""
+    return f"L≈{float(lower):.6g}, U≈{float(upper):.6g}"
+
+
 @dataclass
 class Distance:
     """[L, U] with the evidence: the box, the alignment (i in A, i' in B, d > 0), the witness and its values;
@@ -67,6 +84,12 @@ class Distance:
         if self.epsilon is None:
             return None
         return epsilon_verdict(self.lower, self.upper, self.epsilon)
+
+    def __repr__(self) -> str:
+        leaves = len(self.search.root.leaves()) if self.search is not None else 0
+        regions = f", {leaves} region{'s' * (leaves != 1)}" if self.search is not None else ""
+        against = f", ε={self.epsilon}: {self.verdict}" if self.epsilon is not None else ""
+        return f"Distance({bounds_text(self.lower, self.upper)}, box={box_text(self.box)}{regions}{against})"
 
     @property
     def ratio(self) -> float | None:

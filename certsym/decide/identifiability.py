@@ -50,6 +50,11 @@ class Identifiability:
     def __bool__(self) -> bool:
         return self.identifiable
 
+    def __repr__(self) -> str:
+        reason = self.reason if len(self.reason) <= 160 else self.reason[:157] + "..."
+        verdict = "identifiable" if self.identifiable else "not identifiable"
+        return f"Identifiability({verdict}, {self.theta!r}: {reason})"
+
 
 def flip(theta: Network, F: list[int]) -> Network:
     """θ^F: the rows r_i, i ∈ F, negated and c += Σ_{i∈F} v_i b_i (MATH.md, fibres)."""

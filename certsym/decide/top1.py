@@ -37,7 +37,7 @@ from flint import fmpq
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, Node, ReplayWork, children, split_key
 from certsym.decide.deadline import Deadline, deadline_of
-from certsym.decide.distance import Box, align, checked_box, floats
+from certsym.decide.distance import Box, align, box_text, checked_box, floats
 from certsym.decide.equivalence import decide
 from certsym.decide.relaxation import Pair, Region, bound_region
 
@@ -59,6 +59,16 @@ class Top1:
     stopped: str = ""
     regions: int = 0
     seconds: float = 0.0
+
+    def __repr__(self) -> str:
+        return top1_text("Top1", self.verdict, self.box, self.classes, self.regions, self.stopped)
+
+
+def top1_text(name: str, verdict: str, box: Box, classes: tuple[int, int] | None, regions: int, stopped: str) -> str:
+    """A top-1 answer on one line: the verdict, the box, the witness's classes or the regions and the stop."""
+    detail = f", classes {classes[0]} vs {classes[1]} at the witness" if classes is not None else \
+        f", {regions} region{'s' * (regions != 1)}" + (f", stopped at {stopped}" if verdict == "unknown" else "")
+    return f"{name}({verdict}, box={box_text(box)}{detail})"
 
 
 def unique_top(values: list) -> int | None:

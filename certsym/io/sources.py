@@ -44,6 +44,20 @@ class Model:
     _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
     finite: bool = False  # every entry of ``arrays`` verified finite (by a model file's reader)
 
+    def __repr__(self) -> str:
+        """One line: the name, the format and element type, the widths (never the arrays)."""
+        if self.layers is not None:
+            widths = [self.layers[0][0].shape[1], *(W.shape[0] for W, _ in self.layers)]
+        elif self.arrays is not None:
+            widths = [self.arrays[0].shape[1], self.arrays[0].shape[0], self.arrays[2].shape[0]]
+        else:
+            widths = list(self.deep_network().widths)
+        kind = (self.record.model or {}).get("format", "parameters")
+        dtype = f" {self.arrays[0].dtype}" if self.arrays is not None and hasattr(self.arrays[0], "dtype") else \
+            f" {self.layers[0][0].dtype}" if self.layers is not None and hasattr(self.layers[0][0], "dtype") else ""
+        relu = ", output ReLU" if self.output_relu else ""
+        return f"Model({self.name!r}, {kind}{dtype}, {'-'.join(map(str, widths))}{relu})"
+
     def dyadic(self) -> DyadicNetwork | None:
         """The fast path's network of the four arrays (None when an entry is not float16/bfloat16/float32-exact,
         or the source has no arrays), built once. Cost O(n(m + k)) the first time."""

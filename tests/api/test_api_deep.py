@@ -38,9 +38,8 @@ def test_distance_of_deep_modules() -> None:
         certsym.distance(a, b, box=[(0.5, 1)] * 3)
 
 
-def test_a_region_budget_is_for_one_hidden_layer() -> None:
-    """regions= bounds the one-hidden-layer search (alone, without a time limit: the same result twice); deep
-    networks refuse it with a clear error."""
+def test_a_region_budget_bounds_every_depth() -> None:
+    """regions= bounds the search (alone, without a time limit: the same result twice), deep networks' too."""
     torch.manual_seed(3)
     shallow = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.ReLU(), torch.nn.Linear(6, 2))
     copy = [p.detach().numpy().astype("float16") for p in shallow.parameters()]
@@ -50,7 +49,6 @@ def test_a_region_budget_is_for_one_hidden_layer() -> None:
     assert certsym.top1(shallow, copy, box=box, regions=3).regions <= 3  # README's certsym.top1
     with pytest.raises(InputError, match="at least 1"):
         certsym.distance(shallow, copy, regions=0)
-    with pytest.raises(InputError, match="one hidden layer"):
-        certsym.distance(_module(1), _module(2), regions=5)
-    with pytest.raises(InputError, match="one hidden layer"):
-        certsym.top1(_module(1), _module(2), regions=5)
+    deep = [certsym.distance(_module(1), _module(2), regions=5, target=1) for _ in range(2)]
+    assert deep[0].regions <= 5 and (deep[0].lower, deep[0].upper) == (deep[1].lower, deep[1].upper)
+    assert certsym.top1(_module(1), _module(2), regions=3).regions <= 3
