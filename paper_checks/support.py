@@ -11,6 +11,26 @@ import certsym
 import certsym.certify
 from certsym.cli import main as certsym_main
 
+# MATH.md's worked examples E1–E6 (Part I, "Small exact examples"), and S1 over Q(√2): each a pair of parameter files
+# (M, A, b, c) that realize the same function.
+EXAMPLES: dict[str, tuple[dict, dict]] = {
+    "E1": ({"M": [[1, 2]], "A": [[1], [1]], "b": [0, -1], "c": [0]},  # H_2: the swap and D = diag(2, 1/2)
+           {"M": [[1, 2]], "A": [[2], ["1/2"]], "b": [-2, 0], "c": [0]}),
+    "E2": ({"M": [[1, 1]], "A": [[1], [1]], "b": [0, 0], "c": [0]},  # identical neurons: both 2σ(x)
+           {"M": [[3, -1]], "A": [[1], [1]], "b": [0, 0], "c": [0]}),
+    "E3a": ({"M": [[1, 0]], "A": [[1], [2]], "b": [0, 3], "c": [0]},  # a dead neuron's row is free
+            {"M": [[1, 0]], "A": [[1], [-7]], "b": [0, "1/2"], "c": [0]}),
+    "E3b": ({"M": [[1, 5]], "A": [[1], [0]], "b": [0, 2], "c": [0]},  # a constant neuron shifted into c
+            {"M": [[1, 0]], "A": [[1], [0]], "b": [0, 0], "c": [10]}),
+    "E4": ({"M": [[1, -1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]},  # cancellation: both realize x
+           {"M": [[1, -1]], "A": [[1], [-1]], "b": [-3, 3], "c": [3]}),
+    "E5": ({"M": [[1, -1]], "A": [[1], [1]], "b": [0, -1], "c": [0]},  # the clamp, rows negated
+           {"M": [[1, -1]], "A": [[-1], [-1]], "b": [0, 1], "c": [1]}),
+    "E6": ({"M": [[1, 1, 1]], "A": [[1, 0], [0, 1], [-1, -1]], "b": [0, 0, 1], "c": [0]},  # m = 2, rows negated
+           {"M": [[1, 1, 1]], "A": [[-1, 0], [0, -1], [1, 1]], "b": [0, 0, -1], "c": [1]}),
+    "S1": ({"M": [["sqrt(2) - 1", 1]], "A": [["sqrt(2) + 1"], [1]], "b": [0, "-sqrt(2)"], "c": [0]},  # over Q(√2)
+           {"M": [[1, 1]], "A": [[1], [1]], "b": [0, "-sqrt(2)"], "c": [0]}),
+}
 
 def write(directory: Path, name: str, doc: dict) -> str:
     """``doc`` (a parameter file: M, A, b, c) written to ``directory/name.json``; its path."""
@@ -52,16 +72,21 @@ def stabilizer_certificate(path: str, of_theta, of_rows) -> dict:
     return certsym.certify.stabilizer_certificate(model.network, (of_theta, of_rows), model.record)
 
 
+def command(capsys, *argv: str) -> tuple[int, str]:
+    """``certsym ARGV`` run in this process (the console script's entry point): its exit code and standard output."""
+    capsys.readouterr()
+    code = certsym_main(list(argv))
+    return code, capsys.readouterr().out
+
+
 def landscape(capsys, directory: Path, *args: str, cert: str | None = None, inertia_cert: str | None = None):
-    """``certsym landscape ARGS --json`` (the second paper's only public surface is the command line), run in this
-    process: its exit code, its JSON answer, and the certificates it wrote (``--cert`` / ``--inertia-cert``)."""
+    """``certsym landscape ARGS --json`` (the second paper's only public surface is the command line): its exit
+    code, its JSON answer, and the paths of the certificates it wrote (``--cert`` / ``--inertia-cert``)."""
     argv = ["landscape", *args, "--json"]
     files = {}
     for option, name in (("--cert", cert), ("--inertia-cert", inertia_cert)):
         if name is not None:
             files[option] = str(directory / name)
             argv += [option, files[option]]
-    capsys.readouterr()
-    code = certsym_main(argv)
-    out = capsys.readouterr().out
+    code, out = command(capsys, *argv)
     return code, json.loads(out), files

@@ -15,11 +15,10 @@ before it pairs (a split neuron, a dead one, a constant one); the stated map is 
 from __future__ import annotations
 
 import certsym
-from paper_checks.support import affine_certificate, replay, write
+from paper_checks.support import EXAMPLES, affine_certificate, replay, write
 
-E4 = {"M": [[1, -1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]}  # σ(x) − σ(−x) = x
-E4_SHIFTED = {"M": [[1, -1]], "A": [[1], [-1]], "b": [-3, 3], "c": [3]}  # σ(x − 3) − σ(3 − x) + 3 = x
-E5 = {"M": [[1, -1]], "A": [[1], [1]], "b": [0, -1], "c": [0]}  # σ(x) − σ(x − 1): the clamp
+E4, E4_SHIFTED = EXAMPLES["E4"]  # σ(x) − σ(−x) = x, and σ(x − 3) − σ(3 − x) + 3 = x
+E5 = EXAMPLES["E5"][0]  # σ(x) − σ(x − 1): the clamp
 ABS = {"M": [[1, 1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]}  # |x|: antiparallel, but v_j ≠ −v_i / λ
 # m = 2 over Q(√2): a split neuron (two positively proportional halves, merged by move 3), its antisymmetric partner
 # (λ = 2), a dead neuron (move 1) and a constant neuron (move 2). ρ(θ)(x) = x1 + 2 x2 + 1/3 + 2√2 + 1.

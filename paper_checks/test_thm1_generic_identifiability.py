@@ -21,14 +21,11 @@ outside H_n·θ) is replayed VALID, bound to its parameter file.
 from __future__ import annotations
 
 import certsym
-from paper_checks.support import identifiability_certificate, replay, write
+from paper_checks.support import EXAMPLES, identifiability_certificate, replay, write
 
-E1 = {"M": [[1, 2]], "A": [[1], [1]], "b": [0, -1], "c": [0]}
-E5 = {"M": [[1, -1]], "A": [[1], [1]], "b": [0, -1], "c": [0]}
+E1, E5, S1 = EXAMPLES["E1"][0], EXAMPLES["E5"][0], EXAMPLES["S1"][0]
+E6, E6_FLIPPED = EXAMPLES["E6"]  # E6_FLIPPED is θ^F, F = {1, 2, 3}
 E5_PERTURBED = {"M": [[1, -1]], "A": [[1], ["1 + 1/1000000"]], "b": [0, -1], "c": [0]}  # within 10^-6 of E5
-E6 = {"M": [[1, 1, 1]], "A": [[1, 0], [0, 1], [-1, -1]], "b": [0, 0, 1], "c": [0]}
-E6_FLIPPED = {"M": [[1, 1, 1]], "A": [[-1, 0], [0, -1], [1, 1]], "b": [0, 0, -1], "c": [1]}  # θ^F, F = {1, 2, 3}
-S1 = {"M": [["sqrt(2) - 1", 1]], "A": [["sqrt(2) + 1"], [1]], "b": [0, "-sqrt(2)"], "c": [0]}
 GENERIC = {"M": [["3/7", -2, "5/11", 1], [1, "2/3", -4, "9/5"]],
            "A": [[1, "-2/5"], ["7/3", 4], [-3, "1/8"], ["5/2", "-13/6"]],
            "b": ["1/2", -1, "3/4", 2], "c": [0, 1]}
