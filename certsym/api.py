@@ -23,6 +23,13 @@ from typing import Any, TypeVar
 
 from certsym.audit.pair import EMBED_LIMIT, Equivalence
 from certsym.audit.pair import equivalent as _equivalent
+from certsym.certify import (
+    deep_distance_certificate,
+    deep_top1_certificate,
+    distance_certificate,
+    replay_failure,
+    top1_certificate,
+)
 from certsym.core.canonical import Canonical, canonical_form
 from certsym.core.deep import DeepNetwork
 from certsym.core.network import Network
@@ -38,7 +45,7 @@ from certsym.decide.distance import parse_box
 from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
 from certsym.decide.stabilizer import stabilizer as stab
 from certsym.decide.top1 import top1 as top1_agreement
-from certsym.errors import InputError
+from certsym.errors import InputError, Undecided
 from certsym.io.sources import READ_AS_RELU, Model, read_pair
 from certsym.io.sources import load as _load
 from certsym.numbers import parse_rational
@@ -158,18 +165,40 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
     (``.lower``, ``.upper``, ``.witness``: interval differences over halvings of the box, with the same stopping
     rules). ``seconds`` (default 10) and ``regions`` (default 2000 for one hidden layer, the checker's bounds for
     deep networks) bound the search; with ``regions`` alone there is no time limit, and the result depends only on
-    the networks, the box and ``seed``.
-    Cost: linear in the weights per region, plus the witness search."""
+    the networks, the box and ``seed``. ``.certificate()`` gives its certificate, replayed VALID by the checker
+    first (Undecided with the checker's reason if it would not replay). Cost: linear in the weights per region,
+    plus the witness search."""
     A, B = load(a), load(b)
     m = (A.deep_network() if A.is_deep else A.network).m
     ends = parse_box(None, m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
     seconds, max_regions = budget(seconds, regions)
+    eps = None if epsilon is None else _exact(epsilon)
     if A.is_deep or B.is_deep:
-        return deep_distance(A.deep_network(), B.deep_network(), ends, seed, seconds=seconds, target=target,
-                             epsilon=None if epsilon is None else _exact(epsilon), max_regions=regions)
-    t1, t2, _ = read_pair(A, B)
-    return shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target,
-                            epsilon=None if epsilon is None else _exact(epsilon), max_regions=max_regions)
+        nets = (A.deep_network(), B.deep_network())
+        d = deep_distance(*nets, ends, seed, seconds=seconds, target=target, epsilon=eps, max_regions=regions)
+        d.attach(lambda: _replayed(deep_distance_certificate(d, (A.record, B.record), nets, eps)))
+        return d
+    t1, t2, records = read_pair(A, B)
+    d = shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target, epsilon=eps, max_regions=max_regions)
+    d.attach(lambda: _replayed(distance_certificate(d, records, (t1, t2), _embedded(A, B, (t1, t2))), A, B))
+    return d
+
+
+def _embedded(A: Model, B: Model, nets: tuple[Network, Network]) -> bool:
+    """Whether a certificate embeds both networks: always for parameter files and in-memory sources, model files up
+    to EMBED_LIMIT weights (beyond it they are referenced by SHA-256, as the CLI does)."""
+    return A.path is None or B.path is None or any(m.record.model is None for m in (A, B)) or \
+        sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT
+
+
+def _replayed(doc: dict, *sources: Model) -> dict:
+    """``doc`` once the independent checker has replayed it VALID (bound to the model files when it references
+    them); Undecided with the checker's reason otherwise: no certificate is given that does not replay."""
+    referenced = any("parameters" not in entry for entry in doc["inputs"])
+    reason = replay_failure(doc, [m.path for m in sources] if referenced and sources else None)
+    if reason is not None:
+        raise Undecided(f"the certificate does not replay within the checker's bounds ({reason})")
+    return doc
 
 
 @_api_terms
@@ -179,16 +208,21 @@ def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int
     ``certsym distance --top1`` decides it: a ``Top1`` (a ``DeepTop1`` for deep networks) whose ``.verdict`` is
     "agree" (a tree of per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``,
     evaluated exactly) or "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region
-    (deep networks: one exact interval pass per region). ``seconds`` and ``regions`` as for ``distance``."""
+    (deep networks: one exact interval pass per region). ``seconds`` and ``regions`` as for ``distance``;
+    ``.certificate()`` as for ``distance`` (an "unknown" answer has none: InputError)."""
     A, B = load(a), load(b)
     seconds, max_regions = budget(seconds, regions)
     if A.is_deep or B.is_deep:  # halvings of the box with interval margins (``certsym.decide.deep_top1``)
         d1, d2 = A.deep_network(), B.deep_network()
         ends = parse_box(None, d1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-        return deep_top1(d1, d2, ends, seed, seconds=seconds, max_regions=regions)
-    t1, t2, _ = read_pair(A, B)
+        r = deep_top1(d1, d2, ends, seed, seconds=seconds, max_regions=regions)
+        r.attach(lambda: _replayed(deep_top1_certificate(r, (A.record, B.record), (d1, d2))))
+        return r
+    t1, t2, records = read_pair(A, B)
     ends = parse_box(None, t1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-    return top1_agreement(t1, t2, ends, seed, seconds=seconds, max_regions=max_regions)
+    r = top1_agreement(t1, t2, ends, seed, seconds=seconds, max_regions=max_regions)
+    r.attach(lambda: _replayed(top1_certificate(r, records, (t1, t2), _embedded(A, B, (t1, t2))), A, B))
+    return r
 
 
 def _exact(x: Any):

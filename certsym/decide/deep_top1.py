@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
+from certsym.core.decision import Certifiable
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
@@ -39,7 +40,7 @@ MAX_LEAF_WORK = 5 * 10**6  # leaves × (weights + 2k² × last width), and nodes
 
 
 @dataclass
-class DeepTop1:
+class DeepTop1(Certifiable):
     """The verdict ("agree", "differ", "unknown") with its evidence: ``tree`` in preorder (("split", q) or
     ("leaf", c)), or the equivalence, or ``witness`` with both exact outputs and their ``classes``."""
 

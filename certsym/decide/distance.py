@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from certsym.core.decision import Certifiable
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, ReplayWork, Search, branch_and_bound
 from certsym.decide.cell_ascent import cell_ascent
@@ -61,7 +62,7 @@ def bounds_text(lower, upper) -> str:
 
 
 @dataclass
-class Distance:
+class Distance(Certifiable):
     """[L, U] with the evidence: the box, the alignment (i in A, i' in B, d > 0), the witness and its values;
     ``equivalence`` is the exact-equivalence verdict when U = 0 by Theorems 3/4."""
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
+from certsym.core.decision import Certifiable
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, Node, ReplayWork, children, split_key
 from certsym.decide.deadline import Deadline, deadline_of
@@ -43,7 +44,7 @@ from certsym.decide.relaxation import Pair, Region, bound_region
 
 
 @dataclass
-class Top1:
+class Top1(Certifiable):
     """The answer (``verdict``: "agree", "differ" or "unknown") with its evidence: the tree (``root``, over the
     alignment ``pairs``) or the equivalence proof for "agree"; the witness, both networks' outputs there and their
     classes for "differ"."""
