@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers import Z3_RLIMIT
 
 from certsym.core.network import Network
 from certsym.decide.equivalence import decide
@@ -37,8 +38,8 @@ def test_m1_oracle_sample() -> None:
 
 def _z3_equal(t1: Network, t2: Network) -> bool:
     pytest.importorskip("z3")
-    verdict = z3_verdict(t1, t2)
-    assert verdict != "unknown", "z3 did not decide"
+    verdict = z3_verdict(t1, t2, rlimit=Z3_RLIMIT)
+    assert verdict != "unknown", "z3 ran out of its resource count"
     return verdict == "equal"
 
 
