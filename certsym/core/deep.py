@@ -8,6 +8,8 @@ the rest constant). L = 1 without an output ReLU is Part I's shallow network (``
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,6 +44,18 @@ class DeepNetwork:
     def __repr__(self) -> str:
         relu = ", output_relu=True" if self.output_relu else ""
         return f"DeepNetwork(widths={'-'.join(map(str, self.widths))}, field={self.field.name}{relu})"
+
+    @property
+    def hash(self) -> str:
+        """SHA-256 of the parameters as canonical JSON (exact strings, the layers in order, m, the output ReLU):
+        equal for equal parameters. On ``certsym.canon``'s output, the layerwise canonical form of the reduced
+        parameter, it is an invariant of that parameter's H-orbit (MATH.md Part III), as ``Canonical.hash`` is of
+        a one-hidden-layer function. Cost O(weights)."""
+        s = self.field.to_string
+        doc = {"field": self.field.name, "m": self.m, "output_relu": self.output_relu,
+               "layers": [{"W": [[s(x) for x in row] for row in layer.W], "b": [s(x) for x in layer.b]}
+                          for layer in self.layers]}
+        return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
 
     @classmethod
     def build(cls, layers: Sequence[tuple[Sequence[Sequence[Scalar]], Sequence[Scalar]]], field: Field, m: int,

@@ -52,3 +52,26 @@ def test_a_region_budget_bounds_every_depth() -> None:
     deep = [certsym.distance(_module(1), _module(2), regions=5, target=1) for _ in range(2)]
     assert deep[0].regions <= 5 and (deep[0].lower, deep[0].upper) == (deep[1].lower, deep[1].upper)
     assert certsym.top1(_module(1), _module(2), regions=3).regions <= 3
+
+
+def test_the_canonical_form_of_a_deep_network_has_a_hash() -> None:
+    """canon(deep).hash: equal for a network and its copy with hidden units permuted and scaled by powers of two
+    (one H-orbit), different for a network with a weight changed."""
+    torch.manual_seed(5)
+
+    def build() -> torch.nn.Sequential:
+        return torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 4), torch.nn.ReLU(),
+                                   torch.nn.Linear(4, 2))
+
+    net, moved, changed = build(), build(), build()
+    perm, scale = [2, 0, 3, 1], torch.tensor([2.0, 0.5, 4.0, 1.0])
+    with torch.no_grad():
+        moved[0].weight.copy_(net[0].weight[perm] * scale[:, None])
+        moved[0].bias.copy_(net[0].bias[perm] * scale)
+        moved[2].weight.copy_(net[2].weight[:, perm] / scale)
+        moved[2].bias.copy_(net[2].bias)
+        moved[4].load_state_dict(net[4].state_dict())
+        changed.load_state_dict(net.state_dict())
+        changed[4].weight[0, 0] += 1
+    h = certsym.canon(net).hash
+    assert len(h) == 64 and certsym.canon(moved).hash == h and certsym.canon(changed).hash != h
