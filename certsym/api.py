@@ -24,10 +24,13 @@ from typing import Any, TypeVar
 from certsym.audit.pair import EMBED_LIMIT, Equivalence
 from certsym.audit.pair import equivalent as _equivalent
 from certsym.certify import (
+    affine_certificate,
     deep_distance_certificate,
     deep_top1_certificate,
     distance_certificate,
+    identifiability_certificate,
     replay_failure,
+    stabilizer_certificate,
     top1_certificate,
 )
 from certsym.core.canonical import Canonical, canonical_form
@@ -136,7 +139,10 @@ def affine(source: Any) -> AffineVerdict:
         >>> certsym.affine({"M": [[1, -1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]}).affine
         True
     """
-    return decide_affine(load(source).network)
+    model = load(source)
+    v = decide_affine(model.network)
+    v.attach(lambda: _replayed(affine_certificate(v, model.record)))
+    return v
 
 
 def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathLike] | None = None):
@@ -235,11 +241,22 @@ def _exact(x: Any):
 
 @_api_terms
 def identifiable(source: Any, max_search: int | None = None):
-    """Theorem 1: is the fibre of θ exactly its H_n-orbit? The verdict (truthy iff identifiable) with its evidence."""
-    return decide_identifiable(load(source).network, max_search or DEFAULT_MAX_SEARCH)
+    """Theorem 1: is the fibre of θ exactly its H_n-orbit? The verdict (truthy iff identifiable) with its evidence;
+    ``.certificate()`` replayed VALID before it is returned."""
+    model = load(source)
+    net = model.network
+    v = decide_identifiable(net, max_search or DEFAULT_MAX_SEARCH)
+    embed = model.path is None or model.record.model is None or net.n * (net.m + net.k) <= EMBED_LIMIT
+    v.attach(lambda: _replayed(identifiability_certificate(v, model.record, embed), model))
+    return v
 
 
 @_api_terms
 def stabilizer(source: Any, of_rows: bool = False):
-    """Theorem 2: Stab_{H_n}(θ) (or of (A, b) with ``of_rows``): classes, generators, order and type."""
-    return stab(load(source).network, of_rows)
+    """Theorem 2: Stab_{H_n}(θ) (or of (A, b) with ``of_rows``): classes, generators, order and type;
+    ``.certificate()`` (both groups, as ``certsym stabilizer --cert`` writes it) replayed VALID first."""
+    model = load(source)
+    g = stab(model.network, of_rows)
+    g.attach(lambda: _replayed(stabilizer_certificate(model.network, (stab(model.network, False),
+                                                                      stab(model.network, True)), model.record)))
+    return g

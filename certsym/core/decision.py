@@ -19,8 +19,9 @@ class Certifiable:
     _certify: Callable[[], dict] | None = None
 
     def attach(self, certify: Callable[[], dict]) -> None:
-        """Give the result the function that writes (and replays) its certificate. Cost O(1)."""
-        self._certify = certify
+        """Give the result the function that writes (and replays) its certificate (frozen results too). Cost
+        O(1)."""
+        object.__setattr__(self, "_certify", certify)
 
     def certificate(self) -> dict:
         """The certificate (a dict), replayed VALID by the checker before it is returned; InputError when the result

@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from flint import fmpq
 
 from certsym.core.canonical import canonical_form
+from certsym.core.decision import Certifiable
 from certsym.core.network import Network, Vector
 from certsym.core.reduction import Reduction, reduce
 from certsym.decide.equivalence import Pair, kink_probe, pairing, rationalize
 
 
 @dataclass
-class AffineVerdict:
+class AffineVerdict(Certifiable):
     """Proposition 14's decision for ρ(θ) and its evidence."""
 
     affine: bool

@@ -24,6 +24,7 @@ import itertools
 import random
 from dataclasses import dataclass, field
 
+from certsym.core.decision import Certifiable
 from certsym.core.linalg import independent_rows
 from certsym.core.network import Network, Neuron
 from certsym.core.reduction import hyperplane_key
@@ -38,7 +39,7 @@ DEFAULT_MAX_SEARCH = 1 << 22
 
 
 @dataclass
-class Identifiability:
+class Identifiability(Certifiable):
     identifiable: bool
     theta: Network
     reason: str

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from certsym.core.decision import Certifiable
 from certsym.core.group import HElement
 from certsym.core.network import Network, Neuron
 from certsym.core.reduction import Key
@@ -42,7 +43,7 @@ class Transposition:
 
 
 @dataclass(frozen=True)
-class Stabilizer:
+class Stabilizer(Certifiable):
     """Stab_{H_n} of θ (``of_rows`` False) or of (A, b) (``of_rows`` True)."""
 
     of_rows: bool

@@ -42,3 +42,16 @@ def test_distance_and_top1_certificates_from_python(tmp_path, widths: list[int])
         assert check(r.certificate()).valid
     tiny = certsym.top1(a, a, box=box, regions=3)  # a network against itself: AGREE by exact equivalence
     assert tiny.verdict == "agree" and check(tiny.certificate()).valid
+
+
+def test_theorem_answers_are_certified_from_python(tmp_path) -> None:
+    """identifiable, affine and stabilizer results give their certificates too, replayed VALID."""
+    p = tmp_path / "e2.json"  # MATH.md's E2: two identical neurons, a nontrivial stabilizer, not identifiable
+    p.write_text('{"M": [["1", "1"]], "A": [["1"], ["1"]], "b": ["0", "0"], "c": ["0"]}')
+    v = certsym.identifiable(str(p))
+    doc = v.certificate()
+    assert not v.identifiable and doc["kind"] == "not_identifiable" and check(doc).valid
+    a = certsym.affine({"M": [[1, -1]], "A": [[1], [-1]], "b": [0, 0], "c": [0]})
+    assert a.affine and check(a.certificate()).valid
+    g = certsym.stabilizer(str(p))
+    assert g.finite_order == 2 and check(g.certificate()).valid
