@@ -52,7 +52,7 @@ class Model:
             widths = [self.arrays[0].shape[1], self.arrays[0].shape[0], self.arrays[2].shape[0]]
         else:
             widths = list(self.deep_network().widths)
-        kind = (self.record.model or {}).get("format", "parameters")
+        kind = (self.record.model or {}).get("format") or ("parameters" if self.path else "in memory")
         dtype = f" {self.arrays[0].dtype}" if self.arrays is not None and hasattr(self.arrays[0], "dtype") else \
             f" {self.layers[0][0].dtype}" if self.layers is not None and hasattr(self.layers[0][0], "dtype") else ""
         relu = ", output ReLU" if self.output_relu else ""
