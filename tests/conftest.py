@@ -22,7 +22,8 @@ settings.load_profile(os.environ.get("CERTSYM_HYPOTHESIS_PROFILE", "local"))
 # a certificate the checker would refuse fails the test that made it, whatever that test asserts itself. One that
 # references its model files by SHA-256 (no embedded parameters) is replayed up to the binding, which needs the
 # files; the test that wrote it replays it with them.
-_WRITERS = ("certsym.cli.commands", "certsym.cli.landscape_commands", "certsym.audit.classes")
+_WRITERS = ("certsym.cli.equivalence", "certsym.cli.search", "certsym.cli.identifiability", "certsym.cli.reproduce",
+            "certsym.cli.landscape_commands", "certsym.audit.classes")
 
 
 def _replayed_writer(write):

@@ -2,9 +2,14 @@
 
 ``certsym check`` runs the independent checker (``python -m certsym_check``) in a clean process of its own, so
 that a replay runs holding only the standard library (and mpmath for landscape certificates): nothing of certsym,
-neither sympy nor python-flint nor numpy. Every other command is in ``commands``, the
-``landscape`` family in ``landscape``; ``common`` holds what they share (exit codes, the parser, JSON output).
-Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage, 3 undecided (deep `equiv`).
+neither sympy nor python-flint nor numpy. Every other command goes through ``parser`` (the options, the dispatch and
+the one error handler), which imports a command's module when it runs: ``equivalence`` (eval, minimal, canon, equiv,
+stabilizer, affine), ``distance`` (with ``top1`` and ``search``, what the two share), ``identifiability``
+(identifiable, counterexample, fibre, perturb), ``audit``, ``reproduce``, and the ``landscape`` family
+(``landscape``, ``landscape_commands``); ``inputs`` reads their files, ``common`` holds what they all share (the exit
+table, the parser class, JSON output).
+Exit codes: 0 success or positive verdict, 1 negative verdict, 2 bad input or usage, 3 no verdict within the
+budget (UNKNOWN, UNDECIDED).
 """
 
 from __future__ import annotations
@@ -58,9 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return subprocess.run([sys.executable, "-I", "-m", "certsym_check", *args[at + 1:]]).returncode
         except KeyboardInterrupt:
             return 130
-    from certsym.cli.commands import main as commands_main  # here, so that ``certsym check`` imports none of it
+    from certsym.cli.parser import main as parser_main  # here, so that ``certsym check`` imports none of it
 
-    return commands_main(args)
+    return parser_main(args)
 
 
 def run() -> None:  # pragma: no cover

@@ -7,17 +7,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from certsym.cli.common import Parser
+from certsym.cli.common import Parser, lazy
 
 
 def _lazy(name: str) -> Callable[[argparse.Namespace], int]:
-    """The handler ``name`` of ``certsym.cli.landscape_commands``, imported on the first call."""
-    def run(args: argparse.Namespace) -> int:
-        from certsym.cli import landscape_commands  # start-up time: the landscape's modules only for its commands
-
-        return getattr(landscape_commands, name)(args)
-    run.__name__ = name
-    return run
+    """The handler ``name`` of ``certsym.cli.landscape_commands``, imported on the first call (start-up time: the
+    landscape's modules only for its commands)."""
+    return lazy("landscape_commands", name)
 
 
 def add_parsers(sub, command) -> None:

@@ -1,0 +1,92 @@
+"""How the commands read their inputs: the tensor selection of each file (--keys, --layout, --state-key), the
+networks with the records their certificates name, the box of a question on a box, the notes on how a model file was
+read, and whether a certificate embeds its inputs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from certsym.audit.pair import EMBED_LIMIT
+from certsym.certify import InputRecord
+from certsym.cli import common
+from certsym.decide.distance import parse_box, parse_vnnlib
+from certsym.io import load_inputs, read_text
+from certsym.io.models import Selection, parse_keys, reading
+from certsym.numbers import DEFAULT_MAX_DIGITS
+
+if common.DEFAULT_MAX_DIGITS != DEFAULT_MAX_DIGITS:  # stated twice so that the parser imports no number code
+    raise ImportError("certsym.cli.common.DEFAULT_MAX_DIGITS differs from certsym.numbers.DEFAULT_MAX_DIGITS")
+
+
+def tensor_selections(args: argparse.Namespace, count: int) -> list:
+    """How the tensors of each of ``count`` input files are chosen: --keys (before or after the command),
+    --keys1/--keys2 per file, --layout and --state-key (docs/FORMATS.md, "the selection rule")."""
+    def per_file(name: str, i: int, shared):
+        own = getattr(args, f"{name}{i + 1}", None) if count == 2 else None
+        return own if own is not None else shared
+
+    shared_keys = getattr(args, "sub_keys", None) or args.keys
+    out = []
+    for i in range(count):
+        keys = per_file("keys", i, shared_keys)
+        state_key = per_file("state_key", i, getattr(args, "state_key", None))
+        out.append(Selection(keys=parse_keys(keys) if keys else None,
+                             layout=per_file("layout", i, getattr(args, "layout", None)) or "out-in",
+                             state_key=tuple(state_key.split(".")) if state_key else None))
+    return out
+
+
+def read_networks(args: argparse.Namespace, paths: Sequence[str]):
+    """Networks over one common field, and the input records (name, SHA-256, atoms) for certificates."""
+    loaded, _ = load_inputs(paths, max_digits=args.max_digits, keys=tensor_selections(args, len(paths)))
+    records = [InputRecord(item.name, item.sha256, item.atoms, item.model) for item in loaded]
+    note_absent_biases([r.model for r in records], [r.name for r in records])
+    return [item.network for item in loaded], records
+
+
+def note_absent_biases(models: list, names: list[str], readings: bool = True) -> None:
+    """Say on stderr how each model file was read: its activation (docs/FORMATS.md: a tensor file holds none, so it
+    is read as a ReLU network; ``readings`` False when the verdict says it) and which biases were absent and read
+    as 0."""
+    for model, name in zip(models, names, strict=True):
+        if readings and reading(model):
+            print(f"note: {name}: {reading(model)}", file=sys.stderr)
+        first = ((model or {}).get("tensors") or [None])[0]
+        if (model or {}).get("rule") == "default" and first and first.endswith("0.weight") and first != "0.weight":
+            print(f"note: {name}: the prefix {first[:-len('0.weight')]!r} was removed from every tensor name "
+                  "(docs/FORMATS.md, the default rule)", file=sys.stderr)
+        biases = (model or {}).get("tensors", [0, 0, 0, 0])[1::2]
+        labels = ("the first", "the second") if len(biases) == 2 else [f"layer {ell}" for ell in range(1, 99)]
+        absent = [label for label, t in zip(labels, biases, strict=False) if t is None]
+        if absent:
+            print(f"note: {name}: no bias in {' and '.join(absent)} layer (Linear(bias=False)); read as 0",
+                  file=sys.stderr)
+
+
+def read_any_depth(args: argparse.Namespace, path: str):
+    """One network of any depth (a DeepNetwork) and its input record."""
+    (item,), _ = load_inputs([path], max_digits=args.max_digits, keys=tensor_selections(args, 1), deep=True)
+    record = InputRecord(item.name, item.sha256, item.atoms, item.model)
+    note_absent_biases([record.model], [record.name])
+    return item.network, record
+
+
+def read_box(spec: str | None, m: int):
+    """The box of --box: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a VNN-LIB file; None: [0, 1]^m."""
+    if spec is not None and (spec.endswith(".vnnlib") or Path(spec).is_file()):
+        return parse_vnnlib(read_text(spec), m)
+    return parse_box(spec, m)
+
+
+def embeds_inputs(args: argparse.Namespace, records, nets) -> bool:
+    """Whether a certificate embeds its inputs: parameter files always (the checker re-reads model files only),
+    model files up to EMBED_LIMIT weights in all unless --reference asks for references."""
+    embed = any(rec.model is None for rec in records) or \
+        (not args.reference and sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT)
+    if args.reference and embed:
+        print("note: parameter files are embedded in the certificate (only model files are referenced)",
+              file=sys.stderr)
+    return embed
