@@ -1,6 +1,7 @@
 """The certificate envelope (certificates/FORMAT.md): format, version, kind, claim, field and inputs checked, the
-inputs bound to the files given, then the kind's replay (``kinds.KINDS``). Every failure inside is a rejection
-of that certificate with its reason, never an exception. Cost: the binding (linear in the files) plus the replay."""
+inputs bound to the files given, then the kind's replay (``kinds.KINDS``, its module imported when it is
+replayed). Every failure inside is a rejection of that certificate with its reason, never an exception. Cost: the
+binding (linear in the files) plus the replay."""
 
 from __future__ import annotations
 
@@ -22,8 +23,7 @@ from certsym_check.core import (
 )
 from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
-from certsym_check.kinds import KINDS, LAYERED
-from certsym_check.kinds.deep import DeepNet
+from certsym_check.kinds import KINDS, LAYERED, replay_of
 from certsym_check.readers.files import (
     NARROW,
     InputFile,
@@ -226,8 +226,10 @@ def _same_files(records: list, referenced: list, files: list[InputFile] | None, 
 
 def _bound_replay(F, d: dict, records: list, referenced: list, files: list[InputFile] | None, rep: Report) -> None:
     """The inputs read (embedded, or from the referenced files) and bound to the files given, then the replay."""
-    count, verify = KINDS[rep.kind]
-    reader = DeepNet if rep.kind in LAYERED else Net
+    count, verify = KINDS[rep.kind][0], replay_of(rep.kind)
+    reader = Net
+    if rep.kind in LAYERED:
+        from certsym_check.kinds.deep import DeepNet as reader
     nets = []
     for i, r in enumerate(records):
         with reading(f"inputs[{i}]"):
