@@ -13,10 +13,16 @@ import json
 from certsym_check.core import Report
 from certsym_check.envelope import check_certificate
 from certsym_check.errors import Reject
-from certsym_check.main import main
-from certsym_check.readers.files import InputFile, unique_object
+from certsym_check.inputs import InputFile, unique_object
 
 __all__ = ["Report", "check", "check_certificate", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``certsym_check.main.main``, imported when it runs): the exit code."""
+    from certsym_check.main import main as command
+
+    return command(argv)
 
 
 def check(certificate: object, inputs: list | None = None) -> Report:

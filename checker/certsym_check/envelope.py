@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 
-from certsym_check.binding import Reader, bind, bind_layered
+from certsym_check.atoms import Reader
 from certsym_check.budget import metered
 from certsym_check.core import (
     FloatColumns,
@@ -23,16 +23,8 @@ from certsym_check.core import (
 )
 from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
+from certsym_check.inputs import InputFile, deferred_checks, reading, settle
 from certsym_check.kinds import KINDS, LAYERED, replay_of
-from certsym_check.readers.files import (
-    NARROW,
-    InputFile,
-    deferred_checks,
-    model_bytes,
-    model_tensors,
-    reading,
-    settle,
-)
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -86,6 +78,8 @@ def _finite(t) -> bool:
     (``float32_below_range_top``). Otherwise, for float16/float32, one float64 sum decides it: finite entries of
     at most 2^128 cannot overflow a float64 sum of fewer than 2^895 terms, and a NaN or infinity makes it
     non-finite (inf − inf is NaN)."""
+    from certsym_check.readers.files import NARROW
+
     if t.code in NARROW:
         return float32_below_range_top(t.values) or math.isfinite(sum(t.values))
     return all(map(math.isfinite, t.values))
@@ -101,7 +95,10 @@ def same_file(record: dict, file: InputFile, where: str, wait: bool = True) -> N
 
 def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
     """θ read from the model file a certificate references by SHA-256 only (no embedded parameters). The file's
-    SHA-256 is compared by the caller (``same_file``), which may let the replay run while it is computed."""
+    SHA-256 is compared by the caller (``same_file``), which may let the replay run while it is computed. The
+    model formats (``readers``) are imported here, for the certificates that reference their inputs."""
+    from certsym_check.readers.files import NARROW, model_bytes, model_tensors
+
     shape = keys(record["shape"], {"m", "n", "k"}, f"{where}.shape")
     m, n, k = (index(shape[s], 10**9, f"{where}.shape.{s}") for s in "mnk")
     if m < 1 or k < 1:
@@ -238,6 +235,8 @@ def _bound_replay(F, d: dict, records: list, referenced: list, files: list[Input
     _same_files(records, referenced, files, wait=False)  # a small file is hashed by now: refused before the replay
     readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
     if files is not None:
+        from certsym_check.binding import bind, bind_layered  # the files' formats, read when files are given
+
         for i, (rec, file, t) in enumerate(zip(records, files, nets, strict=True)):
             if referenced[i]:
                 continue

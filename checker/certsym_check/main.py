@@ -13,7 +13,7 @@ import sys
 from certsym_check.budget import WORK_BUDGET
 from certsym_check.envelope import CLAIMS, check_certificate
 from certsym_check.errors import CannotCheck, Reject
-from certsym_check.readers.files import InputFile, model_directory_file, read_regular, unique_object
+from certsym_check.inputs import InputFile, model_directory_file, read_regular, unique_object
 
 
 def _read(path: str) -> bytes:

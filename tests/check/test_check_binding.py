@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym_check.binding import Reader, decimal
+from certsym_check.atoms import Reader, decimal
 from certsym_check.errors import Reject
 from certsym_check.fields import MAX_NUMBER_CHARS, QQ, make_field
 
