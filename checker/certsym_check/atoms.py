@@ -19,7 +19,7 @@ from fractions import Fraction
 
 from certsym_check.budget import charge, cost, max_size, plus, size
 from certsym_check.errors import Reject
-from certsym_check.fields import MAX_DEGREE, MAX_NUMBER_CHARS, _mul, _sub, _trim, integer, poly_bound, sturm
+from certsym_check.fields import MAX_DEGREE, MAX_NUMBER_CHARS, integer, poly_bound, poly_mul, poly_sub, sturm, trim
 
 _ROOTS = {"sqrt", "cbrt", "root", "CRootOf", "rootof", "RootOf"}
 _DIGITS = frozenset("0123456789")
@@ -138,11 +138,11 @@ class Reader:
             elif isinstance(a, Fraction) and isinstance(b, Fraction):
                 charge(cost(size(a), size(b)), "an expression")
             if isinstance(node.op, ast.Add):
-                return _sub(a, [-c for c in b]) if poly else a + b
+                return poly_sub(a, [-c for c in b]) if poly else a + b
             if isinstance(node.op, ast.Sub):
-                return _sub(a, b) if poly else a - b
+                return poly_sub(a, b) if poly else a - b
             if isinstance(node.op, ast.Mult):
-                return _mul(a, b) if poly else a * b
+                return poly_mul(a, b) if poly else a * b
             if isinstance(node.op, ast.Div):
                 if poly:
                     charge(len(a) * cost(max_size(a), size(b[0])), "an expression")
@@ -166,7 +166,7 @@ class Reader:
             if e < 0 and value == 0:
                 raise Reject("division by zero")
             out = _repeat(value, abs(int(e)), Fraction(1))
-            return _trim([out if e >= 0 else 1 / out])
+            return trim([out if e >= 0 else 1 / out])
         out = _repeat(base, abs(int(e)), [Fraction(1)] if poly else self.F.one)
         return out if e >= 0 else self.F.inverse(out)
 
@@ -180,7 +180,7 @@ class Reader:
         F = self.F
         name = node.func.id if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) else None
         if name in ("CRootOf", "rootof", "RootOf") and len(node.args) == 2:
-            p = poly_bound(_trim(self._eval(node.args[0], source, poly=True)), where)
+            p = poly_bound(trim(self._eval(node.args[0], source, poly=True)), where)
             i = _rational_of(self._eval(node.args[1], source))
             if len(p) < 2:
                 raise Reject(f"{where}: not a root of a squarefree rational polynomial")
@@ -274,7 +274,7 @@ def _repeat(base, e: int, one):
     for _ in range(e):
         if isinstance(base, Fraction):
             charge(cost(size(out), size(base)), "a power")
-        out = _mul(out, base) if isinstance(base, list) else out * base
+        out = poly_mul(out, base) if isinstance(base, list) else out * base
         if _value_bits(out) > MAX_POWER_BITS:
             raise Reject(f"a power is too large for the checker (an intermediate power exceeds {MAX_POWER_BITS} bits)")
     return out

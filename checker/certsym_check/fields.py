@@ -80,19 +80,19 @@ def show(x: Fraction | int, exact_bits: int = 2000) -> str:
             f"denominator {q.bit_length()} bits)")
 
 
-def _trim(p: list) -> list:
+def trim(p: list) -> list:
     while p and p[-1] == 0:
         p.pop()
     return p
 
 
-def _sub(p: list, q: list) -> list:
+def poly_sub(p: list, q: list) -> list:
     n = max(len(p), len(q))
     charge(n * cost(max_size(p), max_size(q)), "a polynomial or number-field sum")
-    return _trim([(p[i] if i < len(p) else 0) - (q[i] if i < len(q) else 0) for i in range(n)])
+    return trim([(p[i] if i < len(p) else 0) - (q[i] if i < len(q) else 0) for i in range(n)])
 
 
-def _mul(p: list, q: list) -> list:
+def poly_mul(p: list, q: list) -> list:
     if p and q:
         a, b = max_size(p), max_size(q)
         charge(len(p) * len(q) * (cost(a, b) + cost(plus(a, b), plus(a, b))), "a polynomial or number-field product")
@@ -100,7 +100,7 @@ def _mul(p: list, q: list) -> list:
     for i, a in enumerate(p):
         for j, b in enumerate(q):
             out[i + j] += a * b
-    return _trim(out)
+    return trim(out)
 
 
 def _divmod(p: list, q: list) -> tuple[list, list]:
@@ -110,24 +110,8 @@ def _divmod(p: list, q: list) -> tuple[list, list]:
         charge(len(q) * cost(plus(max_size(r), top), top), "a polynomial division")
         c, s = r[-1] / q[-1], len(r) - len(q)
         quo[s] = c
-        r = _sub(r, [Fraction(0)] * s + [c * x for x in q])
-    return _trim(quo), r
-
-
-def primitive(p: list) -> list:
-    """p times a positive rational making it a primitive integer polynomial (signs unchanged): keeps
-    remainder sequences from growing."""
-    if not p:
-        return p
-    charge(2 * len(p) * cost(max_size(p), max_size(p)), "a polynomial's content")
-    den = 1
-    for c in p:
-        den = den * c.denominator // math.gcd(den, c.denominator)
-    ints = [int(c * den) for c in p]
-    g = 0
-    for c in ints:
-        g = math.gcd(g, c)
-    return [Fraction(c, g) for c in ints]
+        r = poly_sub(r, [Fraction(0)] * s + [c * x for x in q])
+    return trim(quo), r
 
 
 def poly_bound(p: list, what: str) -> list:
@@ -137,12 +121,6 @@ def poly_bound(p: list, what: str) -> list:
     if len(p) - 1 > MAX_DEGREE or bits > MAX_POLY_BITS:
         raise Reject(f"{what}: degree {len(p) - 1} with {bits} coefficient bits is beyond the checker's bounds "
                      f"(degree ≤ {MAX_DEGREE}, {MAX_POLY_BITS} bits)")
-    return p
-
-
-def _gcd(p: list, q: list) -> list:
-    while q:
-        p, q = q, primitive(_divmod(p, q)[1])
     return p
 
 
@@ -398,25 +376,25 @@ class Elt:
     __slots__ = ("F", "c")
 
     def __init__(self, F: NumberField, coeffs: list):
-        self.F, self.c = F, tuple(_divmod(_trim(list(coeffs)), F.p)[1])
+        self.F, self.c = F, tuple(_divmod(trim(list(coeffs)), F.p)[1])
 
     def _co(self, o) -> Elt:
         return o if isinstance(o, Elt) else Elt(self.F, [Fraction(o)])
 
     def __add__(self, o):
         o = self._co(o)
-        return Elt(self.F, _sub(list(self.c), [-x for x in o.c]))
+        return Elt(self.F, poly_sub(list(self.c), [-x for x in o.c]))
 
     __radd__ = __add__
 
     def __sub__(self, o):
-        return Elt(self.F, _sub(list(self.c), list(self._co(o).c)))
+        return Elt(self.F, poly_sub(list(self.c), list(self._co(o).c)))
 
     def __rsub__(self, o):
         return self._co(o) - self
 
     def __mul__(self, o):
-        return Elt(self.F, _mul(list(self.c), list(self._co(o).c)))
+        return Elt(self.F, poly_mul(list(self.c), list(self._co(o).c)))
 
     __rmul__ = __mul__
 
@@ -438,7 +416,7 @@ class NumberField:
             raise Reject("field: minpoly must be a list and interval a pair")
         if len(minpoly) > MAX_DEGREE + 1:
             raise Reject(f"field: the polynomial must have degree 1..{MAX_DEGREE}")
-        p = poly_bound(_trim([rational(c) for c in minpoly]), "field")
+        p = poly_bound(trim([rational(c) for c in minpoly]), "field")
         if len(p) < 2:
             raise Reject(f"field: the polynomial must have degree 1..{MAX_DEGREE}")
         self.p = [c / p[-1] for c in p]

@@ -90,7 +90,7 @@ def _counted(monkeypatch) -> list[tuple[int, int]]:
                 log.append((count[0], meter.used - before))
         return counting
 
-    for name in ("_upper", "_evaluate", "check_regions"):
+    for name in ("_upper", "evaluate", "check_regions"):
         monkeypatch.setattr(distance, name, wrap(getattr(distance, name)))
     return log
 

@@ -39,15 +39,15 @@ from certsym_check.errors import Reject
 from certsym_check.fields import rational
 from certsym_check.kinds.landscape import (  # mpmath's interval arithmetic stays in one module: landscape's
     Jet,
-    _decimal,
-    _interval,
-    _kappa,
-    _precision,
     check_box,
     check_inertia,
+    decimals,
+    enclose,
     iv,
+    kappa_jet,
     names,
     negative_count,
+    working_precision,
 )
 
 MAX_K = 64
@@ -89,7 +89,7 @@ def check_added_neuron(F, nets: list, proof: object, rep: Report) -> None:
     if k > MAX_K:
         raise Reject(f"added_neuron: k = {k} is over the limit {MAX_K}")
     embedding = p["embedding"]
-    with _precision():
+    with working_precision():
         W = _matrix(sizes, X)
         if "directions" in p:
             if p["statement"] != "positive homogeneity and Courant-Fischer":
@@ -124,7 +124,7 @@ def _check_split(W: list[list], e: dict, p: dict, rep, base: int | None) -> None
         raise Reject(f"proof.negative must be an integer from 1 to {2 * k}")
     dirs = [[[_number(v, "proof.directions") for v in seq(row, k, "proof.directions")]
              for row in seq(U, k + 1, "proof.directions")] for U in seq(p["directions"], q, "proof.directions")]
-    L = _interval(lam)
+    L = enclose(lam)
     rows = [list(r) for r in W] + [[(1 - L) * v for v in W[i]]]
     rows[i] = [L * v for v in W[i]]
     moved = [any(U[r][c] for U in dirs for c in range(k)) for r in range(k + 1)]
@@ -136,7 +136,7 @@ def _check_split(W: list[list], e: dict, p: dict, rep, base: int | None) -> None
         row = []
         for c in range(k):
             jet = Jet.const(rows[r][c], q)
-            jet.g = [_interval(U[r][c]) for U in dirs]
+            jet.g = [enclose(U[r][c]) for U in dirs]
             row.append(jet)
         jets.append(row)
 
@@ -150,7 +150,7 @@ def _check_split(W: list[list], e: dict, p: dict, rep, base: int | None) -> None
             continue
         F = F + norms[r] * (iv.mpf(1) / 4)
         for c in range(k):  # teacher e_c: g = W_rc, N = ‖w_r‖²
-            F = F - _kappa(jets[r][c], norms[r])
+            F = F - kappa_jet(jets[r][c], norms[r])
     for r in range(k + 1):
         for s in range(r + 1, k + 1):
             if not (moved[r] or moved[s]):
@@ -161,10 +161,10 @@ def _check_split(W: list[list], e: dict, p: dict, rep, base: int | None) -> None
                 continue
             nr = norms[r] if norms[r] is not None else dot(jets[r], jets[r])
             ns = norms[s] if norms[s] is not None else dot(jets[s], jets[s])
-            F = F + _kappa(g, nr * ns)
+            F = F + kappa_jet(g, nr * ns)
     if any(not (g.a <= 0 <= g.b) for g in F.g):
         raise Reject("the gradient along a direction excludes 0: W_λ is not the critical point claimed")
-    identity = [[_interval(Fraction(int(a == b))) for b in range(q)] for a in range(q)]
+    identity = [[enclose(Fraction(int(a == b))) for b in range(q)] for a in range(q)]
     if negative_count(F.h, identity) != q:
         raise Reject("the Hessian on the directions given is not certified negative definite")
     rep.facts.append(f"row {i} of W* split in the ratio {lam} : {1 - lam}: a critical point of F on "
@@ -189,20 +189,20 @@ def _check_zero(W: list[list], p: dict, rep) -> None:
     u = [_number(v, "proof.direction") for v in seq(p["direction"], k, "proof.direction")]
     if not any(u):
         raise Reject("proof.direction must be nonzero")
-    U = [_interval(v) for v in u]
+    U = [enclose(v) for v in u]
     uu = sum((x * x for x in U), iv.mpf(0))
 
     def kappa(v: list) -> iv.mpf:
         g = sum((x * y for x, y in zip(U, v, strict=True)), iv.mpf(0))
         N = uu * sum((y * y for y in v), iv.mpf(0))
-        return _kappa(Jet.const(g, 0), Jet.const(N, 0)).v
+        return kappa_jet(Jet.const(g, 0), Jet.const(N, 0)).v
 
     g = sum((kappa(w) for w in W), iv.mpf(0))
     for c in range(k):
         g = g - kappa([iv.mpf(int(c == j)) for j in range(k)])
     lo, hi = (_number(v, "proof.slope") for v in seq(p["slope"], 2, "proof.slope"))
-    if not (hi < 0 and g.b < 0 and _interval(lo).b <= g.a and g.b <= _interval(hi).a):
+    if not (hi < 0 and g.b < 0 and enclose(lo).b <= g.a and g.b <= enclose(hi).a):
         raise Reject("g(û) is not certified negative inside the stated negative interval")
-    rep.facts.append(f"zero neuron added in the direction û: g(û) in [{_decimal(lo, 6)}, {_decimal(hi, 6)}] < 0, so "
+    rep.facts.append(f"zero neuron added in the direction û: g(û) in [{decimals(lo, 6)}, {decimals(hi, 6)}] < 0, so "
                      f"F([W*; εû]) = F(W*) + ε g(û) + ε²|û|²/4 < F(W*) for small ε > 0: not a local minimum")
     rep.checks["positive homogeneity: the zero neuron's exact expansion"] += 1

@@ -39,16 +39,10 @@ from fractions import Fraction
 from certsym_check.budget import charge, charge_products, lcm
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
-from certsym_check.fields import QQ, rational
+from certsym_check.fields import QQ, rational, show
+from certsym_check.kinds.boxes import MAX_NUMERATOR_BITS, box_text, epsilon_verdict, parse_box
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
-from certsym_check.kinds.distance import (
-    MAX_NUMERATOR_BITS,
-    _box_text,
-    _epsilon,
-    _extremes,
-    _ints,
-    _show,
-)
+from certsym_check.kinds.integer_rows import integer_form, row_extremes
 
 STATEMENT = "interval differences and exact evaluation"
 TREE_STATEMENT = "halvings of the box, interval differences and exact evaluation"
@@ -71,7 +65,7 @@ def _common(xs: list[Fraction]) -> tuple[list[int], int]:
     return [x.numerator * (D // x.denominator) for x in xs], D
 
 
-def _affine(W: list, b: list, lo: list[Fraction], hi: list[Fraction]) -> Interval:
+def affine_extremes(W: list, b: list, lo: list[Fraction], hi: list[Fraction]) -> Interval:
     """The extremes of W h + b over the box lo ≤ h ≤ hi, row by row, exactly."""
     LO, D1 = _common(lo)
     HI, D2 = _common(hi)
@@ -79,25 +73,25 @@ def _affine(W: list, b: list, lo: list[Fraction], hi: list[Fraction]) -> Interva
     LO, HI = [y * (D // D1) for y in LO], [y * (D // D2) for y in HI]
     out_lo, out_hi = [], []
     for row, bias in zip(W, b, strict=True):
-        ints, den = _ints([*row, bias])
-        a, c = _extremes(ints, den, LO, HI, D)
+        ints, den = integer_form([*row, bias])
+        a, c = row_extremes(ints, den, LO, HI, D)
         out_lo.append(a)
         out_hi.append(c)
     return out_lo, out_hi
 
 
-def _relu(iv: Interval) -> Interval:
+def relu_interval(iv: Interval) -> Interval:
     return [max(x, Fraction(0)) for x in iv[0]], [max(x, Fraction(0)) for x in iv[1]]
 
 
-def _plain(t: DeepNet, box: list) -> tuple[list[Interval], Interval]:
+def plain_intervals(t: DeepNet, box: list) -> tuple[list[Interval], Interval]:
     """The pre-activation intervals of every layer over the box, and the output interval (σ'd if t ends in a ReLU)."""
     h: Interval = ([lo for lo, _ in box], [hi for _, hi in box])
     layers = []
     for ell in range(1, t.depth + 2):
-        z = _affine(t.W[ell - 1], t.b[ell - 1], *h)
+        z = affine_extremes(t.W[ell - 1], t.b[ell - 1], *h)
         layers.append(z)
-        h = _relu(z) if ell <= t.depth or t.output_relu else z
+        h = relu_interval(z) if ell <= t.depth or t.output_relu else z
     return layers, h
 
 
@@ -188,7 +182,7 @@ def _aligned(t1: DeepNet, alignment: list, differences: list, z1: list[Interval]
     delta: Interval = ([], [])
     for ell, (diff, shift, W2) in enumerate(differences, 1):
         if ell == 1:
-            delta = _affine(diff, shift, lo, hi)
+            delta = affine_extremes(diff, shift, lo, hi)
             continue
         scalings = [d for _, _, d in alignment[ell - 2]]
         for end in z2[ell - 2]:
@@ -197,8 +191,8 @@ def _aligned(t1: DeepNet, alignment: list, differences: list, z1: list[Interval]
         placed = ([d * z2[ell - 2][0][j] for _, j, d in alignment[ell - 2]],
                   [d * z2[ell - 2][1][j] for _, j, d in alignment[ell - 2]])
         gap = _gap(delta, z1[ell - 2], placed)
-        e1 = _affine(diff, shift, *_relu(z1[ell - 2]))
-        e2 = _affine(W2, [Fraction(0)] * len(shift), *gap)
+        e1 = affine_extremes(diff, shift, *relu_interval(z1[ell - 2]))
+        e2 = affine_extremes(W2, [Fraction(0)] * len(shift), *gap)
         for x, y in zip(e1, e2, strict=True):
             charge_products(x, y, "the differences' bounds", accumulate=False)
         delta = ([a + c for a, c in zip(e1[0], e2[0], strict=True)], [a + c for a, c in zip(e1[1], e2[1], strict=True)])
@@ -209,8 +203,8 @@ def _aligned(t1: DeepNet, alignment: list, differences: list, z1: list[Interval]
 
 def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list | None, box: list) -> Fraction:
     """U on a box: U_plain, or min(U_plain, U_aligned) with an alignment and its ``differences``."""
-    z1, out1 = _plain(t1, box)
-    z2, out2 = _plain(t2, box)
+    z1, out1 = plain_intervals(t1, box)
+    z2, out2 = plain_intervals(t2, box)
     charge_products(out1[1], out2[0], "the plain bound", accumulate=False)
     charge_products(out1[0], out2[1], "the plain bound", accumulate=False)
     computed = max(max(c - b, d - a) for a, c, b, d in zip(*out1, *out2, strict=True))
@@ -256,7 +250,7 @@ def halvings(value: object, box: list, leaf: Callable[[object, str], object], we
         raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
 
 
-def _bounded(t1: DeepNet, t2: DeepNet, numbers: dict[str, list[Fraction]]) -> None:
+def sizes_bounded(t1: DeepNet, t2: DeepNet, numbers: dict[str, list[Fraction]]) -> None:
     weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
     if weights > MAX_WEIGHTS:
         raise Reject(f"beyond the checker's bounds: {weights} weights (at most {MAX_WEIGHTS})")
@@ -294,16 +288,14 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     statement = LEMMA if equivalent else TREE_STATEMENT if tree else STATEMENT
     if p["statement"] != statement:
         raise Reject(f"proof must cite {statement!r}")
-    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], t1.m, "proof.box")]
-    if any(lo > hi for lo, hi in box):
-        raise Reject("proof.box: lo > hi")
+    box = parse_box(p["box"], t1.m)
     upper, lower = rational(p["upper"]), rational(p["lower"])
     if equivalent:
         if upper != 0 or lower != 0:
             raise Reject("an equivalence proof gives L = U = 0")
         check_deep_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {_box_text(box)}")
-        _epsilon(p, lower, upper, rep)
+        rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {box_text(box)}")
+        epsilon_verdict(p, lower, upper, rep)
         return
     _stated(upper, "proof.upper")
     _stated(lower, "proof.lower")
@@ -314,36 +306,36 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
             raise Reject("an alignment needs the same depth and the same output ReLU on both networks")
         alignment = _alignment(t1, t2, p["alignment"])
     scalings = [d for layer in alignment or [] for _, _, d in layer]
-    _bounded(t1, t2, {"proof.box": [y for b in box for y in b], "proof.alignment": scalings, "proof.witness": x})
+    sizes_bounded(t1, t2, {"proof.box": [y for b in box for y in b], "proof.alignment": scalings, "proof.witness": x})
     differences = None if alignment is None else _differences(t1, t2, alignment)
     if tree:
         weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
         leaves = 0
-        _short([y for b in box for y in b], "the box")
+        box_numbers_short([y for b in box for y in b], "the box")
         for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights, MAX_DISTANCE_WORK):
             value = _bound(t1, t2, alignment, differences, region)
             if stated < value:
                 raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
-                             f"({_show(value)})")
+                             f"({show(value)})")
             if upper < stated:
-                raise Reject(f"the stated upper bound is below the bound stated at {where} ({_show(stated)})")
+                raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
             leaves += 1
         rep.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] += leaves
     else:
         computed = _bound(t1, t2, alignment, differences, box)
         if upper < computed:
-            raise Reject(f"the stated upper bound is below the one the rule gives ({_show(computed)})")
+            raise Reject(f"the stated upper bound is below the one the rule gives ({show(computed)})")
     if not tree:
         rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
     if lower > value:
-        raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({_show(value)})")
+        raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({show(value)})")
     rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
-    rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
-                     f"{_box_text(box)}" + (f", {leaves} leaves" if tree else ""))
-    _epsilon(p, lower, upper, rep)
+    rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
+                     f"{box_text(box)}" + (f", {leaves} leaves" if tree else ""))
+    epsilon_verdict(p, lower, upper, rep)
 
 
 def _leaf_bound(value: object, where: str) -> Fraction:
@@ -368,7 +360,7 @@ def _stated(x: Fraction, where: str) -> None:
                      f"{MAX_STATED_BITS}; a stated bound may be rounded outward to a short dyadic)")
 
 
-def _short(xs: list[Fraction], where: str) -> None:
+def box_numbers_short(xs: list[Fraction], where: str) -> None:
     """Box numbers of at most MAX_BOX_BITS bits, numerator and denominator: a midpoint costs O(bits)."""
     if any(max(abs(x.numerator), x.denominator).bit_length() > MAX_BOX_BITS for x in xs):
         raise Reject(f"beyond the checker's bounds: a number of {where} beyond {MAX_BOX_BITS} bits")

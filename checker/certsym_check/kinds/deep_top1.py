@@ -3,7 +3,7 @@ ending in a ReLU), by the rule of certificates/FORMAT.md:
 
 - agreement: the tree, in preorder, cuts the box: ["split", q] halves the current region at the midpoint of
   coordinate q (left half first), ["leaf", c] claims class c on it. On a leaf, each network's last hidden layer
-  is bounded by plain intervals (``deep_distance._plain``: a row's extremes over a box of inputs are exact) and
+  is bounded by plain intervals (``deep_distance.plain_intervals``: a row's extremes over a box of inputs are exact) and
   every margin f_c − f_j = (W_c − W_j)·h + (b_c − b_j), j ≠ c, must have an exact lower bound > 0 over that box
   of h: then c is the unique largest output of both networks at every point of the leaf. The tree must end with
   every region a leaf (so the leaves cover the box). Or, for an equivalent pair, a ``deep_equivalent`` proof
@@ -23,9 +23,16 @@ from fractions import Fraction
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
+from certsym_check.kinds.boxes import box_text, parse_box
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
-from certsym_check.kinds.deep_distance import _affine, _bounded, _plain, _relu, _short, halvings
-from certsym_check.kinds.distance import _box_text
+from certsym_check.kinds.deep_distance import (
+    affine_extremes,
+    box_numbers_short,
+    halvings,
+    plain_intervals,
+    relu_interval,
+    sizes_bounded,
+)
 
 STATEMENT = "halvings of the box and interval margins"
 
@@ -42,10 +49,8 @@ def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
 
 
 def _box(value: object, m: int) -> list[tuple[Fraction, Fraction]]:
-    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(value, m, "proof.box")]
-    if any(lo > hi for lo, hi in box):
-        raise Reject("proof.box: lo > hi")
-    _short([y for b in box for y in b], "the box")
+    box = parse_box(value, m)
+    box_numbers_short([y for b in box for y in b], "the box")
     return box
 
 
@@ -57,11 +62,11 @@ def _unique_top(values: list[Fraction]) -> int | None:
 
 def leads(t: DeepNet, region: list, c: int) -> bool:
     """Every margin f_c − f_j (j ≠ c) of t has an exact interval lower bound > 0 on the region."""
-    layers, _ = _plain(t, region)
-    h = _relu(layers[-2])
+    layers, _ = plain_intervals(t, region)
+    h = relu_interval(layers[-2])
     W, b = t.W[-1], t.b[-1]
     rows = [[x - y for x, y in zip(W[c], W[j], strict=True)] for j in range(t.k) if j != c]
-    low, _ = _affine(rows, [b[c] - b[j] for j in range(t.k) if j != c], *h)
+    low, _ = affine_extremes(rows, [b[c] - b[j] for j in range(t.k) if j != c], *h)
     return all(x > 0 for x in low)
 
 
@@ -75,11 +80,11 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
     box = _box(p["box"], t1.m)
     if equivalent:
         check_deep_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {_box_text(box)}")
+        rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {box_text(box)}")
         return
     work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
         len(t1.W[-1][0]), len(t2.W[-1][0]))
-    _bounded(t1, t2, {"proof.box": [y for b in box for y in b]})
+    sizes_bounded(t1, t2, {"proof.box": [y for b in box for y in b]})
     classes, leaves = set(), 0
     for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work):
         if not (leads(t1, region, c) and leads(t2, region, c)):
@@ -89,7 +94,7 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
         leaves += 1
     rep.checks["deep top-1: interval margins > 0 on every leaf, for both networks"] += leaves
     rep.checks["deep top-1: the halvings cover the box"] += 1
-    rep.facts.append(f"the same unique largest output at every point of the box {_box_text(box)}: {leaves} leaves, "
+    rep.facts.append(f"the same unique largest output at every point of the box {box_text(box)}: {leaves} leaves, "
                      f"classes {sorted(classes)}")  # (a unique one on every leaf: the claim's set of largest outputs)
 
 
@@ -101,13 +106,13 @@ def check_deep_top1_disagreement(F, nets: list[DeepNet], proof: object, rep: Rep
         raise Reject("proof must cite 'exact evaluation'")
     box = _box(p["box"], t1.m)
     x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
-    _short(x, "the witness")
+    box_numbers_short(x, "the witness")
     a, b = (index(c, t1.k, "proof.classes") for c in seq(p["classes"], 2, "proof.classes"))
-    _bounded(t1, t2, {"proof.box": [y for bb in box for y in bb], "proof.witness": x})
+    sizes_bounded(t1, t2, {"proof.box": [y for bb in box for y in bb], "proof.witness": x})
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     tops = (_unique_top(t1.evaluate(x)), _unique_top(t2.evaluate(x)))
     if tops != (a, b) or a == b:
         raise Reject(f"at the witness the unique largest outputs are {tops}, not the stated different {[a, b]}")
     rep.checks["deep top-1: both networks evaluated exactly at the witness"] += 1
-    rep.facts.append(f"at the witness (in the box {_box_text(box)}) f1's unique largest output is {a} and f2's is {b}")
+    rep.facts.append(f"at the witness (in the box {box_text(box)}) f1's unique largest output is {a} and f2's is {b}")

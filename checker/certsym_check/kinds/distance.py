@@ -11,7 +11,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import itertools
 from fractions import Fraction
 
 from certsym_check.budget import (
@@ -29,43 +28,22 @@ from certsym_check.budget import (
 from certsym_check.core import Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
+from certsym_check.kinds.boxes import (
+    MAX_NUMERATOR_BITS,
+    box_text,
+    denominators_bounded,
+    epsilon_verdict,
+    numerators_bounded,
+    parse_box,
+)
 from certsym_check.kinds.equivalence import check_equivalent
-from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows, bits, box_ends, combine, scaled
+from certsym_check.kinds.integer_rows import IntegerRows, bits, box_ends, combine, integer_form, row_extremes, scaled
 from certsym_check.kinds.relaxation import check_regions
 
 RELAXATION = "linear relaxations with rational multipliers over a tree of regions"
 
 MAX_WEIGHTS = 2 * 10**7  # (n1 + n2)·(m + k) entries: each pass over them is a few integer operations per entry
-MAX_DENOMINATOR_BITS = 1 << 16  # the distinct denominators together: bounds every common denominator formed
-MAX_NUMERATOR_BITS = 1 << 12  # of each box end, scaling and witness coordinate (a float64 needs at most 1,075)
 MAX_BOUND_BITS = 1 << 17  # of the stated L and U (compared with the recomputed ones, never computed with)
-
-
-def _show(x: Fraction) -> str:
-    """A rational for a report line: exactly when short, else by its leading digits and sizes (never via float)."""
-    return show(x)
-
-
-def _denominators_bounded(nets: list[Net], numbers: list[Fraction]) -> None:
-    """Reject before the work when the distinct denominators exceed MAX_DENOMINATOR_BITS in total: common
-    denominators (and so every intermediate number) stay within that size."""
-    seen: set[int] = set()
-    total = 0
-    for x in itertools.chain(numbers, *(itertools.chain(*t.rows, *t.v, t.c) for t in nets)):
-        d = x.denominator
-        if d not in seen:
-            seen.add(d)
-            total += d.bit_length()
-            if total > MAX_DENOMINATOR_BITS:
-                raise Reject(f"beyond the checker's bounds: the distinct denominators exceed {MAX_DENOMINATOR_BITS} "
-                             "bits in total")
-
-
-def _numerators_bounded(numbers: list[Fraction], bound: int, what: str) -> None:
-    """Reject before the work when one of the numbers has a numerator of more than ``bound`` bits."""
-    worst = max((x.numerator.bit_length() for x in numbers), default=0)
-    if worst > bound:
-        raise Reject(f"beyond the checker's bounds: a numerator of {worst} bits in {what} (at most {bound})")
 
 
 def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
@@ -85,9 +63,7 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
     if isinstance(proof, dict) and "epsilon" in proof:
         required |= {"epsilon", "verdict"}
     p = keys(proof, required, "proof")
-    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], m, "proof.box")]
-    if any(lo > hi for lo, hi in box):
-        raise Reject("proof.box: lo > hi")
+    box = parse_box(p["box"], m)
     upper, lower = rational(p["upper"]), rational(p["lower"])
     if lower > upper:
         raise Reject("proof: the lower bound exceeds the upper bound")
@@ -95,37 +71,37 @@ def check_distance(F, nets: list[Net], proof: object, rep: Report) -> None:
         if p["statement"] != "Theorems 3/4" or upper != 0 or lower != 0:
             raise Reject("an equivalence proof gives L = U = 0 and cites 'Theorems 3/4'")
         check_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"distance 0 on every box: rho(theta1) = rho(theta2); box {_box_text(box)}")
-        _epsilon(p, lower, upper, rep)
+        rep.facts.append(f"distance 0 on every box: rho(theta1) = rho(theta2); box {box_text(box)}")
+        epsilon_verdict(p, lower, upper, rep)
         return
     statement = RELAXATION if relaxed else "symbolic intervals and exact evaluation"
     if p["statement"] != statement:
         raise Reject(f"proof must cite {statement!r}")
     pairs = parse_pairs(p["pairs"], t1, t2)
     x = [rational(y) for y in seq(p["witness"], m, "proof.witness")]
-    _numerators_bounded([y for b in box for y in b] + [d for _, _, d in pairs] + x, MAX_NUMERATOR_BITS, "the box, "
+    numerators_bounded([y for b in box for y in b] + [d for _, _, d in pairs] + x, MAX_NUMERATOR_BITS, "the box, "
                         "the scalings and the witness")
-    _numerators_bounded([upper, lower], MAX_BOUND_BITS, "the bounds")
-    _denominators_bounded(nets, [y for b in box for y in b] + [d for _, _, d in pairs] + x + [upper, lower])
+    numerators_bounded([upper, lower], MAX_BOUND_BITS, "the bounds")
+    denominators_bounded(nets, [y for b in box for y in b] + [d for _, _, d in pairs] + x + [upper, lower])
     if relaxed:
         computed = check_regions(t1, t2, box, pairs, p["regions"])
         if upper != computed:
-            raise Reject(f"the stated upper bound is not the largest leaf bound ({_show(computed)})")
+            raise Reject(f"the stated upper bound is not the largest leaf bound ({show(computed)})")
         rep.checks["distance: every region's bounds recomputed from its multipliers, the leaves covering the box"] += 1
     else:
         computed = _upper(t1, t2, box, pairs)
         if upper != computed:
-            raise Reject(f"the stated upper bound is not the one the alignment gives ({_show(computed)})")
+            raise Reject(f"the stated upper bound is not the one the alignment gives ({show(computed)})")
         rep.checks["distance: U recomputed from the box, the alignment and every neuron's extremes"] += 1
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
-    value = _distance_at(_evaluate(t1, x), _evaluate(t2, x))
+    value = _distance_at(evaluate(t1, x), evaluate(t2, x))
     if value != lower:
-        raise Reject(f"the stated lower bound is not ‖D(witness)‖∞ ({_show(value)})")
+        raise Reject(f"the stated lower bound is not ‖D(witness)‖∞ ({show(value)})")
     rep.checks["distance: L = ‖D(witness)‖∞ evaluated exactly, witness in the box"] += 1
-    rep.facts.append(f"sup over the box of the output difference in [{_show(lower)}, {_show(upper)}]; box "
-                     f"{_box_text(box)}")
-    _epsilon(p, lower, upper, rep)
+    rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
+                     f"{box_text(box)}")
+    epsilon_verdict(p, lower, upper, rep)
 
 
 def parse_pairs(given: object, t1: Net, t2: Net) -> list[tuple[int, int, Fraction]]:
@@ -142,44 +118,16 @@ def parse_pairs(given: object, t1: Net, t2: Net) -> list[tuple[int, int, Fractio
     return pairs
 
 
-def _epsilon(p: dict, lower: Fraction, upper: Fraction, rep: Report) -> None:
-    """The verdict against ε, when one is stated: verified (U ≤ ε), violated (L > ε) or unknown (L ≤ ε < U)."""
-    if "epsilon" not in p:
-        return
-    eps = rational(p["epsilon"])
-    if eps < 0:
-        raise Reject("proof.epsilon must be nonnegative")
-    verdict = "verified" if upper <= eps else "violated" if lower > eps else "unknown"
-    if p["verdict"] != verdict:
-        raise Reject(f"proof.verdict must be {verdict!r} for the bounds and epsilon stated")
-    text = {"verified": "VERIFIED: sup ≤ ε", "violated": "VIOLATED: ‖D(witness)‖∞ > ε",
-            "unknown": "UNKNOWN: L ≤ ε < U"}[verdict]
-    rep.facts.append(f"{text}, ε = {_show(eps)}")
-
-
-def _box_text(box: list) -> str:
-    """The box for a report line: [lo, hi]^m, the intervals themselves up to four, else their count and widths
-    (the certificate holds every end exactly)."""
-    distinct = set(box)
-    if len(distinct) == 1:
-        lo, hi = box[0]
-        return f"[{_show(lo)}, {_show(hi)}]^{len(box)}"
-    if len(box) <= 4:
-        return " x ".join(f"[{_show(lo)}, {_show(hi)}]" for lo, hi in box)
-    widths = [hi - lo for lo, hi in box]
-    return f"({len(box)} intervals in the certificate, widths {_show(min(widths))} to {_show(max(widths))})"
-
-
-def _evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
+def evaluate(t: Net, x: list[Fraction]) -> list[Fraction]:
     """ρ(θ)(x) exactly, rows in integers. Cost, charged before each step: the witness and each row brought to
-    integers (``_ints``), each row's products with the witness and their sum (``products_ops``), the gcd that
+    integers (``integer_form``), each row's products with the witness and their sum (``products_ops``), the gcd that
     reduces z, and each active neuron's column added to the output (``charge_axpy``)."""
     what = "evaluating the witness"
-    X, Dx = _ints(x, what)
+    X, Dx = integer_form(x, what)
     XD = [*X, Dx]
     out = list(t.c)
     for r, v in zip(t.rows, t.v, strict=True):
-        ints, den = _ints(r, what)
+        ints, den = integer_form(r, what)
         charge_int_products(ints, XD, what)
         charge_ops(gcd_ops(bits(ints) + bits(XD) + len(ints).bit_length(), den.bit_length() + Dx.bit_length()), what)
         z = Fraction(sum(a * y for a, y in zip(ints, XD, strict=True)), den * Dx)
@@ -203,16 +151,16 @@ def _upper(t1: Net, t2: Net, box: list, pairs: list) -> Fraction:
     part, k × (stably active terms) × (m + 1) multiply-adds, whose fixed part is charged at once before any of it
     (so that a certificate whose affine part cannot fit is refused before it starts)."""
     k, what = t1.k, "the box of U"
-    LO, Db = _ints([lo for lo, _ in box], what)
-    HI, Dh = _ints([hi for _, hi in box], what)
+    LO, Db = integer_form([lo for lo, _ in box], what)
+    HI, Dh = integer_form([hi for _, hi in box], what)
     Db2 = lcm((Db, Dh), what)
     LO, HI = scaled(LO, Db2 // Db, what), scaled(HI, Db2 // Dh, what)
     ends = box_ends(LO, HI, Db2)
-    R1, R2 = _Rows(t1, {}), _Rows(t2, {j: d for _, j, d in pairs})
+    R1, R2 = IntegerRows(t1, {}), IntegerRows(t2, {j: d for _, j, d in pairs})
     z1 = [R1.extremes(i, LO, HI, Db2, ends) for i in range(t1.n)]
     z2 = [R2.extremes(j, LO, HI, Db2, ends) for j in range(t2.n)]
     elo, ehi = [Fraction(0)] * k, [Fraction(0)] * k
-    active: list[tuple[_Rows, int, list]] = []  # (rows, neuron, weights) entering the exact affine part
+    active: list[tuple[IntegerRows, int, list]] = []  # (rows, neuron, weights) entering the exact affine part
 
     def interval(t: int, a: Fraction, b: Fraction) -> None:
         elo[t] += min(a, b)
@@ -244,7 +192,7 @@ def _upper(t1: Net, t2: Net, box: list, pairs: list) -> Fraction:
             den = lcm((R1.dens[i], R2.dens[j]), "an unstable pair's difference")
             diff = combine(R1.rows[i], den // R1.dens[i], R2.rows[j], den // R2.dens[j], "an unstable pair's "
                            "difference")
-            dlo, dhi = _extremes(diff, den, LO, HI, Db2, ends)
+            dlo, dhi = row_extremes(diff, den, LO, HI, Db2, ends)
             s_lo, s_hi, d_lo, d_hi = max(lo1, 0), max(hi1, 0), min(dlo, 0), max(dhi, 0)
             charge_intervals([R1.v[i], R2.v[j]], [s_lo, s_hi, d_lo, d_hi], 4)
             for t in range(k):
@@ -267,10 +215,10 @@ def _affine(t1: Net, t2: Net, active: list, LO: list[int], HI: list[int], Db: in
     (m + 1) multiply-adds per (output, nonzero term): their fixed part charged at once before any of them (a
     certificate whose affine part cannot fit is refused before it starts), the part that grows with the sizes of
     the scaling and the row per term, before it; each output's common denominator (``lcm``) and extremes
-    (``_extremes``)."""
+    (``row_extremes``)."""
     k, m, what = t1.k, t1.m, "the affine part of U"
     charge_ops(k * len(active), what)
-    terms: list[list[tuple[_Rows, int, Fraction]]] = [[] for _ in range(k)]
+    terms: list[list[tuple[IntegerRows, int, Fraction]]] = [[] for _ in range(k)]
     for rows, i, w in active:
         for t, x in enumerate(w):
             if x:
@@ -290,7 +238,7 @@ def _affine(t1: Net, t2: Net, active: list, LO: list[int], HI: list[int], Db: in
             # the fixed part of these m + 1 multiply-adds is charged above; here the part that grows with the sizes
             charge_ops((m + 1) * (int_ops(s.bit_length() + width, rows.widths[i]) - 1), what)
             acc = [x + s * y for x, y in zip(acc, rows.rows[i], strict=True)]
-        amin, amax = _extremes(acc, G, LO, HI, Db, ends)
+        amin, amax = row_extremes(acc, G, LO, HI, Db, ends)
         c = t1.c[t] - t2.c[t]
         sizes = max_size([amin, amax, t1.c[t], t2.c[t], elo[t], ehi[t], best])
         charge(6 * cost(plus(sizes, sizes), plus(sizes, sizes)), what)
@@ -298,7 +246,7 @@ def _affine(t1: Net, t2: Net, active: list, LO: list[int], HI: list[int], Db: in
     return best
 
 
-def _single(rows: _Rows, i: int, lo: Fraction, hi: Fraction, sign: int, active: list, interval, charge_intervals,
+def _single(rows: IntegerRows, i: int, lo: Fraction, hi: Fraction, sign: int, active: list, interval, charge_intervals,
             k: int) -> None:
     """An unpaired neuron: a stably active one enters the affine part (its column times ``sign``), an unstable one
     the interval terms, [min(0, sign·v·hi), max(0, sign·v·hi)] per output; each charged before."""

@@ -16,7 +16,7 @@ def bits(xs: list[int]) -> int:
     return max(map(int.bit_length, xs), default=1)
 
 
-def _ints(xs: list, what: str = "numbers brought to integers") -> tuple[list[int], int]:
+def integer_form(xs: list, what: str = "numbers brought to integers") -> tuple[list[int], int]:
     """The rationals ``xs`` as integers over their least common denominator d. Cost: the lcm's steps (charged by
     ``budget.lcm``, with the scaling of each number by d at the denominators' sizes) and one product per number at
     the sizes of its numerator and d, charged before the products."""
@@ -40,15 +40,15 @@ def combine(a: list[int], p: int, b: list[int], q: int, what: str) -> list[int]:
     return [x * p - y * q for x, y in zip(a, b, strict=True)]
 
 
-class _Rows:
+class IntegerRows:
     """A network's neurons as integer rows: (a_i, b_i) = ints_i / den_i, scaled by d_i for the paired ones; v_i
-    divided by d_i. Cost: each row brought to integers (``_ints``), each paired row and column scaled (charged
+    divided by d_i. Cost: each row brought to integers (``integer_form``), each paired row and column scaled (charged
     as products and rational quotients), every row's width read once (C-level)."""
 
     def __init__(self, t, scale: dict[int, Fraction]):
         self.rows, self.dens = [], []
         for i, r in enumerate(t.rows):
-            ints, den = _ints(r, "a network's rows brought to integers")
+            ints, den = integer_form(r, "a network's rows brought to integers")
             d = scale.get(i)
             if d is not None and d.numerator != 1:
                 ints = scaled(ints, d.numerator, "a network's rows scaled by the pairing")
@@ -70,7 +70,7 @@ class _Rows:
     def extremes(self, i: int, LO: list[int], HI: list[int], Db: int, ends: int | None = None) -> tuple[Fraction,
                                                                                                  Fraction]:
         """(min, max) of a_i·x + b_i over the box lo = LO/Db, hi = HI/Db (``ends`` the bits of the box's integers)."""
-        return _extremes(self.rows[i], self.dens[i], LO, HI, Db, ends, self.widths[i])
+        return row_extremes(self.rows[i], self.dens[i], LO, HI, Db, ends, self.widths[i])
 
 
 def box_ends(LO: list[int], HI: list[int], Db: int) -> int:
@@ -78,7 +78,7 @@ def box_ends(LO: list[int], HI: list[int], Db: int) -> int:
     return max(bits(LO), bits(HI), Db.bit_length())
 
 
-def _extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int, ends: int | None = None,
+def row_extremes(row: list[int], den: int, LO: list[int], HI: list[int], Db: int, ends: int | None = None,
               width: int | None = None) -> tuple[Fraction, Fraction]:
     """(min, max) of row·(x, 1)/den over the box LO/Db ≤ x ≤ HI/Db. Cost, charged before: per entry and end, a
     step (a sign test, a product and a sum) at the sizes of the row's integers and the box's (``int_ops``); the two

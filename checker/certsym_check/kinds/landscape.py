@@ -75,7 +75,7 @@ class Jet:
 
 
 @contextmanager
-def _precision():
+def working_precision():
     """mpmath's real and interval contexts at PREC bits, restored afterwards."""
     saved = mp.prec, iv.prec
     mp.prec = iv.prec = PREC
@@ -85,17 +85,17 @@ def _precision():
         mp.prec, iv.prec = saved
 
 
-def _nonneg(x):
+def nonnegative_part(x):
     """The part of an interval that is ≥ 0 (the exact value is known to be ≥ 0)."""
     if x.b < 0:
         raise Reject("landscape: a squared sine is certainly negative")
     return iv.mpf([max(x.a, mpf(0)), x.b])
 
 
-def _kappa(g: Jet, N: Jet) -> Jet:
+def kappa_jet(g: Jet, N: Jet) -> Jet:
     """κ(g; N) as a jet, from its partials (module docstring)."""
     pi = iv.pi
-    S = iv.sqrt(_nonneg(N.v - g.v * g.v))
+    S = iv.sqrt(nonnegative_part(N.v - g.v * g.v))
     if S.a <= 0:
         raise Reject("landscape: two vectors may be parallel (S = 0): κ is not twice differentiable there")
     theta = iv.atan2(S, g.v)
@@ -137,13 +137,13 @@ def loss_jet(sizes: list, x: list, k=None) -> Jet:
     c = [[X[idx[f"c{a + 1}{sep}{b + 1}"]] if a != b else None for b in range(r)] for a in range(r)]
     half, quarter = iv.mpf(0.5), iv.mpf(0.25)
     if k is None:
-        p = [_interval(Fraction(s)) for s in sizes]
+        p = [enclose(Fraction(s)) for s in sizes]
         K = sum(p, iv.mpf(0))
         F = Jet.const(K * quarter + K * (K - 1) / (4 * iv.pi), P)
     else:
         K = Jet.const(k, P)
         K.g[P - 1] = iv.mpf(1)
-        p = [K - sum((_interval(Fraction(s)) for s in sizes[1:]), iv.mpf(0)), *(_interval(Fraction(s))
+        p = [K - sum((enclose(Fraction(s)) for s in sizes[1:]), iv.mpf(0)), *(enclose(Fraction(s))
                                                                                  for s in sizes[1:])]
         F = K * quarter + K * (K - 1) * (1 / (4 * iv.pi))
     def both(u, v):  # p_α p_β with a jet first (an interval times a jet is not defined)
@@ -153,24 +153,24 @@ def loss_jet(sizes: list, x: list, k=None) -> Jet:
     cross = [sum((c[a][b] * c[a][b] * p[b] for b in range(r) if b != a), zero) for a in range(r)]
     n = [d[a] * d[a] + cross[a] + (o[a] * o[a] * (p[a] - 1) if o[a] is not None else zero) for a in range(r)]
     for a in range(r):
-        F = F + n[a] * (p[a] * quarter) - _kappa(d[a], n[a]) * p[a]
+        F = F + n[a] * (p[a] * quarter) - kappa_jet(d[a], n[a]) * p[a]
         if o[a] is not None:
             s = d[a] * o[a] * 2 + o[a] * o[a] * (p[a] - 2) + cross[a]
-            F = F + _kappa(s, n[a] * n[a]) * (p[a] * (p[a] - 1) * half) - _kappa(o[a], n[a]) * (p[a] * (p[a] - 1))
+            F = F + kappa_jet(s, n[a] * n[a]) * (p[a] * (p[a] - 1) * half) - kappa_jet(o[a], n[a]) * (p[a] * (p[a] - 1))
         for b in range(r):
             if b == a:
                 continue
-            F = F - _kappa(c[a][b], n[a]) * both(p[a], p[b])
+            F = F - kappa_jet(c[a][b], n[a]) * both(p[a], p[b])
             if b > a:
                 row_a = d[a] + (o[a] * (p[a] - 1) if o[a] is not None else zero)
                 row_b = d[b] + (o[b] * (p[b] - 1) if o[b] is not None else zero)
                 m = c[b][a] * row_a + c[a][b] * row_b + sum(
                     (c[a][g] * c[b][g] * p[g] for g in range(r) if g not in (a, b)), zero)
-                F = F + _kappa(m, n[a] * n[b]) * both(p[a], p[b])
+                F = F + kappa_jet(m, n[a] * n[b]) * both(p[a], p[b])
     return F
 
 
-def _interval(q: Fraction, rad: Fraction = Fraction(0)):
+def enclose(q: Fraction, rad: Fraction = Fraction(0)):
     """An interval enclosing [q − rad, q + rad] (outward rounding: integer conversions are exact, and
     interval division and the hull round outward)."""
     lo, hi = q - rad, q + rad
@@ -218,7 +218,7 @@ def family_of(sizes: list[int], X: list) -> str:
     return "Δ(" + " × ".join(f"S_{p}" for p in sizes) + ")"
 
 
-def _decimal(q: Fraction, digits: int = 12) -> str:
+def decimals(q: Fraction, digits: int = 12) -> str:
     """q to ``digits`` significant digits, for the report (any size: no float overflow, no 4300-digit cap)."""
     if q == 0:
         return "0"
@@ -251,16 +251,16 @@ def check_box(box: dict, rep: Report) -> tuple[list[int], list, Fraction]:
         raise Reject("proof.radius must be positive")
     C = [[rational(v) for v in seq(row, P, "proof.preconditioner")] for row in seq(b["preconditioner"], P,
                                                                                        "proof.preconditioner")]
-    with _precision():
-        X = [_interval(q, r) for q in center]
-        lo, hi = krawczyk(loss_jet(sizes, [_interval(q) for q in center]), loss_jet(sizes, X), C, r,
+    with working_precision():
+        X = [enclose(q, r) for q in center]
+        lo, hi = krawczyk(loss_jet(sizes, [enclose(q) for q in center]), loss_jet(sizes, X), C, r,
                           seq(b["loss"], 2, "proof.loss"))
         family = family_of(sizes, X)
     if b["family"] != family:
         raise Reject(f"proof.family is {b['family'][:40]!r}, but the certified point belongs to {family!r} (block "
                      f"sizes {sizes} and the signs of the diagonals on the box)")
     exact = (_exact(lo), _exact(hi))
-    rep.facts.append(f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{_decimal(lo)}, {_decimal(hi)}]"
+    rep.facts.append(f"family {family}: k = {sum(sizes)}, block sizes {sizes}, F in [{decimals(lo)}, {decimals(hi)}]"
                      + (f" (exactly [{exact[0]}, {exact[1]}])" if None not in exact else ""))
     rep.checks["Krawczyk: a unique critical point in the box"] += 1
     rep.checks["loss enclosure"] += 1
@@ -272,10 +272,10 @@ def krawczyk(at: Jet, over: Jet, C: list[list[Fraction]], r: Fraction, claim: li
     (``at``: the jet at the centre x̃, ``over``: on the box X) and the loss enclosure F(x̃) ± r Σ_i sup_X |∂_i F|
     lies in the claimed [lo, hi]; returns (lo, hi). Cost: O(P³) interval operations."""
     contracts(at.g, over.h, C, r)
-    slope = sum((abs(g) for g in over.g), iv.mpf(0)) * _interval(r)
+    slope = sum((abs(g) for g in over.g), iv.mpf(0)) * enclose(r)
     enclosure = at.v + iv.mpf([-slope.b, slope.b])
     lo, hi = (rational(v) for v in claim)
-    if not (_interval(lo).b <= enclosure.a and enclosure.b <= _interval(hi).a):
+    if not (enclose(lo).b <= enclosure.a and enclosure.b <= enclose(hi).a):
         raise Reject("the claimed loss interval does not contain the certified enclosure")
     return lo, hi
 
@@ -284,14 +284,14 @@ def contracts(g: list, H: list, C: list[list[Fraction]], r: Fraction) -> None:
     """Reject unless −C g + (I − C H)·[−r, r]^P lies inside the open box of radius r (g an enclosure of the gradient
     at the centre, H of the Hessian over the box: Krawczyk's test). Cost: O(P³) interval operations."""
     P = len(C)
-    Ci = [[_interval(v) for v in row] for row in C]
-    rad = _interval(Fraction(0), r)
+    Ci = [[enclose(v) for v in row] for row in C]
+    rad = enclose(Fraction(0), r)
     for i in range(P):
         Kc = -sum((Ci[i][j] * g[j] for j in range(P)), iv.mpf(0))
         for j in range(P):
             M = (1 if i == j else 0) - sum((Ci[i][q] * H[q][j] for q in range(P)), iv.mpf(0))
             Kc += M * rad
-        if not (abs(Kc).b < _interval(r).a):
+        if not (abs(Kc).b < enclose(r).a):
             raise Reject(f"Krawczyk: component {i} of K(X) is not inside the box")
 
 
@@ -438,17 +438,17 @@ def check_inertia(proof: dict, rep: Report) -> None:
                      "table for this layout, or the full Hessian")
     irreps = p["irreps"]
     counts = []
-    with _precision():
+    with working_precision():
         for s, pr in enumerate(probes):
             w = f"proof.probes[{s}]"
             new, Y = refined_box(sizes, X, pr["parts"])
             P = len(Y)
             if P > MAX_PARAMS:
                 raise Reject(f"{w}: more than {MAX_PARAMS} parameters")
-            Q = [[_interval(rational(v)) for v in seq(row, P, w)] for row in seq(pr["Q"], P, w)]
+            Q = [[enclose(rational(v)) for v in seq(row, P, w)] for row in seq(pr["Q"], P, w)]
             counts.append(negative_count(loss_jet(new, Y).h, Q))
             rep.checks["certified signs of a compressed Hessian"] += 1
-    negatives = _solve(counts, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
+    negatives = solve_isotypic(counts, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
     total = sum(v * ir["dim"] for v, ir in zip(negatives, irreps, strict=True))
     if total != p["negative"]:
         raise Reject(f"the Hessian has {total} negative eigenvalues, the certificate says {p['negative']!r}")
@@ -459,7 +459,7 @@ def check_inertia(proof: dict, rep: Report) -> None:
     rep.checks["isotypic decomposition and Sylvester's law of inertia"] += 1
 
 
-def _solve(counts: list[int], rows: list, blocks: list[int]) -> list[int]:
+def solve_isotypic(counts: list[int], rows: list, blocks: list[int]) -> list[int]:
     """The unique vector 0 ≤ n_ρ ≤ block_ρ with Σ_ρ m_ρ(K) n_ρ = counts[K] for every probe (or reject)."""
     if math.prod(b + 1 for b in blocks) > 10**6:
         raise Reject("too many isotypic blocks")
@@ -483,3 +483,6 @@ def check_critical_point(F, nets: list, proof: object, rep: Report) -> None:
 def check_hessian_inertia(F, nets: list, proof: object, rep: Report) -> None:
     """``hessian_inertia``: the box and the inertia probes (``check_inertia``). The kind has no inputs."""
     check_inertia(proof, rep)
+
+
+_interval, _precision = enclose, working_precision  # the names tests/landscape/test_landscape_threshold.py uses

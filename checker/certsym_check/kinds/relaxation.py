@@ -30,7 +30,7 @@ from certsym_check.budget import OPS_PER_UNIT, charge, charge_ops, cost, fits, i
 from certsym_check.core import Net, index, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import rational, show
-from certsym_check.kinds.integer_rows import _extremes, _ints, _Rows, box_ends, combine, scaled
+from certsym_check.kinds.integer_rows import IntegerRows, box_ends, combine, integer_form, row_extremes, scaled
 
 MAX_REGIONS = 20_000
 MAX_REGION_WORK = 3 * 10**8  # Σ over the regions of (1 + bounds) · (n1 + n2 + pairs) · (m + 1): integer operations
@@ -59,8 +59,8 @@ class _Region:
     def __init__(self, box: list[tuple[Fraction, Fraction]], phases: dict, nets: dict, pairs: list):
         self.box, self.phases = box, phases
         what = "a region's box"
-        LO, Dl = _ints([lo for lo, _ in box], what)
-        HI, Dh = _ints([hi for _, hi in box], what)
+        LO, Dl = integer_form([lo for lo, _ in box], what)
+        HI, Dh = integer_form([hi for _, hi in box], what)
         D = lcm((Dl, Dh), what)
         self.LO, self.HI, self.D = scaled(LO, D // Dl, what), scaled(HI, D // Dh, what), D
         ends = box_ends(self.LO, self.HI, D)
@@ -68,7 +68,7 @@ class _Region:
         for s, R in nets.items():
             ext = [R.extremes(i, self.LO, self.HI, D, ends) for i in range(len(R.rows))]
             self.lo[s], self.hi[s] = [e[0] for e in ext], [e[1] for e in ext]
-        ext = [_extremes(*_difference(nets, i, j), self.LO, self.HI, D, ends) for i, j in pairs]
+        ext = [row_extremes(*_difference(nets, i, j), self.LO, self.HI, D, ends) for i, j in pairs]
         self.lo["d"], self.hi["d"] = [e[0] for e in ext], [e[1] for e in ext]
         self.narrow({})
 
@@ -232,7 +232,7 @@ def _row_max(region: _Region, rows: dict, nets: dict) -> Fraction:
         # one multiply-add per entry, at the sizes of the scale, the row and the sum so far
         charge_ops(len(row) * int_ops(scale.bit_length() + width, nets[s].widths[i]), what)
         acc = [x + scale * y for x, y in zip(acc, row, strict=True)]
-    return _extremes(acc, G, region.LO, region.HI, region.D)[1]
+    return row_extremes(acc, G, region.LO, region.HI, region.D)[1]
 
 
 SIDES = {"upper": 1, "lower": -1}
@@ -355,7 +355,7 @@ def walk_regions(t1: Net, t2: Net, box: list, pairs: list[tuple[int, int, Fracti
     if not 1 <= len(nodes) <= MAX_REGIONS:
         raise Reject(f"proof.regions: between 1 and {MAX_REGIONS} regions")
     stated = multipliers = refined = 0
-    nets = {"A": _Rows(t1, {}), "B": _Rows(t2, {j: d for _, j, d in pairs})}
+    nets = {"A": IntegerRows(t1, {}), "B": IntegerRows(t2, {j: d for _, j, d in pairs})}
     words = _words(nets, box)
     for e, node in enumerate(nodes):
         if not isinstance(node, dict) or not set(node) <= {"split", "bounds", "refine"} | extra:

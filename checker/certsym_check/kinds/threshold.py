@@ -31,12 +31,10 @@ from certsym_check.fields import rational
 from certsym_check.kinds.landscape import (  # mpmath's interval arithmetic stays in the landscape module
     MAX_K,
     MAX_PARAMS,
-    _decimal,
-    _interval,
-    _precision,
-    _solve,
     contracts,
+    decimals,
     decomposition,
+    enclose,
     family_of,
     iv,
     krawczyk,
@@ -44,6 +42,8 @@ from certsym_check.kinds.landscape import (  # mpmath's interval arithmetic stay
     negative_count,
     parameter_count,
     refined_box,
+    solve_isotypic,
+    working_precision,
 )
 
 MAX_BITS = 4096
@@ -70,7 +70,7 @@ def _table(sizes: list) -> list[dict]:
     """The checker's probes for the layout (not the full Hessian: a threshold needs the isotypic table)."""
     table = decomposition(sizes)
     if table is None:
-        raise Reject(f"no isotypic table for block sizes {[_decimal(Fraction(s)) for s in sizes]}")
+        raise Reject(f"no isotypic table for block sizes {[decimals(Fraction(s)) for s in sizes]}")
     return table
 
 
@@ -87,8 +87,8 @@ def _end(obj: object, k: Fraction, fixed: list[int], branch: tuple, family: str,
         raise Reject(f"{where}: the box does not lie inside the branch box")
     irreps, probes = _table(sizes)
     Qs = seq(obj["Q"], len(probes), f"{where}.Q")
-    X = [_interval(q, r) for q in center]
-    loss = krawczyk(loss_jet(sizes, [_interval(q) for q in center]), loss_jet(sizes, X), C, r,
+    X = [enclose(q, r) for q in center]
+    loss = krawczyk(loss_jet(sizes, [enclose(q) for q in center]), loss_jet(sizes, X), C, r,
                     seq(obj["loss"], 2, f"{where}.loss"))
     found = family_of(sizes, X)
     if found != family:
@@ -97,7 +97,7 @@ def _end(obj: object, k: Fraction, fixed: list[int], branch: tuple, family: str,
     for s, (probe, Q) in enumerate(zip(probes, Qs, strict=True)):
         new, Y = refined_box(sizes, X, probe["parts"])
         M = len(Y)
-        Qi = [[_interval(rational(v)) for v in seq(row, M, f"{where}.Q[{s}]")] for row in seq(Q, M, f"{where}.Q[{s}]")]
+        Qi = [[enclose(rational(v)) for v in seq(row, M, f"{where}.Q[{s}]")] for row in seq(Q, M, f"{where}.Q[{s}]")]
         counts.append(negative_count(loss_jet(new, Y).h, Qi))
         rep.checks["certified signs of a compressed Hessian"] += 1
     stated = obj["negative"]
@@ -134,12 +134,12 @@ def check_threshold(F, nets: list, proof: object, rep: Report) -> None:
             for part in blocks):
         raise Reject("the isotypic table must be the same at n, a, b and n + 1, with every real part ≥ 2")
     center, r, C = _box(p["branch"], P, "proof.branch", loss=False)
-    with _precision():
-        K = iv.mpf([_interval(a).a, _interval(b).b])
-        delta = _interval((b - a) / 2)
-        at_mid = loss_jet(_sizes((a + b) / 2, fixed), [_interval(q) for q in center])
-        mixed = loss_jet(sizes, [_interval(q) for q in center], k=K)
-        X = [_interval(q, r) for q in center]
+    with working_precision():
+        K = iv.mpf([enclose(a).a, enclose(b).b])
+        delta = enclose((b - a) / 2)
+        at_mid = loss_jet(_sizes((a + b) / 2, fixed), [enclose(q) for q in center])
+        mixed = loss_jet(sizes, [enclose(q) for q in center], k=K)
+        X = [enclose(q, r) for q in center]
         over = loss_jet(sizes, X, k=K)
         g = [at_mid.g[i] + mixed.h[i][P] * iv.mpf([-delta.b, delta.b]) for i in range(P)]
         contracts(g, [row[:P] for row in over.h[:P]], C, r)
@@ -153,20 +153,20 @@ def check_threshold(F, nets: list, proof: object, rep: Report) -> None:
         raise Reject(f"no sign change: negative eigenvalues {below} at a and {above} at b (need some at a, none at b)")
     irreps, probes = tables[1]
     try:  # how the isotypic table would read these counts at an integer k (a name for the reader, not a claim)
-        blocks = _solve(below, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
+        blocks = solve_isotypic(below, [pr["fixed"] for pr in probes], [ir["block"] for ir in irreps])
         reading = "; at an integer k this pattern would be the block " + ", ".join(
             ir["name"] for ir, v in zip(irreps, blocks, strict=True) if v)
     except Reject:
         reading = ""
     negative = [pr["parts"] for pr, v in zip(probes, below, strict=True) if v]
     smallest = min(negative, key=lambda parts: parameter_count([x for blk in parts for x in blk]))
-    shown = " | ".join(", ".join(_decimal(Fraction(x), 8) for x in blk) for blk in smallest)
+    shown = " | ".join(", ".join(decimals(Fraction(x), 8) for x in blk) for blk in smallest)
     rep.facts.append(
         f"family {p['family']}, layout ({', '.join(['k − ' + str(sum(fixed)) if fixed else 'k', *map(str, fixed)])}):"
-        f" for every k in [a, b] = [{a}, {b}] (width {_decimal(b - a, 3)}) exactly one critical point x(k) of the "
-        f"restricted loss in the branch box ({P} parameters), F(x(a)) in [{_decimal(loss_a[0])}, "
-        f"{_decimal(loss_a[1])}], F(x(b)) in [{_decimal(loss_b[0])}, {_decimal(loss_b[1])}]; at k = a "
+        f" for every k in [a, b] = [{a}, {b}] (width {decimals(b - a, 3)}) exactly one critical point x(k) of the "
+        f"restricted loss in the branch box ({P} parameters), F(x(a)) in [{decimals(loss_a[0])}, "
+        f"{decimals(loss_a[1])}], F(x(b)) in [{decimals(loss_b[0])}, {decimals(loss_b[1])}]; at k = a "
         f"{len(negative)} of the {len(probes)} probes' compressed Hessians have a negative eigenvalue, the smallest "
         f"({shown}){reading}; at k = b every one is positive definite: some probe's compressed Hessian is singular "
-        f"at a k* in ({_decimal(a, 10)}, {_decimal(b, 10)})")
+        f"at a k* in ({decimals(a, 10)}, {decimals(b, 10)})")
     rep.checks[STATEMENT] += 1

@@ -17,16 +17,8 @@ from certsym_check.budget import charge
 from certsym_check.core import Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
-from certsym_check.kinds.distance import (
-    MAX_NUMERATOR_BITS,
-    MAX_WEIGHTS,
-    RELAXATION,
-    _box_text,
-    _denominators_bounded,
-    _evaluate,
-    _numerators_bounded,
-    parse_pairs,
-)
+from certsym_check.kinds.boxes import MAX_NUMERATOR_BITS, box_text, denominators_bounded, numerators_bounded, parse_box
+from certsym_check.kinds.distance import MAX_WEIGHTS, RELAXATION, evaluate, parse_pairs
 from certsym_check.kinds.equivalence import check_equivalent
 from certsym_check.kinds.relaxation import columns, columns_cost, constants_cost, walk_regions
 
@@ -41,9 +33,7 @@ def _common(F, nets: list[Net], proof: object, required: set) -> tuple[dict, lis
     if (t1.n + t2.n) * (t1.m + t1.k) > MAX_WEIGHTS:
         raise Reject(f"beyond the checker's bounds ((n1 + n2)(m + k) ≤ {MAX_WEIGHTS})")
     p = keys(proof, required, "proof")
-    box = [tuple(rational(y) for y in seq(b, 2, "proof.box[]")) for b in seq(p["box"], t1.m, "proof.box")]
-    if any(lo > hi for lo, hi in box):
-        raise Reject("proof.box: lo > hi")
+    box = parse_box(p["box"], t1.m)
     return p, box
 
 
@@ -91,14 +81,14 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
         if p["statement"] != "Theorems 3/4":
             raise Reject("an equivalence proof cites 'Theorems 3/4'")
         check_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"the same largest outputs at every point: rho(theta1) = rho(theta2); box {_box_text(box)}")
+        rep.facts.append(f"the same largest outputs at every point: rho(theta1) = rho(theta2); box {box_text(box)}")
         return
     if p["statement"] != RELAXATION:
         raise Reject(f"proof must cite {RELAXATION!r}")
     pairs = parse_pairs(p["pairs"], t1, t2)
     numbers = [y for b in box for y in b] + [d for _, _, d in pairs]
-    _numerators_bounded(numbers, MAX_NUMERATOR_BITS, "the box and the scalings")
-    _denominators_bounded(nets, numbers)
+    numerators_bounded(numbers, MAX_NUMERATOR_BITS, "the box and the scalings")
+    denominators_bounded(nets, numbers)
     k = t1.k
 
     def leaf(effective: dict, node: dict, where: str) -> int | None:
@@ -125,7 +115,7 @@ def check_top1_agreement(F, nets: list[Net], proof: object, rep: Report) -> None
     shifted = sum(c is None for c in leaves)
     rep.checks["top-1: every leaf's margins (or output shifts) recomputed from their multipliers, the leaves "
                "covering the box"] += 1
-    rep.facts.append(f"the same largest outputs at every point of the box {_box_text(box)} ({len(leaves)} "
+    rep.facts.append(f"the same largest outputs at every point of the box {box_text(box)} ({len(leaves)} "
                      f"{'leaf' if len(leaves) == 1 else 'leaves'}: classes {classes}"
                      + (f", {shifted} where f1 − f2 is the same for every output" if shifted else "") + ")")
 
@@ -135,17 +125,17 @@ def check_top1_disagreement(F, nets: list[Net], proof: object, rep: Report) -> N
     t1, t2 = nets
     p, box = _common(F, nets, proof, {"box", "witness", "classes"})
     x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
-    _numerators_bounded([y for b in box for y in b] + x, MAX_NUMERATOR_BITS, "the box and the witness")
-    _denominators_bounded(nets, [y for b in box for y in b] + x)
+    numerators_bounded([y for b in box for y in b] + x, MAX_NUMERATOR_BITS, "the box and the witness")
+    denominators_bounded(nets, [y for b in box for y in b] + x)
     a, b = (index(c, t1.k, "proof.classes") for c in seq(p["classes"], 2, "proof.classes"))
     if a == b:
         raise Reject("proof.classes: the two classes must differ")
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     for t, c, name in ((t1, a, "1"), (t2, b, "2")):
-        out = _evaluate(t, x)
+        out = evaluate(t, x)
         if any(v >= out[c] for i, v in enumerate(out) if i != c):
             raise Reject(f"at the witness, output {c} is not the unique largest of network {name}")
     rep.checks["top-1: both networks evaluated exactly at the witness, in the box"] += 1
     rep.facts.append(f"at the witness the unique largest output is {a} for theta1 and {b} for theta2; box "
-                     f"{_box_text(box)}")
+                     f"{box_text(box)}")

@@ -17,7 +17,6 @@ import struct
 import sys
 import zipfile
 import zlib
-from array import array
 from lzma import LZMAError
 
 from certsym_check.errors import Reject
@@ -30,48 +29,16 @@ from certsym_check.inputs import (  # noqa: F401 - InputFile, read_regular and M
 )
 from certsym_check.readers.msgpack import flax_names, is_map, read_msgpack
 from certsym_check.readers.onnx import read_onnx
-from certsym_check.readers.tensor import Tensor, numpy_sized
+from certsym_check.readers.tensor import WIDTH, Tensor, numpy_sized, unpack
 from certsym_check.readers.torchzip import read_torch
 
-_NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
-
-
-_ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
 MAX_SHARDS = 10_000  # shards of one sharded safetensors file
 MAX_INDEX = 1 << 26  # bytes of a sharded safetensors index
 
 
-def _unpack(body: bytes | memoryview, code: str, big_endian: bool, count: int, name: str):
-    """The ``count`` entries of type ``code`` in ``body`` as Python numbers (an ``array`` where one fits; for
-    float32 in the machine's byte order a float view of ``body`` itself, no copy)."""
-    size = _WIDTH[code]
-    if len(body) != count * size:
-        raise Reject(f"{name}: truncated array")
-    if code == "bf16":  # the upper half of a float32
-        half = array("H")
-        half.frombytes(body)
-        if big_endian != (sys.byteorder == "big"):
-            half.byteswap()
-        wide = array("I", (h << 16 for h in half))
-        values = array("f")
-        values.frombytes(wide.tobytes())
-        return values
-    if code == "f4" and big_endian == (sys.byteorder == "big") and array("f").itemsize == 4:
-        return memoryview(body).cast("B").cast("f")  # read in place: the bytes are the entries
-    if code in _ARRAY and array(_ARRAY[code]).itemsize == size:
-        values = array(_ARRAY[code])
-        values.frombytes(body)
-        if big_endian != (sys.byteorder == "big"):
-            values.byteswap()
-        return values
-    fmt = (">" if big_endian else "<") + _NPY[code]
-    return [x for (x,) in struct.iter_unpack(fmt, body)]
-
-
 _SAFE_CODES = {"F16": "f2", "BF16": "bf16", "F32": "f4", "F64": "f8", "I8": "i1", "I16": "i2", "I32": "i4",
                "I64": "i8", "U8": "u1"}
-_WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
 _READ_ERRORS = (struct.error, zlib.error, OSError, EOFError, NotImplementedError, zipfile.LargeZipFile, RuntimeError,
                 KeyError, ValueError, TypeError, MemoryError, LZMAError)
 NPY_HEADER_MAX = 10_000  # numpy.lib.format's max_header_size: numpy.load refuses a longer .npy header
@@ -276,8 +243,8 @@ def _npy_member(z: zipfile.ZipFile, member: str, data: bytes) -> Tensor:
         head += fh.read(start + size - len(head))
         shape, fortran, code, big = _npy_header(head[start:start + size], member, head[6])
         count = math.prod(shape)
-        body_size = count * _WIDTH[code]
-        numpy_sized(shape, _WIDTH[code], member)
+        body_size = count * WIDTH[code]
+        numpy_sized(shape, WIDTH[code], member)
         if fortran and len(shape) > 2:
             raise Reject(f"{member}: a Fortran-order array of {len(shape)} dimensions (only 1-D and 2-D are read)")
         if info.file_size != start + size + body_size:
@@ -285,7 +252,7 @@ def _npy_member(z: zipfile.ZipFile, member: str, data: bytes) -> Tensor:
                          f"{shape} needs {body_size}")
         stored = _stored_member(data, info)
         body = fh.read(body_size) if stored is None else stored[start + size:]
-    values = _unpack(body, code, big, count, member)
+    values = unpack(body, code, big, count, member)
     return Tensor(shape, values, fortran and len(shape) == 2, code)
 
 
@@ -341,13 +308,13 @@ def _safetensors(data: bytes, wanted: set[str] | None) -> tuple[dict[str, Tensor
         if not isinstance(shape, list) or any(type(d) is not int or d < 0 for d in shape) \
                 or not isinstance(offsets, list) or len(offsets) != 2 or any(type(o) is not int for o in offsets) \
                 or not 0 <= offsets[0] <= offsets[1] <= buffer \
-                or offsets[1] - offsets[0] != math.prod(shape) * _WIDTH[code]:
+                or offsets[1] - offsets[0] != math.prod(shape) * WIDTH[code]:
             raise Reject(f"{name[:60]}: malformed shape or data offsets")
-        numpy_sized(tuple(shape), _WIDTH[code], name[:60])
+        numpy_sized(tuple(shape), WIDTH[code], name[:60])
         spans.append(tuple(offsets))
         if wanted is None or name in wanted:
             begin, end = offsets
-            out[name] = Tensor(tuple(shape), _unpack(memoryview(data)[8 + size + begin:8 + size + end], code,
+            out[name] = Tensor(tuple(shape), unpack(memoryview(data)[8 + size + begin:8 + size + end], code,
                                                      False, math.prod(shape), name), False, code)
     position = 0
     for begin, end in sorted(spans):

@@ -13,13 +13,12 @@ import math
 import struct
 
 from certsym_check.errors import Reject
-from certsym_check.readers.tensor import Tensor, numpy_sized
+from certsym_check.readers.tensor import WIDTH, Tensor, numpy_sized, unpack
 
 MAX_DEPTH = 64
 MAX_DIMS = 64  # numpy's limit on an array's dimensions: a longer shape is refused before its product
 _DTYPES = {b"float16": "f2", b"bfloat16": "bf16", b"float32": "f4", b"float64": "f8", b"int8": "i1",
            b"int16": "i2", b"int32": "i4", b"int64": "i8", b"uint8": "u1"}
-_WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
 
 
 class _Ext:
@@ -132,14 +131,12 @@ def _array(ext: _Ext, name: str, wanted: bool) -> Tensor | None:
             or any(type(d) is not int or d < 0 for d in shape):
         raise Reject(f"{name[:60]}: an array leaf of an unsupported type or with a malformed shape")
     code = _DTYPES[dtype]
-    if len(body) != math.prod(shape) * _WIDTH[code]:
+    if len(body) != math.prod(shape) * WIDTH[code]:
         raise Reject(f"{name[:60]}: an array leaf's bytes do not fill its shape")
-    numpy_sized(tuple(shape), _WIDTH[code], name[:60])
+    numpy_sized(tuple(shape), WIDTH[code], name[:60])
     if not wanted:
         return None
-    from certsym_check.readers.files import _unpack  # the element decoder of the other formats (a cycle: lazy)
-
-    return Tensor(tuple(shape), _unpack(body, code, False, math.prod(shape), name), False, code)
+    return Tensor(tuple(shape), unpack(body, code, False, math.prod(shape), name), False, code)
 
 
 def is_map(data: bytes | memoryview) -> bool:

@@ -4,11 +4,17 @@ and numpy's rule for the sizes a tensor may have."""
 from __future__ import annotations
 
 import math
+import struct
+import sys
+from array import array
 from fractions import Fraction
 
 from certsym_check.errors import Reject
 
 _INTP_MAX = (1 << 63) - 1
+WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}  # bytes of an entry
+_NPY = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
+_ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 
 
 class Tensor:
@@ -58,3 +64,30 @@ def numpy_sized(shape: tuple, width: int, name: str) -> None:
             nbytes *= d
             if nbytes > _INTP_MAX:
                 raise Reject(f"{name}: the shape {tuple(shape)[:8]} is too big for numpy (which refuses it)")
+
+
+def unpack(body: bytes | memoryview, code: str, big_endian: bool, count: int, name: str):
+    """The ``count`` entries of type ``code`` in ``body`` as Python numbers (an ``array`` where one fits; for
+    float32 in the machine's byte order a float view of ``body`` itself, no copy)."""
+    size = WIDTH[code]
+    if len(body) != count * size:
+        raise Reject(f"{name}: truncated array")
+    if code == "bf16":  # the upper half of a float32
+        half = array("H")
+        half.frombytes(body)
+        if big_endian != (sys.byteorder == "big"):
+            half.byteswap()
+        wide = array("I", (h << 16 for h in half))
+        values = array("f")
+        values.frombytes(wide.tobytes())
+        return values
+    if code == "f4" and big_endian == (sys.byteorder == "big") and array("f").itemsize == 4:
+        return memoryview(body).cast("B").cast("f")  # read in place: the bytes are the entries
+    if code in _ARRAY and array(_ARRAY[code]).itemsize == size:
+        values = array(_ARRAY[code])
+        values.frombytes(body)
+        if big_endian != (sys.byteorder == "big"):
+            values.byteswap()
+        return values
+    fmt = (">" if big_endian else "<") + _NPY[code]
+    return [x for (x,) in struct.iter_unpack(fmt, body)]

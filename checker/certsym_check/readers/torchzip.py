@@ -45,7 +45,7 @@ import zlib
 from array import array
 
 from certsym_check.errors import Reject
-from certsym_check.readers.tensor import Tensor
+from certsym_check.readers.tensor import WIDTH, Tensor
 
 MAX_DEPTH = 100  # nesting of dicts, lists and tuples in the result
 MAX_DIMS = 64  # dimensions of a tensor
@@ -60,7 +60,6 @@ _BOOKKEEPING = {"version", ".data/version", "byteorder", ".data/serialization_id
 _STORAGES = {"HalfStorage": "f2", "BFloat16Storage": "bf16", "FloatStorage": "f4", "DoubleStorage": "f8",
              "LongStorage": "i8", "IntStorage": "i4", "ShortStorage": "i2", "CharStorage": "i1",
              "ByteStorage": "u1"}
-_WIDTH = {"f2": 2, "bf16": 2, "f4": 4, "f8": 8, "i1": 1, "i2": 2, "i4": 4, "i8": 8, "u1": 1}
 _ARRAY = {"f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 _STRUCT = {"f2": "e", "f4": "f", "f8": "d", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B"}
 
@@ -268,7 +267,7 @@ class _Archive:
         if self.decoded > len(self.data) + DECODED_SLACK:
             raise Reject(f"the storages hold {self.decoded:,} entries in a file of {len(self.data):,} bytes: beyond "
                          f"the checker's bound of one entry per byte of the file (+ {DECODED_SLACK:,})")
-        body = self._member(f"data/{key}", numel * _WIDTH[cls.code])
+        body = self._member(f"data/{key}", numel * WIDTH[cls.code])
         self.storage_bytes += len(body)
         storage = _Storage(cls.code, numel, _decode(body, cls.code, self.big))
         self.storages[key] = storage
@@ -376,7 +375,7 @@ def _decode(body: bytes | memoryview, code: str, big: bool):
     if code == "f2":
         count = len(body) // 2
         return array("d", struct.unpack(f"{'>' if big else '<'}{count}e", body))
-    width = _WIDTH[code]
+    width = WIDTH[code]
     if array(_ARRAY[code]).itemsize == width:
         values = array(_ARRAY[code])
         values.frombytes(body)

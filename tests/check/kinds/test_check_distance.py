@@ -29,7 +29,7 @@ import pytest
 from helpers import HANG_GUARD, cpu_budget, out_of_cpu
 
 from certsym_check import check_certificate
-from certsym_check.kinds.distance import _evaluate, _upper
+from certsym_check.kinds.distance import _upper, evaluate
 
 CLAIM = "sup over the box of ||rho(theta1)(x) - rho(theta2)(x)||_inf lies in [lower, upper]"
 
@@ -74,7 +74,7 @@ def _valid(n1, n2, m, k, box, pairs, witness) -> dict:
     t1, t2 = _net(n1, m, k), _net(n2, m, k)
     U = _upper(t1, t2, [(Fr(a), Fr(b)) for a, b in box], [(i, j, Fr(d)) for i, j, d in pairs])
     x = [Fr(y) for y in witness]
-    L = max(abs(a - b) for a, b in zip(_evaluate(t1, x), _evaluate(t2, x), strict=True))
+    L = max(abs(a - b) for a, b in zip(evaluate(t1, x), evaluate(t2, x), strict=True))
     return _doc(n1, n2, m, k, box, U, L, pairs, witness)
 
 
@@ -163,7 +163,7 @@ def test_random_upper_bounds_are_sound():
         t1, t2 = _net(n1, m, k), _net(n2, m, k)
         U = _upper(t1, t2, box, pairs)
         for x in itertools.product(*[[lo + (hi - lo) * Fr(s, 4) for s in range(5)] for lo, hi in box]):
-            v = max(abs(a - b) for a, b in zip(_evaluate(t1, list(x)), _evaluate(t2, list(x)), strict=True))
+            v = max(abs(a - b) for a, b in zip(evaluate(t1, list(x)), evaluate(t2, list(x)), strict=True))
             assert v <= U
 
 

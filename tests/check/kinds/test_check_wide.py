@@ -30,7 +30,7 @@ from certsym.landscape.certify import critical
 from certsym.landscape.wide import certify_wide
 from certsym_check.envelope import CLAIMS
 from certsym_check.kinds import wide as replay
-from certsym_check.kinds.landscape import Jet, _interval, _precision
+from certsym_check.kinds.landscape import Jet, enclose, working_precision
 
 BUDGET = 20.0  # seconds of its own CPU time: a replay that needs more counts as a hang
 
@@ -64,7 +64,7 @@ def _point(cert: dict) -> tuple[np.ndarray, list, np.ndarray]:
 
 
 def _checker_hessian(W: np.ndarray) -> np.ndarray:
-    with _precision():
+    with working_precision():
         H = replay._hessian([[iv.mpf(float(x)) for x in row] for row in W])
         return np.array([[_mid(x) for x in row] for row in H])
 
@@ -74,7 +74,7 @@ def _jets(W: np.ndarray, orbit_list: list) -> tuple[float, np.ndarray, np.ndarra
     n, k = W.shape
     P = len(orbit_list)
     where = {e: o for o, orbit in enumerate(orbit_list) for e in orbit}
-    with _precision():
+    with working_precision():
         entries = []
         for r in range(n):
             line = []
@@ -93,8 +93,8 @@ def _value(cert: dict) -> Fraction:
     n, k = p["shape"]
     orbit_list = replay.orbits(n, k, [(a, b) for a, b in p["generators"]])
     where = {e: o for o, orbit in enumerate(orbit_list) for e in orbit}
-    with _precision():
-        x = [_interval(Fraction(v)) for v in p["center"]]
+    with working_precision():
+        x = [enclose(Fraction(v)) for v in p["center"]]
         entries = [[Jet.const(x[where[(r, c)]], 0) for c in range(k)] for r in range(n)]
         J = replay._loss_jet(n, k, entries)
         assert _exact(J.v.b) - _exact(J.v.a) < Fraction(1, 10**60)
@@ -123,7 +123,7 @@ def test_hessian_matches_kernel_at_random_points(shape) -> None:
         Hk = kernel.hessian(W, np.eye(shape[1]))
         assert np.abs(H - Hk).max() < 1e-12, np.unravel_index(np.abs(H - Hk).argmax(), H.shape)
         assert np.abs(H - H.T).max() < 1e-12
-        _, _, Hj = _jets(W, _singletons(*shape))  # the jets (through _kappa) are an independent route
+        _, _, Hj = _jets(W, _singletons(*shape))  # the jets (through kappa_jet) are an independent route
         assert np.abs(H - Hj).max() < 1e-12
 
 
@@ -341,8 +341,8 @@ def test_valid_certificate_at_the_limits_is_decided_quickly() -> None:
 
 
 def test_interval_helper_encloses_huge_numerals() -> None:
-    """_interval relies on outward rounding of iv.mpf(int) beyond the working precision (320 bits)."""
+    """enclose relies on outward rounding of iv.mpf(int) beyond the working precision (320 bits)."""
     for q in (Fraction(3**1000 + 1, 3**1000), Fraction(-(7**900), 3**700 + 1), Fraction(10**500 + 1)):
-        with _precision():
-            x = _interval(q)
+        with working_precision():
+            x = enclose(q)
             assert _exact(x.a) <= q <= _exact(x.b)
