@@ -126,9 +126,9 @@ def test_dual_derivative_of_the_gradient_agrees_with_the_checkers_mixed_partial(
                                    [Dual(arb(k - 2), 1), Dual(arb(2))])
     from fractions import Fraction
 
-    with replay._precision():
-        jet = replay.loss_jet([Fraction(11, 2), 2], [replay._interval(Fraction(int(v.p), int(v.q))) for v in x],
-                              k=replay._interval(Fraction(15, 2)))
+    with replay.working_precision():
+        jet = replay.loss_jet([Fraction(11, 2), 2], [replay.enclose(Fraction(int(v.p), int(v.q))) for v in x],
+                              k=replay.enclose(Fraction(15, 2)))
         for i, d in enumerate(dual):
             mixed = jet.h[i][len(x)]
             assert abs(float(d.d.mid()) - float(mixed.mid)) <= 1e-12 * max(1.0, abs(float(mixed.mid)))

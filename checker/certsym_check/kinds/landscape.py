@@ -485,4 +485,3 @@ def check_hessian_inertia(F, nets: list, proof: object, rep: Report) -> None:
     check_inertia(proof, rep)
 
 
-_interval, _precision = enclose, working_precision  # the names tests/landscape/test_landscape_threshold.py uses
