@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from certsym.certify import deep_top1_certificate, top1_certificate
 from certsym.cli.common import EXIT, emit_json
@@ -24,18 +25,27 @@ from certsym.decide.top1 import top1
 from certsym.io.models import reading
 
 
+def _certified(args: argparse.Namespace, verdict: str, certify: Callable[[], str | None]) -> str | None:
+    """With --cert, ``certify()`` (write the certificate once the checker replays it: its reason when refused);
+    an UNKNOWN answer has none, said on stderr. Cost: the replay."""
+    if not args.cert:
+        return None
+    if verdict == "unknown":
+        print("note: no certificate for UNKNOWN", file=sys.stderr)
+        return None
+    return certify()
+
+
 def run_top1(args: argparse.Namespace, t1, t2, records, box, deadline: Deadline, regions: int) -> int:
     """``distance --top1``: AGREE (exit 0, a tree of per-leaf margins or an equivalence proof), DIFFER (exit 1, an
     exact witness) or UNKNOWN (exit 3, no certificate)."""
     r = top1(t1, t2, box, seed=args.seed, deadline=search_deadline(args, deadline, "relaxations"), max_regions=regions,
              progress=print_progress if sys.stderr.isatty() else None)
-    refused = None
-    if args.cert:
-        if r.verdict == "unknown":
-            print("note: no certificate for UNKNOWN", file=sys.stderr)
-        else:
-            embed = embeds_inputs(args, records, (t1, t2))
-            refused = write_certificate(args, top1_certificate(r, records, (t1, t2), embed), embed)
+    def certify() -> str | None:
+        embed = embeds_inputs(args, records, (t1, t2))
+        return write_certificate(args, top1_certificate(r, records, (t1, t2), embed), embed)
+
+    refused = _certified(args, r.verdict, certify)
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
     readings = [(path, reading(rec.model)) for path, rec in zip((args.params1, args.params2), records, strict=True)
                 if reading(rec.model)]
@@ -73,14 +83,12 @@ def run_deep_top1(args: argparse.Namespace, t1, t2, records, box, readings: list
     with interval margins, or the block lemma), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3)."""
     r = deep_top1(t1, t2, box, seed=args.seed, deadline=search_deadline(args, deadline, "deep"),
                   max_regions=args.regions, progress=print_progress if sys.stderr.isatty() else None)
-    refused = None
-    if args.cert:
-        if r.verdict == "unknown":
-            print("note: no certificate for UNKNOWN", file=sys.stderr)
-        else:
-            if args.reference:
-                print("note: deep networks are embedded in the certificate", file=sys.stderr)
-            refused = write_certificate(args, deep_top1_certificate(r, records, (t1, t2)))
+    def certify() -> str | None:
+        if args.reference:
+            print("note: deep networks are embedded in the certificate", file=sys.stderr)
+        return write_certificate(args, deep_top1_certificate(r, records, (t1, t2)))
+
+    refused = _certified(args, r.verdict, certify)
     where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
     code = EXIT[r.verdict if refused is None else "unknown"]
     classes = sorted({c for kind, c in r.tree if kind == "leaf"})

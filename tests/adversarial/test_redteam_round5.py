@@ -29,7 +29,6 @@ from fractions import Fraction
 
 import pytest
 from flint import fmpq
-from helpers import Z3_RLIMIT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +40,8 @@ from certsym.numbers import QQ
 from certsym.numbers.rational import MIN_EXPONENT, outward
 from certsym_check.budget import WORK_BUDGET
 from certsym_check.envelope import CLAIMS, check_certificate
-from tests.decide.test_deep import deep_nets, z3_outputs
-from tests.decide.test_deep_distance import perturbed
+from tests.decide.test_deep import deep_nets
+from tests.decide.test_deep_distance import perturbed, z3_exceeds
 from tests.helpers import decimal_text, no_time_limit
 
 z3 = pytest.importorskip("z3")
@@ -231,22 +230,6 @@ def test_stated_lower_is_below_and_keeps_a_violation(lower: Fraction, epsilon: F
 RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "1" * 64))
 
 
-def _z3_attains(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: Fraction, strict: bool) -> bool:
-    """∃x in the box with |f1(x)_j − f2(x)_j| > bound (or ≥ bound) for some j, over the reals, by z3."""
-    xs = [z3.Real(f"x{q}") for q in range(t1.m)]
-    solver = z3.Solver()
-    solver.set("rlimit", Z3_RLIMIT)
-    for x, (lo, hi) in zip(xs, box, strict=True):
-        solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
-    B = z3.RealVal(str(bound))
-    over = [(a - b > B, b - a > B) if strict else (a - b >= B, b - a >= B)
-            for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs), strict=True)]
-    solver.add(z3.Or([z3.Or(*pair) for pair in over]))
-    result = solver.check()
-    assert result != z3.unknown, "z3 decided"
-    return result == z3.sat
-
-
 def _tree_pair() -> tuple[DeepNetwork, DeepNetwork]:
     """A 2-3-3-1 network with weights in 1/8 and a copy with two weights moved: a tree of halvings tightens U."""
     layers = [([[1, Fraction(-1, 2)], [Fraction(3, 4), 1], [-1, Fraction(1, 8)]], [0, Fraction(-1, 4), Fraction(1, 2)]),
@@ -307,8 +290,8 @@ def test_mutated_deep_distance_bounds_are_accepted_only_when_true(tree_certifica
     if loosened:
         assert report.valid, report.reason
     if report.valid:
-        assert not _z3_attains(t1, t2, box, U, strict=True), "a point of the box above the accepted U"
-        assert L <= 0 or _z3_attains(t1, t2, box, L, strict=False), "no point of the box at the accepted L"
+        assert not z3_exceeds(t1, t2, box, U, strict=True), "a point of the box above the accepted U"
+        assert L <= 0 or z3_exceeds(t1, t2, box, L, strict=False), "no point of the box at the accepted L"
     elif not loosened:
         assert "below" in report.reason or "exceeds" in report.reason, report.reason
 
@@ -332,14 +315,14 @@ def test_every_valid_deep_distance_bound_holds_by_z3(t1, ell, i, delta, regions,
     assert report.valid, report.reason
     fbox = [(Fraction(-1), Fraction(1))] * t1.m
     U, L, eps = Fraction(doc["proof"]["upper"]), Fraction(doc["proof"]["lower"]), Fraction(str(epsilon))
-    assert not _z3_attains(t1, t2, fbox, U, strict=True)
-    assert L <= 0 or _z3_attains(t1, t2, fbox, L, strict=False)
+    assert not z3_exceeds(t1, t2, fbox, U, strict=True)
+    assert L <= 0 or z3_exceeds(t1, t2, fbox, L, strict=False)
     verdict = doc["proof"]["verdict"]
     assert verdict == ("verified" if eps >= U else "violated" if eps < L else "unknown")
     if verdict == "verified":
-        assert not _z3_attains(t1, t2, fbox, eps, strict=True)
+        assert not z3_exceeds(t1, t2, fbox, eps, strict=True)
     if verdict == "violated":
-        assert _z3_attains(t1, t2, fbox, eps, strict=True)
+        assert z3_exceeds(t1, t2, fbox, eps, strict=True)
 
 
 @pytest.mark.parametrize("epsilon", ["0", "1/4", "523/1024", "65/128", "1/2", "1"])
@@ -367,6 +350,6 @@ def test_printed_deep_verdict_agrees_with_its_replay_and_z3(tmp_path, capsys, ep
                                "unknown": ("UNKNOWN", 3)}[verdict]
     box = [(Fraction(-1), Fraction(1)), (Fraction(0), Fraction(2))]
     if verdict == "verified":
-        assert not _z3_attains(t1, t2, box, Fraction(epsilon), strict=True)
+        assert not z3_exceeds(t1, t2, box, Fraction(epsilon), strict=True)
     if verdict == "violated":
-        assert _z3_attains(t1, t2, box, Fraction(epsilon), strict=True)
+        assert z3_exceeds(t1, t2, box, Fraction(epsilon), strict=True)

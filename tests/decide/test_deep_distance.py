@@ -30,16 +30,17 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 BOXES = st.sampled_from([(fmpq(0), fmpq(1)), (fmpq(-1), fmpq(1)), (fmpq(-2), fmpq(1, 2))])
 
 
-def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound: fmpq) -> bool:
-    """∃x in the box with |f1(x)_j − f2(x)_j| > bound for some j, over the reals, by z3."""
+def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound, strict: bool = True) -> bool:
+    """∃x in the box with |f1(x)_j − f2(x)_j| > bound (≥ bound when not ``strict``) for some j, over the reals,
+    by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
     solver = z3.Solver()
     solver.set("rlimit", Z3_RLIMIT)
     for x, (lo, hi) in zip(xs, box, strict=True):
         solver.add(x >= z3.RealVal(str(lo)), x <= z3.RealVal(str(hi)))
     U = z3.RealVal(str(bound))
-    solver.add(z3.Or([z3.Or(a - b > U, b - a > U) for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs),
-                                                                   strict=True)]))
+    solver.add(z3.Or([z3.Or(a - b > U, b - a > U) if strict else z3.Or(a - b >= U, b - a >= U)
+                      for a, b in zip(z3_outputs(t1, xs), z3_outputs(t2, xs), strict=True)]))
     result = solver.check()
     assert result != z3.unknown, "z3 ran out of its resource count"
     return result == z3.sat
