@@ -21,8 +21,6 @@ from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any, TypeVar
 
-from certsym.audit.pair import EMBED_LIMIT, Equivalence
-from certsym.audit.pair import equivalent as _equivalent
 from certsym.certify import (
     affine_certificate,
     deep_distance_certificate,
@@ -52,6 +50,8 @@ from certsym.errors import InputError, Undecided
 from certsym.io.sources import READ_AS_RELU, Model, read_pair
 from certsym.io.sources import load as _load
 from certsym.numbers import parse_rational
+from certsym.workflows.equivalence import EMBED_LIMIT, Equivalence
+from certsym.workflows.equivalence import equivalent as _equivalent
 from certsym_check import check as replay
 
 __all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "canon", "check", "distance", "equivalent",

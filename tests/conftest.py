@@ -23,7 +23,7 @@ settings.load_profile(os.environ.get("CERTSYM_HYPOTHESIS_PROFILE", "local"))
 # references its model files by SHA-256 (no embedded parameters) is replayed up to the binding, which needs the
 # files; the test that wrote it replays it with them.
 _WRITERS = ("certsym.cli.equivalence", "certsym.cli.search", "certsym.cli.identifiability", "certsym.cli.reproduce",
-            "certsym.cli.landscape_commands", "certsym.audit.classes")
+            "certsym.cli.landscape_commands", "certsym.workflows.audit")
 
 
 def _replayed_writer(write):

@@ -1,5 +1,5 @@
 """``audit``: which of many files realize the same function? Classes of equal functions, each member
-certified against its class (``certsym.audit.classes``); exit 0, or 2 when a file could not be read."""
+certified against its class (``certsym.workflows.audit``); exit 0, or 2 when a file could not be read."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import argparse
 import sys
 import time
 
-from certsym.audit.classes import Job, audit
 from certsym.cli.common import EXIT_INPUT, EXIT_OK, emit_json
 from certsym.cli.inputs import tensor_selections
 from certsym.errors import InputError
+from certsym.workflows.audit import Job, audit
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    """Classes of equal functions among many files (certsym.audit.classes), with a progress bar on a terminal and
+    """Classes of equal functions among many files (certsym.workflows.audit), with a progress bar on a terminal and
     plain progress lines on stderr otherwise (at most about one per second per stage, and the last)."""
     if args.workers < 1:
         raise InputError("--workers must be at least 1")

@@ -11,7 +11,6 @@ import math
 import sys
 from fractions import Fraction
 
-from certsym.audit.pair import DeepEquivalence, equivalent
 from certsym.certify import (
     InputRecord,
     affine_certificate,
@@ -32,6 +31,7 @@ from certsym.errors import InputError
 from certsym.io import dump_layered, dump_network, load_inputs, parse_point, write_json_atomic, write_text_atomic
 from certsym.io.models import is_model_file
 from certsym.io.sources import Model, load
+from certsym.workflows.equivalence import DeepEquivalence, equivalent
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

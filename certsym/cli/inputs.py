@@ -9,13 +9,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from certsym.audit.pair import EMBED_LIMIT
 from certsym.certify import InputRecord
 from certsym.cli import common
 from certsym.decide.distance import parse_box, parse_vnnlib
 from certsym.io import load_inputs, read_text
 from certsym.io.models import Selection, parse_keys, reading
 from certsym.numbers import DEFAULT_MAX_DIGITS
+from certsym.workflows.equivalence import EMBED_LIMIT
 
 if common.DEFAULT_MAX_DIGITS != DEFAULT_MAX_DIGITS:  # stated twice so that the parser imports no number code
     raise ImportError("certsym.cli.common.DEFAULT_MAX_DIGITS differs from certsym.numbers.DEFAULT_MAX_DIGITS")

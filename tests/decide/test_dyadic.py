@@ -9,7 +9,6 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from certsym.audit.classes import canonical_proposal, fast_proposal
 from certsym.certify import InputRecord
 from certsym.certify import equivalence_proof as _equivalence_proof
 from certsym.decide import dyadic
@@ -19,6 +18,7 @@ from certsym.decide.equivalence import decide as general_decide
 from certsym.io.sources import Model
 from certsym.numbers import QQ
 from certsym.numbers import rational_from_float as exact_float
+from certsym.workflows.audit import canonical_proposal, fast_proposal
 
 
 def _variant(rng: np.random.Generator, W1, b1, W2, b2, how: str):

@@ -6,8 +6,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from certsym.audit.pair import equivalent
 from certsym.decide import dyadic
+from certsym.workflows.equivalence import equivalent
 from certsym_check import check_certificate
 
 

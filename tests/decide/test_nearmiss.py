@@ -189,7 +189,7 @@ def test_the_decisions_partners_give_the_same_summary(seed: int, ulps: int, dead
     """near_miss with the fast decision's matches (``Equivalence.exact_partners``) equals the hashing path on
     permuted copies with a weight moved by a few ulps, a dead neuron, and a duplicated neuron (a merge: then the
     decision's matches are not used)."""
-    from certsym.audit.pair import equivalent
+    from certsym.workflows.equivalence import equivalent
 
     a = _network(seed, 5, 7, 3)
     b, _ = _permuted(a, seed, dead)

@@ -1,4 +1,4 @@
-"""certsym.audit.pair.equivalent: the fast path (float arrays) and the general path give one verdict, with
+"""certsym.workflows.equivalence.equivalent: the fast path (float arrays) and the general path give one verdict, with
 certificates the independent checker accepts, and NOT EQUIVALENT witnesses that really separate the networks.
 
 Pairs are float32 networks and edits of them that keep the function (permutation with power-of-two scalings, a
@@ -17,8 +17,8 @@ from flint import fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from certsym.audit.pair import Equivalence, equivalent
 from certsym.core.network import Network
+from certsym.workflows.equivalence import Equivalence, equivalent
 from certsym_check import check
 
 F32 = np.float32

@@ -17,7 +17,7 @@ An audit has four steps.
    Invariants that are not rational (number fields) enter only by their count. Different functions may share
    a hash: the hash only PROPOSES classes.
 3. Decisions in blocks (``survey``): the files are cut into one contiguous block per worker, and steps 2 and 3
-   run together on each block, in order. Each float network is decided exactly (``certsym.audit.pair.equivalent``
+   run together on each block, in order. Each float network is decided exactly (``workflows.equivalence.equivalent``
    on the fast path) against the earlier float networks of its block with the same hash, which the block keeps
    in memory with their reductions; a file equal to none of them starts a class of the block. So each file is
    read, hashed and reduced once.
@@ -61,7 +61,6 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq
 
-from certsym.audit.pair import equivalent
 from certsym.certify import InputRecord, deep_certificate, equivalence_certificate
 from certsym.core.canonical import canonical_form
 from certsym.core.deep import DeepNetwork
@@ -76,6 +75,7 @@ from certsym.io.params import load_inputs, write_json_atomic
 from certsym.io.sources import Model, load
 from certsym.numbers import DEFAULT_MAX_DIGITS
 from certsym.numbers import rational_from_float as exact_float
+from certsym.workflows.equivalence import equivalent
 
 PROPOSAL_VERSION = b"certsym-audit-proposal-2"
 DEEP_PROPOSAL_VERSION = b"certsym-audit-deep-proposal-1"
@@ -488,7 +488,7 @@ def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, st
     """Decide each member (path, float network?, certificate file or None) against the representative ``rep``:
     (rep, why rep cannot be read or "", [(member, "equivalent" | "different" | "error" | "undecided", certificate
     file or reason)]); members are "undecided" when rep cannot be read. Two float networks are decided by
-    ``certsym.audit.pair.equivalent`` on the fast path and certified with a referenced certificate; any other pair is
+    ``workflows.equivalence.equivalent`` on the fast path and certified with a referenced certificate; any other pair is
     read into one field and decided by the general path, its certificate embedding both networks. A file whose
     SHA-256 differs from the one in ``digests`` (the first step's) changed during the audit and cannot be
     decided. Certificates are written atomically, for equivalent members only. Cost: one read of rep, and per

@@ -15,7 +15,12 @@ from flint import fmpq
 
 import certsym
 from certsym.api import Model
-from certsym.audit.classes import (
+from certsym.certify import InputRecord
+from certsym.cli import main
+from certsym.decide.dyadic import DyadicNetwork
+from certsym.errors import InputError
+from certsym.reproduce.examples import EXAMPLES
+from certsym.workflows.audit import (
     Job,
     audit,
     canonical_proposal,
@@ -24,11 +29,6 @@ from certsym.audit.classes import (
     float32_bits,
     propose,
 )
-from certsym.certify import InputRecord
-from certsym.cli import main
-from certsym.decide.dyadic import DyadicNetwork
-from certsym.errors import InputError
-from certsym.reproduce.examples import EXAMPLES
 
 KEYS = ("0.weight", "0.bias", "2.weight", "2.bias")
 F32 = np.float32
@@ -295,7 +295,7 @@ def test_float_and_json_inputs_mixed(tmp_path: Path, capfd) -> None:
 
 
 def test_a_representative_that_cannot_be_read_is_replaced(tmp_path: Path, monkeypatch) -> None:
-    import certsym.audit.classes as module
+    import certsym.workflows.audit as module
 
     files = _zoo(tmp_path / "zoo")
     real = module._load
@@ -316,7 +316,7 @@ def test_a_representative_that_cannot_be_read_is_replaced(tmp_path: Path, monkey
 def test_a_representative_lost_between_the_steps_is_replaced(tmp_path: Path, monkeypatch) -> None:
     """Two blocks in this process; b0_0 is read in its block (and b0_1 certified against it) but is gone when the
     second step reads it again: b0_1's certificate is withdrawn and the other classes are decided afresh."""
-    import certsym.audit.classes as module
+    import certsym.workflows.audit as module
 
     files = _zoo(tmp_path / "zoo")
     real, calls = module._load, []
@@ -341,7 +341,7 @@ def test_a_representative_lost_between_the_steps_is_replaced(tmp_path: Path, mon
 def test_networks_not_held_in_memory_are_joined_in_the_second_step(tmp_path: Path, monkeypatch, capfd) -> None:
     """With no room to hold networks, each file starts a class of its block and the second step joins them: the
     same classes and certificates, by more decisions."""
-    import certsym.audit.classes as module
+    import certsym.workflows.audit as module
 
     _zoo(tmp_path / "zoo")
     monkeypatch.setattr(module, "HELD_WEIGHTS", 0)
@@ -454,7 +454,7 @@ def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decid
 # -- files that go away or change between the two steps, and odd files in a search (red-team regressions) ----------
 def _two_blocks_with(tmp_path: Path, monkeypatch, on_second_read) -> tuple[dict, object]:
     """The zoo in two blocks in this process, ``on_second_read(path)`` called when a file is read a second time."""
-    import certsym.audit.classes as module
+    import certsym.workflows.audit as module
 
     files = _zoo(tmp_path / "zoo")
     real, calls = module._load, {}
