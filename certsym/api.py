@@ -89,10 +89,10 @@ load = _api_terms(_load)
 
 @_api_terms
 def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False):
-    """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. Returns an ``Equivalence`` (one hidden layer) or a
-    ``DeepEquivalence`` (three-valued), truthy iff equivalent, with ``.certificate()`` and, when they differ,
-    ``.witness`` and ``.values``. ``path`` "auto" takes the fast exact path for float arrays, "general" the
-    rational path. Cost: O(n(m + k)) plus a sort, exact.
+    """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. Returns an ``Equivalence`` at any depth (three-valued for
+    deep networks: ``.status`` "undecided" with ``.reason``), truthy iff equivalent, with ``.certificate()``
+    and, when they differ, ``.witness`` and ``.values``. ``path`` "auto" takes the fast exact path for float
+    arrays, "general" the rational path. Cost: O(n(m + k)) plus a sort, exact.
 
         >>> v = certsym.equivalent("a.npz", "b.npz"); bool(v), v.counts()
         (True, (6, 0, 0))

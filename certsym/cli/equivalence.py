@@ -31,7 +31,7 @@ from certsym.errors import InputError
 from certsym.io import dump_layered, dump_network, load_inputs, parse_point, write_json_atomic, write_text_atomic
 from certsym.io.models import is_model_file
 from certsym.io.sources import Model, load
-from certsym.workflows.equivalence import DeepEquivalence, equivalent
+from certsym.workflows.equivalence import Equivalence, equivalent
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -182,7 +182,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     models = [s.record.model if isinstance(s, Model) else None for s in sources]
     note_absent_biases(models, [args.params1, args.params2], readings=False)
     verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
-    if isinstance(verdict, DeepEquivalence):
+    if verdict.path == "deep":
         return _deep_equiv(args, verdict)
     inside = None
     if args.box and not verdict.equivalent:
@@ -205,10 +205,10 @@ def cmd_equiv(args: argparse.Namespace) -> int:
             print(line)
         for line in explained.lines() if explained else ():
             print(line)
-    return EXIT["equivalent" if verdict.equivalent else "not equivalent"]
+    return EXIT[verdict.outcome]
 
 
-def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
+def _deep_equiv(args: argparse.Namespace, verdict: Equivalence) -> int:
     """``equiv`` on deep networks: exit 0 EQUIVALENT, 1 NOT EQUIVALENT, 3 UNDECIDED (no certificate then)."""
     if args.cert and not verdict.undecided:
         write_json_atomic(args.cert, verdict.certificate())
@@ -218,7 +218,7 @@ def _deep_equiv(args: argparse.Namespace, verdict: DeepEquivalence) -> int:
         print(verdict)
     if args.cert and verdict.undecided:
         print(f"certsym: no certificate written to {args.cert}: an UNDECIDED verdict has none", file=sys.stderr)
-    return EXIT["equivalent" if verdict.equivalent else "undecided" if verdict.undecided else "not equivalent"]
+    return EXIT[verdict.outcome]
 
 
 def np_float(array) -> bool:

@@ -31,3 +31,20 @@ class Certifiable:
             raise InputError("this result has no certificate: it was not computed from records of its inputs "
                              "(use certsym.distance / certsym.top1)")
         return self._certify()
+
+
+# The one vocabulary of outcomes: the claim holds (a certificate), fails (a witness), or is unknown (a reason).
+HOLDS, FAILS, UNKNOWN = "holds", "fails", "unknown"
+
+
+class Decision(Certifiable):
+    """What every decision's result says, whatever the question and the depth: ``outcome`` (HOLDS, FAILS or
+    UNKNOWN), truthy iff it holds; ``witness`` when it fails; ``reason`` when unknown; ``certificate()``. The
+    subclasses add the evidence of their question (``certsym.workflows``)."""
+
+    @property
+    def outcome(self) -> str:  # pragma: no cover - every subclass states it
+        raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        return self.outcome == HOLDS

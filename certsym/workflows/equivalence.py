@@ -13,9 +13,10 @@ from flint import fmpq
 
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
 from certsym.certify.deep import deep_certificate
-from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
+from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.deep_distance import DeepDistance, deep_distance
+from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import search_float_witness, search_witness
 from certsym.decide.dyadic import decide, witness
 from certsym.decide.dyadic import evaluate as evaluate_fast
@@ -28,15 +29,44 @@ from certsym.numbers import QQ
 EMBED_LIMIT = 200_000  # weights per certificate beyond which the fast path references the files by SHA-256
 
 
-class _Verdict:
-    """What both verdict types share: truthiness, the witness and its values, the activation readings."""
+@dataclass
+class Equivalence(Decision):
+    """The verdict on ρ(θ1) = ρ(θ2) at any depth, one type: ``status`` "equivalent", "not_equivalent" or (deep
+    networks only, MATH.md Part III) "undecided" with its ``reason``; truthy iff equivalent. The evidence: counts of
+    H_n matches, cross merges and antisymmetric pairs (one hidden layer), the moves D1–D4 and the aligned layers
+    (deep), or a rational witness with both exact values. ``path`` says which decision ran: "fast" (dyadic),
+    "general" (rational) or "deep"."""
 
-    verdict: Any
-    readings: tuple
-    equivalent: bool
+    path: str
+    verdict: Any = field(repr=False)
+    records: tuple = field(repr=False)
+    nets: tuple | None = field(default=None, repr=False)
+    readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
+    distance: Any = field(default=None, repr=False)  # deep and UNDECIDED over Q: [L, U] on [0, 1]^m
 
-    def __bool__(self) -> bool:
-        return self.equivalent
+    @property
+    def status(self) -> str:
+        """"equivalent", "not_equivalent" or "undecided"."""
+        if self.path == "deep":
+            return self.verdict.status
+        return EQUIVALENT if self.verdict.equivalent else NOT_EQUIVALENT
+
+    @property
+    def outcome(self) -> str:
+        return {EQUIVALENT: HOLDS, NOT_EQUIVALENT: FAILS}.get(self.status, UNKNOWN)
+
+    @property
+    def equivalent(self) -> bool:
+        return self.status == EQUIVALENT
+
+    @property
+    def undecided(self) -> bool:
+        return self.status == UNDECIDED
+
+    @property
+    def reason(self) -> str:
+        """Why no verdict was reached (UNDECIDED), else ""."""
+        return self.verdict.reason if self.undecided else ""
 
     @property
     def witness(self) -> list | None:
@@ -48,6 +78,11 @@ class _Verdict:
         """Both networks' outputs at the witness, exactly."""
         return self.verdict.values
 
+    def __repr__(self) -> str:
+        extra = f", witness in Q^{len(self.witness)}" if self.status == NOT_EQUIVALENT else \
+            f", reason={_short(self.reason)!r}" if self.undecided else ""
+        return f"Equivalence({self.status}, path={self.path}{extra})"
+
     def reading_lines(self) -> list[str]:
         """One line per source read as a ReLU network without saying so itself."""
         return [f"  {name}: {text}" for name, text in self.readings]
@@ -56,27 +91,16 @@ class _Verdict:
         """The verdict in a notebook: its text, escaped, in a <pre>."""
         return f"<pre>{html.escape(str(self))}</pre>"
 
-
-@dataclass
-class Equivalence(_Verdict):
-    """The verdict on ρ(θ1) = ρ(θ2) (Theorems 3/4), truthy iff equivalent, with its evidence: counts of H_n
-    matches, cross merges and antisymmetric pairs, or a rational witness and both exact values."""
-
-    equivalent: bool
-    path: str
-    verdict: Any = field(repr=False)
-    records: tuple = field(repr=False)
-    nets: tuple | None = field(default=None, repr=False)
-    readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
-
     def counts(self) -> tuple[int, int, int]:
-        """(neurons matched by H_n, cross merges, antisymmetric pairs)."""
+        """(neurons matched by H_n, cross merges, antisymmetric pairs): one hidden layer, EQUIVALENT."""
+        self._shallow("counts()")
         return len(self.verdict.matches), len(self.verdict.merges), len(self.verdict.pairs)
 
     def moves(self) -> tuple[dict[str, int], dict[str, int]]:
         """For θ1 and θ2, how many of each move the reduction to θ_min made (MATH.md moves 1–3): "zero" (a dead
         neuron removed: v_i = 0, or a_i = 0 with b_i ≤ 0), "bias_shift" (a constant neuron moved into c) and
-        "merge" (a neuron merged into a positively proportional one of the same network)."""
+        "merge" (a neuron merged into a positively proportional one of the same network). One hidden layer."""
+        self._shallow("moves()")
         return tuple({kind: sum(s.kind == kind for s in red.steps) for kind in ("zero", "bias_shift", "merge")}
                      for red in (self.verdict.red1, self.verdict.red2))
 
@@ -112,7 +136,10 @@ class Equivalence(_Verdict):
         return True
 
     def to_json(self) -> dict:
-        """The fields of ``certsym equiv --json``, the same whichever path decided."""
+        """The fields of ``certsym equiv --json``, the same whichever path decided (deep networks add
+        ``status``, the widths and, when UNDECIDED, the reason and the distance on [0, 1]^m)."""
+        if self.path == "deep":
+            return self._deep_json()
         out: dict = {"equivalent": self.equivalent, "field": self._field().name, "path": self.path,
                      "readings": {name: text for name, text in self.readings}}
         if self.equivalent:
@@ -124,12 +151,39 @@ class Equivalence(_Verdict):
                                                                         for vals in self.values])
         return out
 
+    def _deep_json(self) -> dict:
+        v = self.verdict
+        out: dict = {"equivalent": v.equivalent if v.status != UNDECIDED else None, "status": v.status,
+                     "field": v.theta1.field.name, "path": "deep", "widths": [list(v.theta1.widths),
+                                                                             list(v.theta2.widths)],
+                     "readings": {name: text for name, text in self.readings}}
+        if v.status == EQUIVALENT:
+            out.update(moves=[len(r.steps) for r in v.reductions], aligned_layers=len(v.alignment))
+        elif v.status == NOT_EQUIVALENT:
+            F = v.theta1.field
+            out.update(witness=[str(t) for t in v.witness], values=[[F.pretty(y) for y in vals] for vals in v.values])
+        else:
+            out.update(reason=v.reason, lines=v.lines)
+            if self.distance is not None:
+                out.update(distance={"box": "[0, 1]^m", "lower": str(self.distance.lower),
+                                     "upper": str(self.distance.upper)})
+        return out
+
     def _field(self):
         return QQ if self.path == "fast" else self.verdict.theta1.field
 
+    def _shallow(self, what: str) -> None:
+        if self.path == "deep":
+            raise InputError(f"{what} describes a one-hidden-layer decision; a deep verdict's evidence is in "
+                             ".to_json() (moves D1–D4, aligned layers)")
+
     def certificate(self, reference: bool | None = None) -> dict:
         """The certificate (a dict). Model files decided on the fast path are referenced by SHA-256 instead of
-        embedded when ``reference`` is True, or (None) beyond EMBED_LIMIT weights."""
+        embedded when ``reference`` is True, or (None) beyond EMBED_LIMIT weights. Deep networks: a
+        ``deep_equivalent`` or ``deep_not_equivalent`` certificate, parameters embedded; UNDECIDED has none
+        (InputError)."""
+        if self.path == "deep":
+            return deep_certificate(self.verdict, self.records)
         if self.path == "general":
             return equivalence_certificate(self.verdict, self.records)
         size = sum(t.n * (t.m + t.k + 1) + t.k for t in self.nets)
@@ -137,7 +191,9 @@ class Equivalence(_Verdict):
         return fast_equivalence_certificate(self.verdict, self.nets, self.records, embed)
 
     def __str__(self) -> str:
-        if self.equivalent:
+        if self.path == "deep":
+            head = self._deep_text()
+        elif self.equivalent:
             m, g, p = self.counts()
             head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({m} neurons matched by H_n, {g} cross merges, "
                     f"{p} antisymmetric pairs)")
@@ -149,6 +205,36 @@ class Equivalence(_Verdict):
             v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
             head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
         return "\n".join([head, *self.reading_lines()])
+
+    def _shape(self) -> str:
+        t1, t2 = self.verdict.theta1, self.verdict.theta2
+        return f"widths {'-'.join(map(str, t1.widths))} and {'-'.join(map(str, t2.widths))}" + \
+            ("" if not (t1.output_relu or t2.output_relu) else "; an output ReLU on " +
+             ("both" if t1.output_relu and t2.output_relu else "theta1" if t1.output_relu else "theta2"))
+
+    def _deep_text(self) -> str:
+        v = self.verdict
+        if v.status == EQUIVALENT:
+            moves = " and ".join(str(len(r.steps)) for r in v.reductions)
+            aligned = f"hidden layers 1..{len(v.alignment)} aligned by H, " if v.alignment else ""
+            return (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({self._shape()}: {moves} moves D1–D4, {aligned}the top blocks "
+                    "equal by Theorems 3/4)")
+        if v.status == NOT_EQUIVALENT:
+            F = v.theta1.field
+            v1, v2 = ([F.pretty(y) for y in vals] for vals in v.values)
+            return (f"NOT EQUIVALENT at the witness x = {_point_text(F, v.witness)}: the outputs are {v1} and {v2} "
+                    f"({self._shape()})")
+        head = f"UNDECIDED ({self._shape()}): {v.reason}"
+        if self.distance is not None:
+            d = self.distance
+            head += (f"\n  certified distance on [0, 1]^m: sup ‖f1 − f2‖∞ ∈ [{float(d.lower):.6g}, "
+                     f"{float(d.upper):.6g}] (certsym distance --cert writes its certificate)")
+        return head
+
+
+def _short(text: str, limit: int = 120) -> str:
+    """``text`` cut to ``limit`` characters for a one-line repr."""
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def _float_arrays(t) -> tuple:
@@ -164,7 +250,7 @@ def _moves_text(moves: dict[str, int]) -> str:
         " before the matching"
 
 
-def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence | DeepEquivalence:
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence:
     """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. ``path`` "auto" takes the fast exact path
     (certsym.decide.dyadic) when both sources are float16/bfloat16/float32 arrays, "general" the rational path.
     A small NOT EQUIVALENT pair gets the general path's witness; a large one (or with ``reference``) a sparse
@@ -184,86 +270,12 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
             if verdict.equivalent or not small:
                 if not verdict.equivalent:
                     witness(*nets, verdict)
-                return Equivalence(verdict.equivalent, "fast", verdict, (A.record, B.record), nets, readings)
+                return Equivalence("fast", verdict, (A.record, B.record), nets, readings)
     t1, t2, records = read_pair(A, B)
     verdict = decide_general(t1, t2)
-    return Equivalence(verdict.equivalent, "general", verdict, records, readings=readings)
+    return Equivalence("general", verdict, records, readings=readings)
 
 
-
-
-@dataclass
-class DeepEquivalence(_Verdict):
-    """The three-valued verdict on ρ(θ1) = ρ(θ2) for deep networks (MATH.md Part III): truthy iff EQUIVALENT;
-    ``status`` is "equivalent", "not_equivalent" or "undecided" (then ``reason`` says why)."""
-
-    verdict: DeepVerdict = field(repr=False)
-    records: tuple = field(repr=False)
-    readings: tuple = ()
-    path: str = "deep"
-    distance: DeepDistance | None = field(default=None, repr=False)  # UNDECIDED over QQ: [L, U] on [0, 1]^m
-
-    @property
-    def status(self) -> str:
-        return self.verdict.status
-
-    @property
-    def equivalent(self) -> bool:
-        return self.verdict.equivalent
-
-    @property
-    def undecided(self) -> bool:
-        return self.verdict.status == UNDECIDED
-
-    def _shape(self) -> str:
-        t1, t2 = self.verdict.theta1, self.verdict.theta2
-        return f"widths {'-'.join(map(str, t1.widths))} and {'-'.join(map(str, t2.widths))}" + \
-            ("" if not (t1.output_relu or t2.output_relu) else "; an output ReLU on " +
-             ("both" if t1.output_relu and t2.output_relu else "theta1" if t1.output_relu else "theta2"))
-
-    def to_json(self) -> dict:
-        """The fields of ``certsym equiv --json`` for deep networks."""
-        v = self.verdict
-        out: dict = {"equivalent": v.equivalent if v.status != UNDECIDED else None, "status": v.status,
-                     "field": v.theta1.field.name, "path": "deep", "widths": [list(v.theta1.widths),
-                                                                             list(v.theta2.widths)],
-                     "readings": {name: text for name, text in self.readings}}
-        if v.status == EQUIVALENT:
-            out.update(moves=[len(r.steps) for r in v.reductions], aligned_layers=len(v.alignment))
-        elif v.status == NOT_EQUIVALENT:
-            F = v.theta1.field
-            out.update(witness=[str(t) for t in v.witness], values=[[F.pretty(y) for y in vals] for vals in v.values])
-        else:
-            out.update(reason=v.reason, lines=v.lines)
-            if self.distance is not None:
-                out.update(distance={"box": "[0, 1]^m", "lower": str(self.distance.lower),
-                                     "upper": str(self.distance.upper)})
-        return out
-
-    def certificate(self, reference: bool | None = None) -> dict:
-        """The certificate (``deep_equivalent`` or ``deep_not_equivalent``, parameters embedded); UNDECIDED has
-        none (InputError)."""
-        return deep_certificate(self.verdict, self.records)
-
-    def __str__(self) -> str:
-        v = self.verdict
-        if v.status == EQUIVALENT:
-            moves = " and ".join(str(len(r.steps)) for r in v.reductions)
-            aligned = f"hidden layers 1..{len(v.alignment)} aligned by H, " if v.alignment else ""
-            head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({self._shape()}: {moves} moves D1–D4, {aligned}the top blocks "
-                    "equal by Theorems 3/4)")
-        elif v.status == NOT_EQUIVALENT:
-            F = v.theta1.field
-            v1, v2 = ([F.pretty(y) for y in vals] for vals in v.values)
-            head = (f"NOT EQUIVALENT at the witness x = {_point_text(F, v.witness)}: the outputs are {v1} and {v2} "
-                    f"({self._shape()})")
-        else:
-            head = f"UNDECIDED ({self._shape()}): {v.reason}"
-            if self.distance is not None:
-                d = self.distance
-                head += (f"\n  certified distance on [0, 1]^m: sup ‖f1 − f2‖∞ ∈ [{float(d.lower):.6g}, "
-                         f"{float(d.upper):.6g}] (certsym distance --cert writes its certificate)")
-        return "\n".join([head, *self.reading_lines()])
 
 
 def _point_text(F, x: list) -> str:
@@ -277,7 +289,7 @@ def _point_text(F, x: list) -> str:
     return f"({shown}{', …' if len(nonzero) > 8 else ''}; the other coordinates 0)"
 
 
-def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> DeepEquivalence:
+def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> Equivalence:
     """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly.
     Cost: see ``certsym.decide.deep``."""
     t1, t2 = A.deep_network(), B.deep_network()
@@ -287,4 +299,4 @@ def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> DeepEquivalence
     distance = None
     if verdict.status == UNDECIDED and t1.field == QQ:
         distance = deep_distance(t1, t2, [(fmpq(0), fmpq(1))] * t1.m, verdict=verdict)
-    return DeepEquivalence(verdict, (A.record, B.record), readings, distance=distance)
+    return Equivalence("deep", verdict, (A.record, B.record), readings=readings, distance=distance)
