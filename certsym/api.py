@@ -23,13 +23,9 @@ from typing import Any, TypeVar
 
 from certsym.certify import (
     affine_certificate,
-    deep_distance_certificate,
-    deep_top1_certificate,
-    distance_certificate,
     identifiability_certificate,
     replay_failure,
     stabilizer_certificate,
-    top1_certificate,
 )
 from certsym.core.canonical import Canonical, canonical_form
 from certsym.core.deep import DeepNetwork
@@ -37,19 +33,16 @@ from certsym.core.network import Network
 from certsym.core.reduction import reduce
 from certsym.decide.affine import AffineVerdict, decide_affine
 from certsym.decide.branch_and_bound import budget
+from certsym.decide.deadline import Deadline
 from certsym.decide.deep import canonical_network, reduced_network
 from certsym.decide.deep import reduce as reduce_deep
-from certsym.decide.deep_distance import deep_distance
-from certsym.decide.deep_top1 import deep_top1
-from certsym.decide.distance import distance as shallow_distance
-from certsym.decide.distance import parse_box
 from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
 from certsym.decide.stabilizer import stabilizer as stab
-from certsym.decide.top1 import top1 as top1_agreement
-from certsym.errors import InputError, Undecided
+from certsym.errors import InputError, NotReplayed
 from certsym.io.sources import READ_AS_RELU, Model, read_pair
 from certsym.io.sources import load as _load
 from certsym.numbers import parse_rational
+from certsym.workflows import bounds
 from certsym.workflows.equivalence import EMBED_LIMIT, Equivalence
 from certsym.workflows.equivalence import equivalent as _equivalent
 from certsym_check import check as replay
@@ -163,31 +156,20 @@ def minimal(source: Any) -> Network | DeepNetwork:
 
 @_api_terms
 def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0, epsilon: Any = None,
-             seconds: float | None = None, target: float = 1.1, regions: int | None = None):
+             seconds: float | None = None, target: float = 1.1, regions: int | None = None) -> bounds.Distance:
     """Exact bounds [L, U] on sup over a box (default [0, 1]^m; pairs of exact numbers) of ‖f_a − f_b‖∞, as
-    ``certsym distance`` computes them: a ``Distance`` for one-hidden-layer networks (linear relaxations with
-    rational multipliers, branch and bound until U/L ≤ ``target``, or with ``epsilon`` until U ≤ ε or L > ε, within
-    ``seconds``; ``.verdict`` then says "verified", "violated" or "unknown"), a ``DeepDistance`` otherwise
-    (``.lower``, ``.upper``, ``.witness``: interval differences over halvings of the box, with the same stopping
-    rules). ``seconds`` (default 10) and ``regions`` (default 2000 for one hidden layer, the checker's bounds for
-    deep networks) bound the search; with ``regions`` alone there is no time limit, and the result depends only on
-    the networks, the box and ``seed``. ``.certificate()`` gives its certificate, replayed VALID by the checker
-    first (Undecided with the checker's reason if it would not replay). Cost: linear in the weights per region,
-    plus the witness search."""
+    ``certsym distance`` computes them, at any depth: a ``Distance`` (``.lower``, ``.upper``, ``.witness``; with
+    ``epsilon``, ``.verdict`` "verified", "violated" or "unknown"; ``.evidence`` the depth's search: linear
+    relaxations with rational multipliers for one hidden layer, interval differences for deep networks). The search
+    runs until U/L ≤ ``target``, or with ``epsilon`` until U ≤ ε or L > ε, within ``seconds`` (default 10) and
+    ``regions`` (default 2000 for one hidden layer, the checker's bounds for deep networks); with ``regions`` alone
+    there is no time limit, and the result depends only on the networks, the box and ``seed``.
+    ``.certificate()`` gives its certificate, replayed VALID by the checker first (``NotReplayed`` with the checker's
+    reason otherwise). Cost: linear in the weights per region, plus the witness search."""
     A, B = load(a), load(b)
-    m = (A.deep_network() if A.is_deep else A.network).m
-    ends = parse_box(None, m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-    seconds, max_regions = budget(seconds, regions)
-    eps = None if epsilon is None else _exact(epsilon)
-    if A.is_deep or B.is_deep:
-        nets = (A.deep_network(), B.deep_network())
-        d = deep_distance(*nets, ends, seed, seconds=seconds, target=target, epsilon=eps, max_regions=regions)
-        d.attach(lambda: _replayed(deep_distance_certificate(d, (A.record, B.record), nets, eps)))
-        return d
-    t1, t2, records = read_pair(A, B)
-    d = shallow_distance(t1, t2, ends, seed, seconds=seconds, target=target, epsilon=eps, max_regions=max_regions)
-    d.attach(lambda: _replayed(distance_certificate(d, records, (t1, t2), _embedded(A, B, (t1, t2))), A, B))
-    return d
+    seconds, _ = budget(seconds, regions)
+    return bounds.distance(A, B, _box(box), seed=seed, epsilon=None if epsilon is None else _exact(epsilon),
+                           deadline=Deadline(seconds), target=target, regions=regions)
 
 
 def _embedded(A: Model, B: Model, nets: tuple[Network, Network]) -> bool:
@@ -199,36 +181,30 @@ def _embedded(A: Model, B: Model, nets: tuple[Network, Network]) -> bool:
 
 def _replayed(doc: dict, *sources: Model) -> dict:
     """``doc`` once the independent checker has replayed it VALID (bound to the model files when it references
-    them); Undecided with the checker's reason otherwise: no certificate is given that does not replay."""
+    them); NotReplayed with the checker's reason otherwise: no certificate is given that does not replay."""
     referenced = any("parameters" not in entry for entry in doc["inputs"])
     reason = replay_failure(doc, [m.path for m in sources] if referenced and sources else None)
     if reason is not None:
-        raise Undecided(f"the certificate does not replay within the checker's bounds ({reason})")
+        raise NotReplayed(reason)
     return doc
 
 
 @_api_terms
 def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int = 0, seconds: float | None = None,
-         regions: int | None = None):
+         regions: int | None = None) -> bounds.Top1:
     """Do the two networks have the same largest output at every point of the box (default [0, 1]^m), as
-    ``certsym distance --top1`` decides it: a ``Top1`` (a ``DeepTop1`` for deep networks) whose ``.verdict`` is
-    "agree" (a tree of per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``,
-    evaluated exactly) or "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region
-    (deep networks: one exact interval pass per region). ``seconds`` and ``regions`` as for ``distance``;
-    ``.certificate()`` as for ``distance`` (an "unknown" answer has none: InputError)."""
+    ``certsym distance --top1`` decides it, at any depth: a ``Top1`` whose ``.verdict`` is "agree" (a tree of
+    per-leaf margin bounds, or exact equivalence), "differ" (``.witness``, ``.classes``, evaluated exactly) or
+    "unknown" within ``seconds``. Cost: 2(k − 1) linear programs and exact bounds per region (deep networks: one
+    exact interval pass per region). ``seconds`` and ``regions`` as for ``distance``; ``.certificate()`` as for
+    ``distance`` (an "unknown" answer has none: InputError)."""
     A, B = load(a), load(b)
-    seconds, max_regions = budget(seconds, regions)
-    if A.is_deep or B.is_deep:  # halvings of the box with interval margins (``certsym.decide.deep_top1``)
-        d1, d2 = A.deep_network(), B.deep_network()
-        ends = parse_box(None, d1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-        r = deep_top1(d1, d2, ends, seed, seconds=seconds, max_regions=regions)
-        r.attach(lambda: _replayed(deep_top1_certificate(r, (A.record, B.record), (d1, d2))))
-        return r
-    t1, t2, records = read_pair(A, B)
-    ends = parse_box(None, t1.m) if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
-    r = top1_agreement(t1, t2, ends, seed, seconds=seconds, max_regions=max_regions)
-    r.attach(lambda: _replayed(top1_certificate(r, records, (t1, t2), _embedded(A, B, (t1, t2))), A, B))
-    return r
+    seconds, _ = budget(seconds, regions)
+    return bounds.top1(A, B, _box(box), seed=seed, deadline=Deadline(seconds), regions=regions)
+
+
+def _box(box: Sequence[tuple[Any, Any]] | None) -> list | None:
+    return None if box is None else [(_exact(lo), _exact(hi)) for lo, hi in box]
 
 
 def _exact(x: Any):

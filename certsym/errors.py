@@ -12,3 +12,12 @@ class InputError(ValueError):
 class Undecided(Exception):
     """certsym declines to decide: the search would exceed its limit, whose cost the message states. Not bad input:
     the same input decides within a larger limit (``--max-search``), so the CLI answers UNDECIDED with exit code 3."""
+
+
+class NotReplayed(Undecided):
+    """A certificate the independent checker refuses (``reason``, its words): no verdict is given on it, so the answer
+    is UNKNOWN (exit code 3), and the certificate is not written."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the certificate does not replay within the checker's bounds ({reason})")
+        self.reason = reason

@@ -9,12 +9,12 @@ from certsym.certify.distance import RELAXATION_STATEMENT, box_inputs, regions_j
 from certsym.certify.envelope import InputRecord, document
 from certsym.certify.equivalence import equivalence_proof
 from certsym.core.network import Network
-from certsym.decide.top1 import Top1
+from certsym.decide.top1 import ShallowTop1
 from certsym.errors import InputError
 from certsym.numbers import QQ
 
 
-def top1_certificate(r: Top1, records: tuple[InputRecord, InputRecord], nets: tuple[Network, Network],
+def top1_certificate(r: ShallowTop1, records: tuple[InputRecord, InputRecord], nets: tuple[Network, Network],
                      embed: bool = True) -> dict:
     """``top1_agreement`` (the tree of regions with per-leaf margins, or the equivalence proof) or
     ``top1_disagreement`` (the witness and both classes). An unknown answer has no certificate: InputError."""

@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from certsym.certify import replay_failure
 from certsym.cli import common
 from certsym.decide.branch_and_bound import MAX_REGIONS, budget
 from certsym.decide.deadline import Deadline
-from certsym.errors import InputError
+from certsym.errors import InputError, NotReplayed
 from certsym.io import write_json_atomic
 
 if common.MAX_REGIONS != MAX_REGIONS:  # stated twice so that the parser imports no search code
@@ -22,7 +21,7 @@ if common.MAX_REGIONS != MAX_REGIONS:  # stated twice so that the parser imports
 # certificate and its replay by the checker (measured: the replay of a deep tree of halvings takes 40-50% of its
 # search's time; of a tree of linear relaxations on 784-256-10 float pairs, 5.4 s after 8.2 s of search;
 # benchmarks/seconds_budget.py)
-_SEARCH_SHARE = {"deep": 0.5, "relaxations": 0.5, None: 0.95}
+_SEARCH_SHARE, _SEARCH_SHARE_UNCERTIFIED = 0.5, 0.95
 
 
 def command_budget(args: argparse.Namespace) -> tuple[Deadline, int]:
@@ -35,20 +34,30 @@ def command_budget(args: argparse.Namespace) -> tuple[Deadline, int]:
     return Deadline(seconds), regions
 
 
-def search_deadline(args: argparse.Namespace, deadline: Deadline, kind: str) -> Deadline:
+def search_deadline(args: argparse.Namespace, deadline: Deadline) -> Deadline:
     """The search's share of what is left of the command's budget (``_SEARCH_SHARE``): all but the certificate's."""
-    return deadline.share(_SEARCH_SHARE[kind] if args.cert else _SEARCH_SHARE[None])
+    return deadline.share(_SEARCH_SHARE if args.cert else _SEARCH_SHARE_UNCERTIFIED)
 
 
-def write_certificate(args: argparse.Namespace, doc: dict, embedded: bool = True) -> str | None:
-    """Replay ``doc`` with the independent checker (bound to the two model files when it references them) and
-    write it to ``--cert`` only when it replays VALID: no verdict is printed on a certificate that does not replay.
-    The checker's reason when it refuses (nothing written), else None. Cost: the checker's replay."""
-    files = None if embedded else [args.params1, args.params2]
-    reason = replay_failure(doc, files)
-    if reason is None:
-        write_json_atomic(args.cert, doc)
-    return reason
+def certify(args: argparse.Namespace, result) -> str | None:
+    """With --cert, the result's certificate, replayed VALID by the independent checker (``certificate()``) and
+    only then written: no verdict is printed on a certificate that does not replay. The checker's reason when it
+    refuses (nothing written), else None; an answer without a certificate (UNKNOWN top-1) is said on stderr. Cost:
+    the checker's replay."""
+    if not args.cert:
+        return None
+    if not result.has_certificate:
+        print("note: no certificate for UNKNOWN", file=sys.stderr)
+        return None
+    if args.reference and result.embedded:
+        print("note: the networks are embedded in the certificate (only one-hidden-layer model files are "
+              "referenced)", file=sys.stderr)
+    try:
+        doc = result.certificate()
+    except NotReplayed as exc:
+        return exc.reason
+    write_json_atomic(args.cert, doc)
+    return None
 
 
 def refused_line(reason: str, path: str) -> str:

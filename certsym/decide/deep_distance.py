@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.decision import Certifiable
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
@@ -54,7 +53,7 @@ MAX_TREE_WORK, MAX_NODE_WORK, MAX_TREE_NODES, MAX_TREE_DEPTH, MAX_BOX_BITS = 2 *
 
 
 @dataclass
-class DeepDistance(Certifiable):
+class DeepDistance:
     """[L, U] with the evidence: the box, the alignment (None: plain intervals only), the witness and both outputs
     there; ``plain`` and ``aligned`` are the two upper bounds whose minimum is U."""
 

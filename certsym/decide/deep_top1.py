@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.decision import Certifiable
 from certsym.core.deep import DeepNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
@@ -40,7 +39,7 @@ MAX_LEAF_WORK = 5 * 10**6  # leaves × (weights + 2k² × last width), and nodes
 
 
 @dataclass
-class DeepTop1(Certifiable):
+class DeepTop1:
     """The verdict ("agree", "differ", "unknown") with its evidence: ``tree`` in preorder (("split", q) or
     ("leaf", c)), or the equivalence, or ``witness`` with both exact outputs and their ``classes``."""
 
@@ -58,6 +57,11 @@ class DeepTop1(Certifiable):
     @property
     def leaves(self) -> int:
         return sum(1 for kind, _ in self.tree if kind == "leaf")
+
+    @property
+    def labels(self) -> list[int]:
+        """The classes the leaves certify, sorted."""
+        return sorted({c for kind, c in self.tree if kind == "leaf"})
 
     def __repr__(self) -> str:
         return top1_text("DeepTop1", self.verdict, self.box, self.classes, self.regions, self.stopped)

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 from flint import fmpq, fmpq_mat
 
-from certsym.core.decision import Certifiable
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, ReplayWork, Search, branch_and_bound
 from certsym.decide.cell_ascent import cell_ascent
@@ -62,7 +61,7 @@ def bounds_text(lower, upper) -> str:
 
 
 @dataclass
-class Distance(Certifiable):
+class ShallowDistance:
     """[L, U] with the evidence: the box, the alignment (i in A, i' in B, d > 0), the witness and its values;
     ``equivalence`` is the exact-equivalence verdict when U = 0 by Theorems 3/4."""
 
@@ -78,6 +77,12 @@ class Distance(Certifiable):
     search: Search | None = None  # the branch and bound whose leaves give U (None: U from the interval rule)
     interval: fmpq | None = None  # the symbolic-interval U, for comparison
     epsilon: fmpq | None = None
+    hidden: tuple[int, int] = (0, 0)  # the hidden widths of θ_A and θ_B
+
+    @property
+    def unpaired(self) -> tuple[int, int]:
+        """The neurons of θ_A and of θ_B outside the alignment."""
+        return self.hidden[0] - len(self.pairs), self.hidden[1] - len(self.pairs)
 
     @property
     def verdict(self) -> str | None:
@@ -86,11 +91,29 @@ class Distance(Certifiable):
             return None
         return epsilon_verdict(self.lower, self.upper, self.epsilon)
 
+    @property
+    def regions(self) -> int:
+        """The regions the branch and bound bounded (1 when U came from the box alone)."""
+        return self.search.regions if self.search is not None else 1
+
+    @property
+    def leaves(self) -> int:
+        """The regions whose bounds cover the box."""
+        return len(self.search.root.leaves()) if self.search is not None else 1
+
+    @property
+    def stopped(self) -> str:
+        """Where the search stopped ("equivalent" when Theorems 3/4 gave U = 0)."""
+        return self.search.stopped if self.search is not None else "equivalent" if self.equivalence else ""
+
+    @property
+    def seconds(self) -> float:
+        return self.search.seconds if self.search is not None else 0.0
+
     def __repr__(self) -> str:
-        leaves = len(self.search.root.leaves()) if self.search is not None else 0
-        regions = f", {leaves} region{'s' * (leaves != 1)}" if self.search is not None else ""
         against = f", ε={self.epsilon}: {self.verdict}" if self.epsilon is not None else ""
-        return f"Distance({bounds_text(self.lower, self.upper)}, box={box_text(self.box)}{regions}{against})"
+        return f"ShallowDistance({bounds_text(self.lower, self.upper)}, box={box_text(self.box)}, " \
+            f"{self.leaves} region{'s' * (self.leaves != 1)}{against})"
 
     @property
     def ratio(self) -> float | None:
@@ -428,11 +451,11 @@ def checked_box(A: Network, B: Network, box: Box | None) -> Box:
 
 def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
              target: float = 1.1, epsilon: fmpq | None = None, max_regions: int = MAX_REGIONS,
-             progress=None, deadline: Deadline | None = None) -> Distance:
+             progress=None, deadline: Deadline | None = None) -> ShallowDistance:
     """The certified enclosure [L, U] of sup_B ‖ρ(θ_A) − ρ(θ_B)‖∞: U from linear relaxations with rational
     multipliers over a branch and bound (``certsym.decide.branch_and_bound``) until U ≤ ``target``·L, or with
     ``epsilon`` until U ≤ ε or L > ε, or the time budget, ``max_regions`` or the checker's work bound run out
-    (``Distance.search.stopped`` says which). The time budget is ``deadline`` (the documented way: a caller starts
+    (``ShallowDistance.stopped`` says which). The time budget is ``deadline`` (the documented way: a caller starts
     it when its command starts; it replaces ``seconds``), else ``seconds`` from now. The floating-point walks
     before and after the branch and bound get a twentieth of the budget each, the branch and bound 95% of what
     remains after the first walk; none of them runs past the deadline. Raises InputError for networks over a
@@ -449,8 +472,8 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
     if L == 0:  # only then can the networks be equivalent (a nonzero difference anywhere says they are not)
         verdict = decide(A, B)
         if verdict.equivalent:
-            return Distance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k, equivalence=verdict,
-                            epsilon=epsilon)
+            return ShallowDistance(fmpq(0), fmpq(0), box, [], [b[0] for b in box], [fmpq(0)] * A.k,
+                                   equivalence=verdict, epsilon=epsilon, hidden=(A.n, B.n))
     pairs = align(A, B)
     interval, stable, unstable = upper_bound(A, B, box, pairs)
     small = (A.n + B.n) * (A.m + 1) <= 600  # exact small-denominator duals are worth trying
@@ -480,5 +503,5 @@ def distance(A: Network, B: Network, box: Box | None = None, seed: int = 0, seco
             search.lower, search.witness, search.values = max(abs(v) for v in new), y, new
     if search.lower > search.upper:  # pragma: no cover - a soundness failure, never a result
         raise AssertionError("lower bound above the upper bound")
-    return Distance(search.lower, search.upper, box, pairs, search.witness, search.values, stable, unstable,
-                    search=search, interval=interval, epsilon=epsilon)
+    return ShallowDistance(search.lower, search.upper, box, pairs, search.witness, search.values, stable, unstable,
+                           search=search, interval=interval, epsilon=epsilon, hidden=(A.n, B.n))

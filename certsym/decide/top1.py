@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.decision import Certifiable
 from certsym.core.network import Network
 from certsym.decide.branch_and_bound import MAX_REGIONS, Node, ReplayWork, children, split_key
 from certsym.decide.deadline import Deadline, deadline_of
@@ -44,7 +43,7 @@ from certsym.decide.relaxation import Pair, Region, bound_region
 
 
 @dataclass
-class Top1(Certifiable):
+class ShallowTop1:
     """The answer (``verdict``: "agree", "differ" or "unknown") with its evidence: the tree (``root``, over the
     alignment ``pairs``) or the equivalence proof for "agree"; the witness, both networks' outputs there and their
     classes for "differ"."""
@@ -61,8 +60,18 @@ class Top1(Certifiable):
     regions: int = 0
     seconds: float = 0.0
 
+    @property
+    def leaves(self) -> int:
+        """The regions whose margins cover the box (0 without a tree)."""
+        return len(self.root.leaves()) if self.root is not None else 0
+
+    @property
+    def labels(self) -> list[int]:
+        """The classes the leaves certify, sorted."""
+        return sorted({leaf.label for leaf in self.root.leaves()}) if self.root is not None else []
+
     def __repr__(self) -> str:
-        return top1_text("Top1", self.verdict, self.box, self.classes, self.regions, self.stopped)
+        return top1_text("ShallowTop1", self.verdict, self.box, self.classes, self.regions, self.stopped)
 
 
 def top1_text(name: str, verdict: str, box: Box, classes: tuple[int, int] | None, regions: int, stopped: str) -> str:
@@ -167,13 +176,13 @@ class _Witnesses:
 
 def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds: float = 10.0,
          max_regions: int = MAX_REGIONS, progress: Callable[[str], None] | None = None,
-         deadline: Deadline | None = None) -> Top1:
+         deadline: Deadline | None = None) -> ShallowTop1:
     """Decide whether ρ(θ1) and ρ(θ2) have the same largest output on the box (module docstring): "agree" with a
     tree of per-leaf margin bounds, "differ" with an exact witness, or "unknown" when the time budget
     (``deadline``, the documented way, which replaces ``seconds``; else ``seconds`` from now), ``max_regions`` or
-    the checker's work bound runs out (``Top1.stopped`` says which). Raises InputError as
+    the checker's work bound runs out (``ShallowTop1.stopped`` says which). Raises InputError as
     ``certsym.decide.distance.checked_box`` does. Cost: the module's, at most ``max_regions`` regions;
-    ``Top1.seconds`` is the time taken, on the deadline's clock."""
+    ``ShallowTop1.seconds`` is the time taken, on the deadline's clock."""
     deadline = deadline_of(seconds, deadline)
     t0 = deadline.clock()
     box = checked_box(A, B, box)
@@ -181,13 +190,13 @@ def top1(A: Network, B: Network, box: Box | None = None, seed: int = 0, seconds:
     seen = _Witnesses(A, B, box)
     X = seen.sample(seed)
 
-    def answer(verdict: str, stopped: str, root: Node | None = None, regions: int = 0, **kw) -> Top1:
+    def answer(verdict: str, stopped: str, root: Node | None = None, regions: int = 0, **kw) -> ShallowTop1:
         if seen.found:
             x, outputs, classes = seen.found
-            return Top1("differ", box, witness=x, outputs=outputs, classes=classes, stopped="a disagreement",
-                        regions=regions, seconds=deadline.clock() - t0)
-        return Top1(verdict, box, pairs, root=root, stopped=stopped, regions=regions, seconds=deadline.clock() - t0,
-                    **kw)
+            return ShallowTop1("differ", box, witness=x, outputs=outputs, classes=classes,
+                               stopped="a disagreement", regions=regions, seconds=deadline.clock() - t0)
+        return ShallowTop1(verdict, box, pairs, root=root, stopped=stopped, regions=regions,
+                           seconds=deadline.clock() - t0, **kw)
 
     pairs: list = []
     if seen.found:

@@ -67,6 +67,15 @@ class Model:
         return self._dyadic
 
     @property
+    def m(self) -> int:
+        """The input dimension."""
+        if self.layers is not None:
+            return self.layers[0][0].shape[1]
+        if self.arrays is not None:
+            return self.arrays[0].shape[1]
+        return (self.deep_network() if self.is_deep else self.network).m
+
+    @property
     def is_deep(self) -> bool:
         """More than one hidden layer, or an output ReLU: decided by ``certsym.decide.deep``."""
         return self.layers is not None or self._deep is not None

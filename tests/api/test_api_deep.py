@@ -45,7 +45,7 @@ def test_a_region_budget_bounds_every_depth() -> None:
     copy = [p.detach().numpy().astype("float16") for p in shallow.parameters()]
     box = [("-1", "1")] * 3
     runs = [certsym.distance(shallow, copy, box=box, regions=5, target=1) for _ in range(2)]
-    assert runs[0].search.regions <= 5 and (runs[0].lower, runs[0].upper) == (runs[1].lower, runs[1].upper)
+    assert runs[0].regions <= 5 and (runs[0].lower, runs[0].upper) == (runs[1].lower, runs[1].upper)
     assert certsym.top1(shallow, copy, box=box, regions=3).regions <= 3  # README's certsym.top1
     with pytest.raises(InputError, match="at least 1"):
         certsym.distance(shallow, copy, regions=0)

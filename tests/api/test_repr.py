@@ -39,5 +39,5 @@ def test_reprs_are_one_short_line(tmp_path, widths: list[int]) -> None:
         text = repr(result)
         assert len(text) <= 300 and "\n" not in text, text
     assert f"L≈{float(results[0].lower):.6g}" in repr(results[0]) and "U≈" in repr(results[0])
-    assert f"ε=1/2: {results[1].verdict}" in repr(results[1])
+    assert f"ε≈0.5: {results[1].verdict}" in repr(results[1])
     assert repr(results[2]).split("(")[1].startswith(results[2].verdict)
