@@ -28,7 +28,7 @@ from certsym.certify import (
     stabilizer_certificate,
 )
 from certsym.core.canonical import Canonical, canonical_form
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.core.reduction import reduce
 from certsym.decide.affine import AffineVerdict, decide_affine
@@ -94,19 +94,19 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False):
 
 
 @_api_terms
-def canon(source: Any) -> Canonical | DeepNetwork:
+def canon(source: Any) -> Canonical:
     """The canonical form of ρ(θ) (MATH.md, "Complete classification"): a ``Canonical`` whose ``hash`` is equal
     for two one-hidden-layer networks iff they realize the same function (kinks per hyperplane, linear part,
-    constant). For a deep network, the layerwise canonical form of the reduced parameter (MATH.md Part III), a
-    ``DeepNetwork``: an invariant of the H-orbit of the reduced parameter, not of the function. Cost O(n(m + k))
-    field operations plus a sort.
+    constant). For a deep network a ``Canonical`` too, holding the layerwise canonical form of the reduced parameter
+    (MATH.md Part III, ``.layered``): its hash is an invariant of the H-orbit of the reduced parameter, not of the
+    function (``.of_function`` is False). Cost O(n(m + k)) field operations plus a sort.
 
         >>> certsym.canon("a.npz").hash == certsym.canon("b.npz").hash
         True
     """
     model = load(source)
     if model.is_deep:
-        return canonical_network(reduce_deep(model.deep_network()))
+        return Canonical.of_layers(canonical_network(reduce_deep(model.layered())))
     return canonical_form(model.network)
 
 
@@ -145,13 +145,14 @@ def check(certificate: dict | str | os.PathLike, inputs: Sequence[str | os.PathL
 
 
 @_api_terms
-def minimal(source: Any) -> Network | DeepNetwork:
-    """The minimal form θ_min (moves 1–3 of MATH.md: zeroing, bias shifting, merging); for a deep network the
-    parameter after the moves D1–D4 of MATH.md Part III (sound, not claimed minimal). Cost O(weights) + a sort."""
+def minimal(source: Any) -> LayeredNetwork:
+    """The minimal form θ_min (moves 1–3 of MATH.md: zeroing, bias shifting, merging) as a ``LayeredNetwork`` (its
+    ``A``, ``b``, ``M``, ``c``, ``n`` are the one-hidden-layer view); for a deep network the parameter after the
+    moves D1–D4 of MATH.md Part III (sound, not claimed minimal). Cost O(weights) + a sort."""
     model = load(source)
     if model.is_deep:
-        return reduced_network(reduce_deep(model.deep_network()))
-    return reduce(model.network).minimal
+        return reduced_network(reduce_deep(model.layered()))
+    return LayeredNetwork.from_shallow(reduce(model.network).minimal)
 
 
 @_api_terms

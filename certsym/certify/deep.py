@@ -9,7 +9,7 @@ from typing import Any
 
 from certsym.certify.envelope import InputRecord, document, number_json
 from certsym.certify.equivalence import equivalence_proof
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
 from certsym.decide.deep_distance import DeepDistance
 from certsym.decide.distance import epsilon_verdict
@@ -17,7 +17,7 @@ from certsym.errors import InputError
 from certsym.numbers import QQ, Field
 
 
-def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
+def layered_json(net: LayeredNetwork, encode=None) -> dict[str, Any]:
     """The layered parameter JSON of ``net`` (docs/FORMATS.md): {"layers": [{"W", "b"}, …], "m", "output_relu"},
     entries as exact strings (or ``encode(x)``)."""
     s = encode or net.field.to_string
@@ -25,7 +25,7 @@ def layered_json(net: DeepNetwork, encode=None) -> dict[str, Any]:
                        for layer in net.layers], "m": net.m, "output_relu": net.output_relu}
 
 
-def _input(F: Field, rec: InputRecord, net: DeepNetwork) -> dict:
+def _input(F: Field, rec: InputRecord, net: LayeredNetwork) -> dict:
     return {"name": rec.name, "sha256": rec.sha256,
             "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
             **({"model": rec.model} if rec.model else {}),
@@ -56,7 +56,7 @@ def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -
 
 
 def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, InputRecord],
-                              nets: tuple[DeepNetwork, DeepNetwork], epsilon=None) -> dict:
+                              nets: tuple[LayeredNetwork, LayeredNetwork], epsilon=None) -> dict:
     """``deep_distance_bound``: the box, the alignment (or null), U, and L with its witness, and the tree of halvings
     with each leaf's bound when the box was split; or for a pair the block lemma shows equivalent its deep_equivalent
     proof and L = U = 0; both networks embedded (certificates/FORMAT.md).
@@ -79,7 +79,8 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
     return document("deep_distance_bound", QQ, inputs, proof)
 
 
-def deep_top1_certificate(r, records: tuple[InputRecord, InputRecord], nets: tuple[DeepNetwork, DeepNetwork]) -> dict:
+def deep_top1_certificate(r, records: tuple[InputRecord, InputRecord],
+                          nets: tuple[LayeredNetwork, LayeredNetwork]) -> dict:
     """``deep_top1_agreement`` (the box and the preorder tree of halvings and leaf classes, or the block lemma's
     proof) or ``deep_top1_disagreement`` (the witness and both classes); both networks embedded
     (certificates/FORMAT.md, ``certsym.decide.deep_top1``)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import math
 import sys
 from fractions import Fraction
@@ -133,7 +132,7 @@ def _deep_canon(args: argparse.Namespace, theta) -> int:
     invariant of the H-orbit of the reduced parameter, not of the function."""
     canon = deep.canonical_network(deep.reduce(theta))
     doc = layered_json(canon)
-    digest = hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    digest = canon.hash  # the hash certsym.canon gives (Canonical.hash)
     if args.json:
         emit_json({"hash": digest, "field": theta.field.name, "form": "layerwise", **doc})
         return EXIT_OK

@@ -67,7 +67,7 @@ def note_absent_biases(models: list, names: list[str], readings: bool = True) ->
 
 
 def read_any_depth(args: argparse.Namespace, path: str):
-    """One network of any depth (a DeepNetwork) and its input record."""
+    """One network of any depth (a LayeredNetwork) and its input record."""
     (item,), _ = load_inputs([path], max_digits=args.max_digits, keys=tensor_selections(args, 1), deep=True)
     record = InputRecord(item.name, item.sha256, item.atoms, item.model)
     note_absent_biases([record.model], [record.name])

@@ -50,8 +50,8 @@ def certify(args: argparse.Namespace, result) -> str | None:
         print("note: no certificate for UNKNOWN", file=sys.stderr)
         return None
     if args.reference and result.embedded:
-        print("note: the networks are embedded in the certificate (only one-hidden-layer model files are "
-              "referenced)", file=sys.stderr)
+        print("note: parameter files are embedded in the certificate, and so are deep networks (only "
+              "one-hidden-layer model files are referenced)", file=sys.stderr)
     try:
         doc = result.certificate()
     except NotReplayed as exc:

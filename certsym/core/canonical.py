@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from flint import fmpq, fmpq_mat
 
+from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.core.reduction import hyperplane_key
 from certsym.numbers import Field, Scalar
@@ -27,7 +28,10 @@ from certsym.numbers import Field, Scalar
 
 @dataclass(frozen=True)
 class Canonical:
-    """Kink invariants of ρ(θ): {key_H: J_H} (only J_H ≠ 0), L (k×m) and C (k)."""
+    """The canonical form of θ, one type at every depth. One hidden layer: the kink invariants of ρ(θ), {key_H: J_H}
+    (only J_H ≠ 0), L (k×m) and C (k), equal for two networks iff they compute the same function
+    (``of_function``). Deeper: ``layered``, the layerwise canonical form of the reduced parameter (MATH.md Part
+    III), an invariant of its H-orbit, not of the function (no kinks, linear part or constant then)."""
 
     field: Field
     m: int
@@ -35,13 +39,28 @@ class Canonical:
     kinks: dict[tuple, tuple[Scalar, ...]]
     linear: tuple[tuple[Scalar, ...], ...]
     constant: tuple[Scalar, ...]
+    layered: LayeredNetwork | None = None
+
+    @property
+    def of_function(self) -> bool:
+        """Whether ``hash`` is an invariant of the function (one hidden layer) rather than of an H-orbit."""
+        return self.layered is None
 
     def __repr__(self) -> str:
-        return (f"Canonical(m={self.m}, k={self.k}, kinks={len(self.kinks)}, field={self.field.name}, "
-                f"hash={self.hash[:16]}…)")
+        what = f"kinks={len(self.kinks)}" if self.layered is None else \
+            f"widths={'-'.join(map(str, self.layered.widths))}"
+        return f"Canonical(m={self.m}, k={self.k}, {what}, field={self.field.name}, hash={self.hash[:16]}…)"
+
+    @classmethod
+    def of_layers(cls, layered: LayeredNetwork) -> Canonical:
+        """The canonical form of a deep θ: its layerwise canonical form (``certsym.decide.deep``). Cost O(1)."""
+        return cls(layered.field, layered.m, layered.k, {}, (), (), layered)
 
     def to_json(self) -> dict:
-        """Canonical JSON: hyperplanes sorted by their string form; numbers as exact strings."""
+        """Canonical JSON: hyperplanes sorted by their string form; numbers as exact strings (deep: the layered
+        parameter's JSON, as ``LayeredNetwork.hash`` hashes it)."""
+        if self.layered is not None:
+            return self.layered.to_json()
         s = self.field.to_string
         kinks = sorted(
             ([s(x) for x in key], [s(x) for x in J]) for key, J in self.kinks.items()
@@ -58,6 +77,8 @@ class Canonical:
     @property
     def hash(self) -> str:
         """SHA-256 of the canonical JSON text."""
+        if self.layered is not None:
+            return self.layered.hash
         text = json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 

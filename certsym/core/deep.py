@@ -1,9 +1,11 @@
-"""Deep ReLU networks θ = ((W_1, b_1), …, (W_{L+1}, b_{L+1})) over an exact field (MATH.md, Part III, "Setting").
+"""The layered ReLU network θ = ((W_1, b_1), …, (W_{L+1}, b_{L+1})) over an exact field, of any depth L ≥ 1
+(MATH.md, Part III, "Setting"); what ``certsym.minimal`` returns whatever the depth.
 
 h_0 = x, h_ℓ = σ(W_ℓ h_{ℓ−1} + b_ℓ) for ℓ = 1..L, and ρ(θ)(x) = W_{L+1} h_L + b_{L+1}; with ``output_relu`` the
 network computes σ(ρ(θ)(x)) instead, a different function that is kept, never dropped. Widths n_0 = m, n_1, …,
 n_L, n_{L+1} = k; a hidden layer may have width 0 only if every later one does not need it (an empty layer makes
-the rest constant). L = 1 without an output ReLU is Part I's shallow network (``to_shallow``).
+the rest constant). L = 1 without an output ReLU is Part I's network (M, A, b, c): a view of it (``shallow``, and
+``A``, ``b``, ``M``, ``c``, ``n`` read through that view), not another kind of network.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from certsym.core.network import Network
 from certsym.errors import InputError
@@ -33,7 +36,7 @@ class Layer:
 
 
 @dataclass(frozen=True)
-class DeepNetwork:
+class LayeredNetwork:
     """θ with L = len(layers) − 1 hidden layers over ``field`` (shapes validated by ``build``)."""
 
     field: Field
@@ -43,7 +46,7 @@ class DeepNetwork:
 
     def __repr__(self) -> str:
         relu = ", output_relu=True" if self.output_relu else ""
-        return f"DeepNetwork(widths={'-'.join(map(str, self.widths))}, field={self.field.name}{relu})"
+        return f"LayeredNetwork(widths={'-'.join(map(str, self.widths))}, field={self.field.name}{relu})"
 
     @property
     def hash(self) -> str:
@@ -51,15 +54,18 @@ class DeepNetwork:
         equal for equal parameters. On ``certsym.canon``'s output, the layerwise canonical form of the reduced
         parameter, it is an invariant of that parameter's H-orbit (MATH.md Part III), as ``Canonical.hash`` is of
         a one-hidden-layer function. Cost O(weights)."""
+        return hashlib.sha256(json.dumps(self.to_json(), separators=(",", ":")).encode()).hexdigest()
+
+    def to_json(self) -> dict:
+        """The parameters as JSON: exact strings, the layers in order, m, the output ReLU. Cost O(weights)."""
         s = self.field.to_string
-        doc = {"field": self.field.name, "m": self.m, "output_relu": self.output_relu,
-               "layers": [{"W": [[s(x) for x in row] for row in layer.W], "b": [s(x) for x in layer.b]}
-                          for layer in self.layers]}
-        return hashlib.sha256(json.dumps(doc, separators=(",", ":")).encode()).hexdigest()
+        return {"field": self.field.name, "m": self.m, "output_relu": self.output_relu,
+                "layers": [{"W": [[s(x) for x in row] for row in layer.W], "b": [s(x) for x in layer.b]}
+                           for layer in self.layers]}
 
     @classmethod
     def build(cls, layers: Sequence[tuple[Sequence[Sequence[Scalar]], Sequence[Scalar]]], field: Field, m: int,
-              output_relu: bool = False) -> DeepNetwork:
+              output_relu: bool = False) -> LayeredNetwork:
         """Validate that consecutive widths agree and convert every entry into ``field``. Cost O(weights)."""
         if len(layers) < 2:
             raise InputError("a network needs at least one hidden layer and an output layer")
@@ -80,7 +86,7 @@ class DeepNetwork:
         return cls(field, tuple(out), m, output_relu)
 
     @classmethod
-    def from_shallow(cls, net: Network, output_relu: bool = False) -> DeepNetwork:
+    def from_shallow(cls, net: Network, output_relu: bool = False) -> LayeredNetwork:
         """Part I's θ = (M, A, b, c) as the layers (A, b), (M, c)."""
         return cls(net.field, (Layer(net.A, net.b), Layer(net.M, net.c)), net.m, output_relu)
 
@@ -114,6 +120,34 @@ class DeepNetwork:
         (A, b), (M, c) = ((layer.W, layer.b) for layer in self.layers)
         return Network.build(M, A, b, c, self.field, self.m)
 
+    @cached_property
+    def shallow(self) -> Network:
+        """The one-hidden-layer view (M, A, b, c) of Part I, built once. InputError for a deeper θ. Cost
+        O(weights) the first time."""
+        return self.to_shallow()
+
+    @property
+    def A(self) -> tuple[Row, ...]:
+        """The hidden layer's weights (one hidden layer: the view's A)."""
+        return self.shallow.A
+
+    @property
+    def b(self) -> Row:
+        return self.shallow.b
+
+    @property
+    def M(self) -> tuple[Row, ...]:
+        return self.shallow.M
+
+    @property
+    def c(self) -> Row:
+        return self.shallow.c
+
+    @property
+    def n(self) -> int:
+        """The hidden width (one hidden layer)."""
+        return self.shallow.n
+
     def evaluate(self, x: Sequence[Scalar]) -> list[Scalar]:
         """ρ(θ)(x) (σ(ρ(θ)(x)) with an output ReLU), exactly. Cost O(weights) field operations."""
         if len(x) != self.m:
@@ -130,6 +164,6 @@ class DeepNetwork:
     def __call__(self, x: Sequence[Scalar]) -> list[Scalar]:
         return self.evaluate(x)
 
-    def with_field(self, field: Field) -> DeepNetwork:
+    def with_field(self, field: Field) -> LayeredNetwork:
         """The same parameter, read in a larger field."""
-        return DeepNetwork.build([(layer.W, layer.b) for layer in self.layers], field, self.m, self.output_relu)
+        return LayeredNetwork.build([(layer.W, layer.b) for layer in self.layers], field, self.m, self.output_relu)

@@ -29,7 +29,7 @@ from functools import cmp_to_key
 
 import numpy as np
 
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.core.reduction import Key
 from certsym.decide.equivalence import Verdict
@@ -53,7 +53,7 @@ class Working:
     alive: list[list[int]]  # alive[ℓ-1]: the alive neurons of hidden layer ℓ, increasing (ℓ = 1..L)
 
     @classmethod
-    def of(cls, theta: DeepNetwork) -> Working:
+    def of(cls, theta: LayeredNetwork) -> Working:
         return cls(theta.field, theta.m, [[list(row) for row in layer.W] for layer in theta.layers],
                    [list(layer.b) for layer in theta.layers], [list(range(layer.width)) for layer in
                                                                 theta.layers[:-1]])
@@ -80,7 +80,7 @@ class Working:
 class DeepReduction:
     """θ, its reduced parameter (alive neurons in increasing order of their original indices) and the steps."""
 
-    original: DeepNetwork
+    original: LayeredNetwork
     work: Working
     steps: list[dict] = field(default_factory=list)
 
@@ -99,7 +99,7 @@ def _normalized(F: Field, row: Sequence[Scalar]) -> tuple[Key, Scalar] | None:
     return Key([x * inv for x in row]), lam
 
 
-def reduce(theta: DeepNetwork) -> DeepReduction:
+def reduce(theta: LayeredNetwork) -> DeepReduction:
     """MATH.md Part III, moves D1–D4 until none applies. Cost: one pass over the weights per round of moves (a
     round deletes at least one neuron), each pass linear plus the hashing of normalized rows."""
     red = DeepReduction(theta, Working.of(theta))
@@ -197,7 +197,7 @@ def canonical_form(red: DeepReduction, upto: int) -> Form:
     return form
 
 
-def reduced_network(red: DeepReduction) -> DeepNetwork:
+def reduced_network(red: DeepReduction) -> LayeredNetwork:
     """θ after the moves D1–D4 (MATH.md Part III): each hidden layer's alive neurons in increasing order of their
     original indices. Every move preserves ρ, so ρ(reduced) = ρ(θ); at depth ≥ 2 it need not be the smallest
     network computing ρ (the moves are sound, not complete). Cost: linear in the weights."""
@@ -207,10 +207,10 @@ def reduced_network(red: DeepReduction) -> DeepNetwork:
         outs = w.outputs(ell)
         layers.append(([[w.W[ell - 1][j][q] for q in prev] for j in outs], [w.b[ell - 1][j] for j in outs]))
         prev = outs
-    return DeepNetwork.build(layers, F, w.m, red.original.output_relu)
+    return LayeredNetwork.build(layers, F, w.m, red.original.output_relu)
 
 
-def canonical_network(red: DeepReduction) -> DeepNetwork:
+def canonical_network(red: DeepReduction) -> LayeredNetwork:
     """The layerwise canonical form of the reduced parameter (MATH.md Part III) as a network: every hidden
     neuron's row normalized (first nonzero entry ±1, the factor pushed into the next layer's column), the neurons
     of each layer sorted by their normalized rows. Two reduced parameters are H-related iff their canonical
@@ -221,7 +221,7 @@ def canonical_network(red: DeepReduction) -> DeepNetwork:
     order, scale = form.order[-1], form.scale[-1]
     layers.append(([[w.W[L][r][j] * s for j, s in zip(order, scale, strict=True)] for r in range(len(w.b[L]))],
                    list(w.b[L])))
-    return DeepNetwork.build(layers, F, w.m, red.original.output_relu)
+    return LayeredNetwork.build(layers, F, w.m, red.original.output_relu)
 
 
 def top_block(red: DeepReduction, inputs: Sequence[tuple[int, Scalar]] | None) -> Network:
@@ -261,8 +261,8 @@ class DeepVerdict:
     NOT EQUIVALENT: the witness and both exact outputs. UNDECIDED: the reason."""
 
     status: str
-    theta1: DeepNetwork
-    theta2: DeepNetwork
+    theta1: LayeredNetwork
+    theta2: LayeredNetwork
     reductions: tuple[DeepReduction, DeepReduction] | None = None
     alignment: list[list[tuple[int, int, Scalar]]] = field(default_factory=list)
     block: Verdict | None = None
@@ -287,7 +287,7 @@ def _align(f1: Form, f2: Form) -> tuple[int | None, list[list[tuple[int, int, Sc
     return None, out
 
 
-def decide(theta1: DeepNetwork, theta2: DeepNetwork, seed: int = 0) -> DeepVerdict:
+def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0) -> DeepVerdict:
     """MATH.md Part III: EQUIVALENT with the block-lemma evidence, NOT EQUIVALENT with an exact witness, or
     UNDECIDED with the reason. Complete for one hidden layer without output ReLUs (Part I). Cost: see the module."""
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
@@ -335,7 +335,7 @@ def decide(theta1: DeepNetwork, theta2: DeepNetwork, seed: int = 0) -> DeepVerdi
     return verdict
 
 
-def _floats(theta: DeepNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
+def _floats(theta: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
     """The layers in float64, for the screen only (over QQ)."""
     return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
              np.array([float(x) for x in layer.b], dtype=float)) for layer in theta.layers]
@@ -349,12 +349,12 @@ def _forward(layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray, output_
     return H
 
 
-def _exact_differs(theta1: DeepNetwork, theta2: DeepNetwork, x: list) -> tuple[list, list] | None:
+def _exact_differs(theta1: LayeredNetwork, theta2: LayeredNetwork, x: list) -> tuple[list, list] | None:
     v1, v2 = theta1(x), theta2(x)
     return (v1, v2) if any(a != b for a, b in zip(v1, v2, strict=True)) else None
 
 
-def find_witness(theta1: DeepNetwork, theta2: DeepNetwork, seed: int, log: DeepVerdict) -> DeepVerdict | None:
+def find_witness(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int, log: DeepVerdict) -> DeepVerdict | None:
     """A rational point where the outputs differ, or None: the float screen's best points re-evaluated exactly,
     then exact line tests (small networks only, at most LINE_WEIGHTS weights each). Cost: see the module."""
     F = theta1.field
@@ -393,7 +393,7 @@ def find_witness(theta1: DeepNetwork, theta2: DeepNetwork, seed: int, log: DeepV
     return None
 
 
-def _lines(theta1: DeepNetwork, theta2: DeepNetwork, gen: random.Random, count: int = 8):
+def _lines(theta1: LayeredNetwork, theta2: LayeredNetwork, gen: random.Random, count: int = 8):
     """Lines p + t·d: across the kink of each first-layer neuron (at most 16 of them), then random ones."""
     F, m = theta1.field, theta1.m
     shown = 0
@@ -413,7 +413,7 @@ def _lines(theta1: DeepNetwork, theta2: DeepNetwork, gen: random.Random, count: 
                                                                  for _ in range(m)])
 
 
-def _breakpoints(theta: DeepNetwork, p: list, d: list) -> list[Scalar]:
+def _breakpoints(theta: LayeredNetwork, p: list, d: list) -> list[Scalar]:
     """The t where some neuron of θ changes sign on the line p + t·d (and the output ReLU, if any): every z_ℓ is
     piecewise affine in t, computed exactly piece by piece, layer by layer."""
     F = theta.field
@@ -452,7 +452,7 @@ def _probe_points(F: Field, cuts: list[Scalar]) -> list[tuple[Scalar | None, Sca
     return out
 
 
-def _layer_affine(theta: DeepNetwork, ell: int, p: list, d: list, t: Scalar) -> tuple[list, list]:
+def _layer_affine(theta: LayeredNetwork, ell: int, p: list, d: list, t: Scalar) -> tuple[list, list]:
     """z_ℓ(s) = a0 + a1·s on the piece containing t (the activation pattern of layers < ℓ read at t)."""
     F = theta.field
     h0 = list(p)
@@ -469,7 +469,7 @@ def _layer_affine(theta: DeepNetwork, ell: int, p: list, d: list, t: Scalar) -> 
     raise AssertionError("unreachable")
 
 
-def line_test(theta1: DeepNetwork, theta2: DeepNetwork, p: list, d: list) -> Scalar | None:
+def line_test(theta1: LayeredNetwork, theta2: LayeredNetwork, p: list, d: list) -> Scalar | None:
     """MATH.md Part III, "the exact line test": a t with ρ(θ1)(p + t·d) ≠ ρ(θ2)(p + t·d), or None when they agree on
     the whole line. Both are piecewise affine in t with breakpoints in the union B of their breakpoints, so they
     agree on the line iff they agree at every point of B and at one point beyond each end (at 0 and 1 if B is

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
@@ -131,7 +131,7 @@ def gap(delta: Interval, z1: Interval, z2: Interval) -> Interval:
     return lo, hi
 
 
-def plain_intervals(theta: DeepNetwork, box: Box) -> tuple[list[Interval], Interval]:
+def plain_intervals(theta: LayeredNetwork, box: Box) -> tuple[list[Interval], Interval]:
     """Every layer's pre-activation interval over the box, and the output interval (σ'd with an output ReLU)."""
     h: Interval = ([lo for lo, _ in box], [hi for _, hi in box])
     layers = []
@@ -142,7 +142,7 @@ def plain_intervals(theta: DeepNetwork, box: Box) -> tuple[list[Interval], Inter
     return layers, h
 
 
-def _moved(theta: DeepNetwork, alignment: Alignment) -> list[tuple[list, list]]:
+def _moved(theta: LayeredNetwork, alignment: Alignment) -> list[tuple[list, list]]:
     """θ' = g·θ: W'_ℓ[i][p] = d_i W_ℓ[j_i][j_p] / d_p and b'_ℓ[i] = d_i b_ℓ[j_i]."""
     out, prev = [], [(q, fmpq(1)) for q in range(theta.m)]
     for ell, layer in enumerate(theta.layers, 1):
@@ -155,7 +155,7 @@ def _moved(theta: DeepNetwork, alignment: Alignment) -> list[tuple[list, list]]:
     return out
 
 
-def _differences(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment) -> list[tuple[list, list, list]]:
+def _differences(theta1: LayeredNetwork, theta2: LayeredNetwork, alignment: Alignment) -> list[tuple[list, list, list]]:
     """Per layer (W1 − W2', b1 − b2', W2') for θ2' = g·θ2: what U_aligned needs of the weights, on any box."""
     out = []
     for layer, (W2, b2) in zip(theta1.layers, _moved(theta2, alignment), strict=True):
@@ -164,7 +164,7 @@ def _differences(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment)
     return out
 
 
-def aligned_bound(theta1: DeepNetwork, theta2: DeepNetwork, alignment: Alignment, z1: list[Interval],
+def aligned_bound(theta1: LayeredNetwork, theta2: LayeredNetwork, alignment: Alignment, z1: list[Interval],
                   z2: list[Interval], box: Box, differences: list | None = None) -> fmpq:
     """U_aligned (module docstring), from both networks' plain pre-activation intervals ``z1``, ``z2``;
     ``differences`` is ``_differences`` when already computed. Cost: a few passes over the weights."""
@@ -188,7 +188,7 @@ def _placed(z: Interval, pairs: list[tuple[int, int, fmpq]]) -> Interval:
     return [d * z[0][j] for _, j, d in pairs], [d * z[1][j] for _, j, d in pairs]
 
 
-def _floats(theta: DeepNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
+def _floats(theta: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
     return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
              np.array([float(x) for x in layer.b])) for layer in theta.layers]
 
@@ -202,7 +202,7 @@ def _forward(layers: list, X: np.ndarray, output_relu: bool) -> np.ndarray:
     return h
 
 
-def align_layers(theta1: DeepNetwork, theta2: DeepNetwork) -> Alignment | None:
+def align_layers(theta1: LayeredNetwork, theta2: LayeredNetwork) -> Alignment | None:
     """A one-to-one pairing of every hidden layer, θ2's neuron j scaled by d > 0 placed at θ1's i: greedily by the
     cosine of the normalized rows in the coordinates of the layer below (already aligned); d is the exact ratio of
     the two rows' entries at θ1's largest entry when their signs agree, else of their norms. None when the widths
@@ -243,7 +243,7 @@ def _scale(r1: list, r2: list, n1: float, n2: float) -> fmpq:
     return fmpq(1)
 
 
-def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int, points: int = SEARCH_POINTS,
+def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int, points: int = SEARCH_POINTS,
              floats: tuple | None = None) -> list[fmpq]:
     f1, f2 = floats or (_floats(theta1), _floats(theta2))
     lo = np.array([float(a) for a, _ in box])
@@ -264,7 +264,7 @@ def _witness(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int, poin
 class _Bounds:
     """U on any sub-box: min(U_plain, U_aligned), with what does not depend on the box computed once."""
 
-    def __init__(self, theta1: DeepNetwork, theta2: DeepNetwork):
+    def __init__(self, theta1: LayeredNetwork, theta2: LayeredNetwork):
         self.theta1, self.theta2 = theta1, theta2
         self.alignment = align_layers(theta1, theta2)
         self.differences = None if self.alignment is None else _differences(theta1, theta2, self.alignment)
@@ -282,7 +282,7 @@ class _Bounds:
         return outward(min(plain, aligned), up=True), plain, aligned
 
 
-def deep_distance(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
+def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int = 0,
                   verdict: DeepVerdict | None = None, seconds: float = 0.0, target: float = 1.1,
                   epsilon: fmpq | None = None, progress: Callable[[str], None] | None = None,
                   deadline: Deadline | None = None, max_regions: int | None = None) -> DeepDistance:

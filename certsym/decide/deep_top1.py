@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
@@ -67,7 +67,7 @@ class DeepTop1:
         return top1_text("DeepTop1", self.verdict, self.box, self.classes, self.regions, self.stopped)
 
 
-def leaf_class(theta: DeepNetwork, box: Box) -> int | None:
+def leaf_class(theta: LayeredNetwork, box: Box) -> int | None:
     """The class c whose margins f_c − f_j (j ≠ c) have exact interval lower bounds > 0 on the box, if any.
     Cost: one pass over the weights and k(k − 1) rows of the last layer."""
     layers, _ = plain_intervals(theta, box)
@@ -82,7 +82,7 @@ def leaf_class(theta: DeepNetwork, box: Box) -> int | None:
     return None
 
 
-def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
+def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
               progress: Callable[[str], None] | None = None, deadline: Deadline | None = None,
               max_regions: int | None = None) -> DeepTop1:
     """AGREE / DIFFER / UNKNOWN (module docstring). Regions are taken depth first, each split on its widest
@@ -149,7 +149,7 @@ def deep_top1(theta1: DeepNetwork, theta2: DeepNetwork, box: Box, seed: int = 0,
     return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified", seconds=taken())
 
 
-def _witness(theta1: DeepNetwork, theta2: DeepNetwork, floats: tuple, region: Box, rng: np.random.Generator):
+def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, floats: tuple, region: Box, rng: np.random.Generator):
     """A point of the region where both networks have unique largest outputs that differ, exactly; or None.
     Floating point proposes: the centre and POINTS random points, and, on up to SEGMENTS segments from the centre
     to points where θ1's class is another, a point between the two networks' class changes (each found by

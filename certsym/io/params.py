@@ -24,7 +24,7 @@ from typing import Any
 
 from certsym.certify.deep import layered_json
 from certsym.certify.envelope import network_to_json
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.errors import InputError
 from certsym.io.hub import resolve
@@ -227,7 +227,7 @@ class _RawNetwork:
             raw.layers.append(([index(flat[i * cols:(i + 1) * cols]) for i in range(rows)], index(exact(b))))
         return raw
 
-    def network(self, field: Field, values: Sequence[Scalar]) -> Network | DeepNetwork:
+    def network(self, field: Field, values: Sequence[Scalar]) -> Network | LayeredNetwork:
         def get(ix):
             return values[ix]
 
@@ -239,7 +239,7 @@ class _RawNetwork:
                     raise InputError(f"{self.source}: the first layer is empty: give the input dimension m")
                 m = len(first[0])
             try:
-                return DeepNetwork.build([([[get(i) for i in row] for row in W], [get(i) for i in b])
+                return LayeredNetwork.build([([[get(i) for i in row] for row in W], [get(i) for i in b])
                                           for W, b in self.layers], field, m, self.output_relu)
             except InputError as exc:
                 raise InputError(f"{self.source}: {exc}") from None
@@ -267,7 +267,7 @@ class _RawNetwork:
 class LoadedInput:
     """A network read from a file, with what a certificate records about the file."""
 
-    network: Network | DeepNetwork
+    network: Network | LayeredNetwork
     name: str
     sha256: str
     atoms: tuple[tuple[str, Scalar], ...]
@@ -288,7 +288,7 @@ def load_inputs(
     the same field and come back converted. ``texts`` replaces reading ``sources`` from disk (the
     SHA-256 is then that of the UTF-8 text). Model files (docs/FORMATS.md) are read by
     ``certsym.io.models`` with ``keys``: one selection (a ``Selection`` or four tensor names) for all, or a list
-    of ``Selection``, one per source. With ``deep`` every network comes back as a DeepNetwork (files of any
+    of ``Selection``, one per source. With ``deep`` every network comes back as a LayeredNetwork (files of any
     depth, the layered form); without it, a network with more than one hidden layer or an output ReLU is refused.
     Cost: linear in the file sizes, plus one primitive-element computation if any entry is irrational.
     """
@@ -324,10 +324,10 @@ def load_inputs(
     return loaded, converted[offset:]
 
 
-def _depth(net: Network | DeepNetwork, source: str, deep: bool) -> Network | DeepNetwork:
-    """A DeepNetwork for deep readers; a Network for the others, which refuse deeper networks in one line."""
+def _depth(net: Network | LayeredNetwork, source: str, deep: bool) -> Network | LayeredNetwork:
+    """A LayeredNetwork for deep readers; a Network for the others, which refuse deeper networks in one line."""
     if deep:
-        return DeepNetwork.from_shallow(net) if isinstance(net, Network) else net
+        return LayeredNetwork.from_shallow(net) if isinstance(net, Network) else net
     if isinstance(net, Network):
         return net
     if net.is_shallow():
@@ -385,7 +385,7 @@ def dump_network(net: Network) -> str:
             f'  "c": {json.dumps(data["c"])},\n  "shape": {json.dumps(data["shape"])}\n}}\n')
 
 
-def dump_layered(net: DeepNetwork) -> str:
+def dump_layered(net: LayeredNetwork) -> str:
     """The layered parameter file text of ``net`` (docs/FORMATS.md): one matrix row per line."""
     data = layered_json(net)
     layers = []

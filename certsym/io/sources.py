@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from certsym.certify.envelope import InputRecord
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
@@ -40,7 +40,7 @@ class Model:
     reading: str | None = None  # how the activation was read, when the source does not define it
     layers: list | None = None  # a deep source: the arrays [(W_1, b_1), …] (``arrays`` is None then)
     output_relu: bool = False
-    _deep: DeepNetwork | None = field(default=None, repr=False)
+    _deep: LayeredNetwork | None = field(default=None, repr=False)
     _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
     finite: bool = False  # every entry of ``arrays`` verified finite (by a model file's reader)
 
@@ -51,7 +51,7 @@ class Model:
         elif self.arrays is not None:
             widths = [self.arrays[0].shape[1], self.arrays[0].shape[0], self.arrays[2].shape[0]]
         else:
-            widths = list(self.deep_network().widths)
+            widths = list(self.layered().widths)
         kind = (self.record.model or {}).get("format") or ("parameters" if self.path else "in memory")
         dtype = f" {self.arrays[0].dtype}" if self.arrays is not None and hasattr(self.arrays[0], "dtype") else \
             f" {self.layers[0][0].dtype}" if self.layers is not None and hasattr(self.layers[0][0], "dtype") else ""
@@ -73,23 +73,23 @@ class Model:
             return self.layers[0][0].shape[1]
         if self.arrays is not None:
             return self.arrays[0].shape[1]
-        return (self.deep_network() if self.is_deep else self.network).m
+        return (self.layered() if self.is_deep else self.network).m
 
     @property
     def is_deep(self) -> bool:
         """More than one hidden layer, or an output ReLU: decided by ``certsym.decide.deep``."""
         return self.layers is not None or self._deep is not None
 
-    def deep_network(self) -> DeepNetwork:
-        """θ as a DeepNetwork, whatever its depth (a shallow one as its two layers)."""
+    def layered(self) -> LayeredNetwork:
+        """θ as a LayeredNetwork, whatever its depth (a shallow one as its two layers)."""
         if self._deep is None:
             if self.layers is None:
-                return DeepNetwork.from_shallow(self.network)
+                return LayeredNetwork.from_shallow(self.network)
             rows = []
             for W, b in self.layers:
                 (r, c), flat = W.shape, exact(W)
                 rows.append(([flat[i * c:(i + 1) * c] for i in range(r)], exact(b)))
-            self._deep = DeepNetwork.build(rows, QQ, self.layers[0][0].shape[1], self.output_relu)
+            self._deep = LayeredNetwork.build(rows, QQ, self.layers[0][0].shape[1], self.output_relu)
         return self._deep
 
     @property

@@ -63,7 +63,7 @@ from flint import fmpq
 
 from certsym.certify import InputRecord, deep_certificate, equivalence_certificate
 from certsym.core.canonical import canonical_form
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide import deep
 from certsym.decide.dyadic import HASH_WEIGHTS, PLANE_NONZEROS, reduce
 from certsym.decide.equivalence import decide
@@ -373,7 +373,7 @@ def _reason(path: str, exc: BaseException) -> str:
     return text[len(path) + 2:] if text.startswith(f"{path}: ") else text
 
 
-def deep_proposal(theta: DeepNetwork) -> str:
+def deep_proposal(theta: LayeredNetwork) -> str:
     """The proposal hash of a deep network (or one ending in a ReLU): the layerwise canonical form of hidden layers
     1..L−1 after the moves D1–D4 and ``canonical_proposal`` of the top block on those canonical coordinates
     (MATH.md Part III, the block lemma). Two networks the block lemma shows equivalent get the same hash; equal
@@ -409,7 +409,7 @@ def _read(path: str, job: Job) -> tuple[Proposal, Model | None]:
             if net is not None:
                 (n, m), k = model.arrays[0].shape, model.arrays[2].shape[0]
                 return Proposal(path, fast_proposal(net), (m, n, k), True, sha256=model.record.sha256), model
-            theta, digest = model.deep_network(), model.record.sha256
+            theta, digest = model.layered(), model.record.sha256
         else:
             (item,), _ = load_inputs([path], max_digits=job.max_digits, keys=job.keys, deep=True)
             theta, digest = item.network, item.sha256

@@ -220,7 +220,7 @@ def distance(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, epsil
     one replay of the root's certificate."""
     records = (A.record, B.record)
     if A.is_deep or B.is_deep:
-        nets = (A.deep_network(), B.deep_network())
+        nets = (A.layered(), B.layered())
         box = parse_box(None, nets[0].m) if box is None else box
         verdict = deep.decide(*nets, seed)
         if sized and not verdict.equivalent:
@@ -246,7 +246,7 @@ def top1(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, deadline:
     An UNKNOWN answer has no certificate. Cost: per region 2(k − 1) linear programs and exact bounds (one hidden
     layer) or one exact interval pass (deep networks)."""
     if A.is_deep or B.is_deep:
-        nets = (A.deep_network(), B.deep_network())
+        nets = (A.layered(), B.layered())
         records = (A.record, B.record)
         box = parse_box(None, nets[0].m) if box is None else box
         r = deep_top1(*nets, box, seed, deadline=deadline, max_regions=regions, progress=progress)

@@ -292,7 +292,7 @@ def _point_text(F, x: list) -> str:
 def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> Equivalence:
     """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly.
     Cost: see ``certsym.decide.deep``."""
-    t1, t2 = A.deep_network(), B.deep_network()
+    t1, t2 = A.layered(), B.layered()
     if t1.field != t2.field:
         raise InputError("the two networks are over different number fields; give both as parameter files")
     verdict = decide_deep(t1, t2)

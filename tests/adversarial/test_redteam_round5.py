@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 
 from certsym.certify import InputRecord
 from certsym.certify.deep import deep_distance_certificate
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep_distance import deep_distance, stated_lower
 from certsym.numbers import QQ
 from certsym.numbers.rational import MIN_EXPONENT, outward
@@ -230,7 +230,7 @@ def test_stated_lower_is_below_and_keeps_a_violation(lower: Fraction, epsilon: F
 RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "1" * 64))
 
 
-def _tree_pair() -> tuple[DeepNetwork, DeepNetwork]:
+def _tree_pair() -> tuple[LayeredNetwork, LayeredNetwork]:
     """A 2-3-3-1 network with weights in 1/8 and a copy with two weights moved: a tree of halvings tightens U."""
     layers = [([[1, Fraction(-1, 2)], [Fraction(3, 4), 1], [-1, Fraction(1, 8)]], [0, Fraction(-1, 4), Fraction(1, 2)]),
               ([[1, -1, Fraction(1, 2)], [Fraction(-3, 8), 1, 1], [Fraction(1, 2), Fraction(1, 2), -1]], [0, 0, 0]),
@@ -244,7 +244,8 @@ def _tree_pair() -> tuple[DeepNetwork, DeepNetwork]:
         return fmpq(x.numerator, x.denominator)
 
     def build(ls):
-        return DeepNetwork.build([([[q(w) for w in row] for row in W], [q(x) for x in b]) for W, b in ls], QQ, 2, False)
+        return LayeredNetwork.build([([[q(w) for w in row] for row in W], [q(x) for x in b]) for W, b in ls], QQ, 2,
+                                    False)
 
     return build(layers), build(moved)
 
@@ -253,7 +254,7 @@ BOX = [(fmpq(-1), fmpq(1)), (fmpq(0), fmpq(2))]
 
 
 @pytest.fixture(scope="module")
-def tree_certificate() -> tuple[dict, tuple[DeepNetwork, DeepNetwork]]:
+def tree_certificate() -> tuple[dict, tuple[LayeredNetwork, LayeredNetwork]]:
     nets = _tree_pair()
     d = deep_distance(*nets, BOX, deadline=no_time_limit(), max_regions=15, target=1.0)
     doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, nets)))

@@ -23,7 +23,7 @@ def test_minimal_of_a_deep_module_keeps_its_function() -> None:
     reduced = certsym.minimal(net)
     assert reduced.widths == (3, 3, 4, 2)
     x = [fmpq(1, 3), fmpq(-2), fmpq(5, 4)]
-    full = certsym.load(net).deep_network()
+    full = certsym.load(net).layered()
     assert reduced(x) == full(x)
 
 

@@ -58,7 +58,7 @@ def test_reprs_are_short(tmp_path: Path) -> None:
               rng.standard_normal((4, 50)).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
     model = certsym.load(arrays)
     assert repr(model.network) == "Network(m=30, n=50, k=4, field=QQ)"
-    assert repr(model.deep_network()) == "DeepNetwork(widths=30-50-4, field=QQ)"
+    assert repr(model.layered()) == "LayeredNetwork(widths=30-50-4, field=QQ)"
     assert len(repr(certsym.minimal(arrays))) < 80
 
 

@@ -92,7 +92,7 @@ def test_opaque_modules_are_refused_and_deeper_ones_read():
         certsym.load(Net())
     deep = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 3), nn.ReLU(), nn.Linear(3, 1))
     model = certsym.load(deep)
-    assert model.is_deep and model.deep_network().widths == (2, 3, 3, 1)
+    assert model.is_deep and model.layered().widths == (2, 3, 3, 1)
     assert certsym.equivalent(deep, deep).status == "equivalent"
     with pytest.raises(InputError, match="Linear → ReLU → ReLU → Linear"):
         certsym.load(nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.ReLU(), nn.Linear(3, 1)))

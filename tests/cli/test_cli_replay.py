@@ -14,7 +14,7 @@ from flint import fmpq
 from certsym.certify import deep_distance_certificate
 from certsym.certify.envelope import InputRecord
 from certsym.cli import main
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep_distance import _Bounds, deep_distance
 from certsym.numbers import QQ
 from certsym_check import budget as checker_budget
@@ -46,7 +46,7 @@ def _layered(layers: list) -> dict:
 
 def test_bounds_of_thousands_of_bits_are_stated_short_and_replay() -> None:
     first, second = _long_pair()
-    t1, t2 = DeepNetwork.build(first, QQ, 3), DeepNetwork.build(second, QQ, 3)
+    t1, t2 = LayeredNetwork.build(first, QQ, 3), LayeredNetwork.build(second, QQ, 3)
     box = [(fmpq(-1), fmpq(1))] * 3
     _, plain, aligned = _Bounds(t1, t2)(box)
     assert max(_bits(plain), _bits(aligned)) > 4096, "the pair must have an exact bound beyond the checker's 4,096 bits"

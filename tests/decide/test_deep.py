@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from certsym.certify import InputRecord
 from certsym.certify.deep import deep_certificate
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, decide, line_test, reduce
 from certsym.numbers import QQ
 from certsym_check import check
@@ -28,7 +28,7 @@ RECORDS = (InputRecord("theta1", "0" * 64), InputRecord("theta2", "0" * 64))
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def z3_outputs(t: DeepNetwork, xs: list) -> list:
+def z3_outputs(t: LayeredNetwork, xs: list) -> list:
     """The network's outputs as z3 terms of the reals xs, ReLU written If(z > 0, z, 0)."""
     h = xs
     for ell, layer in enumerate(t.layers, 1):
@@ -39,7 +39,7 @@ def z3_outputs(t: DeepNetwork, xs: list) -> list:
     return h
 
 
-def z3_verdict(t1: DeepNetwork, t2: DeepNetwork) -> str:
+def z3_verdict(t1: LayeredNetwork, t2: LayeredNetwork) -> str:
     """"equal" or "different": ∃x ρ(θ1)(x) ≠ ρ(θ2)(x) over the reals, by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
     solver = z3.Solver()
@@ -50,7 +50,7 @@ def z3_verdict(t1: DeepNetwork, t2: DeepNetwork) -> str:
     return "equal" if result == z3.unsat else "different"
 
 
-def assert_sound(t1: DeepNetwork, t2: DeepNetwork) -> str:
+def assert_sound(t1: LayeredNetwork, t2: LayeredNetwork) -> str:
     """The verdict agrees with z3, its certificate replays, and its witness separates the outputs."""
     v = decide(t1, t2)
     oracle = z3_verdict(t1, t2)
@@ -67,12 +67,12 @@ def assert_sound(t1: DeepNetwork, t2: DeepNetwork) -> str:
     return v.status
 
 
-def net(layers: list[tuple[list[list[int | fmpq]], list[int | fmpq]]], output_relu: bool = False) -> DeepNetwork:
-    return DeepNetwork.build(layers, QQ, len(layers[0][0][0]), output_relu)
+def net(layers: list[tuple[list[list[int | fmpq]], list[int | fmpq]]], output_relu: bool = False) -> LayeredNetwork:
+    return LayeredNetwork.build(layers, QQ, len(layers[0][0][0]), output_relu)
 
 
 @st.composite
-def deep_nets(draw, depth: int | None = None) -> DeepNetwork:
+def deep_nets(draw, depth: int | None = None) -> LayeredNetwork:
     """Small deep networks with integer weights in [-3, 3]: m ≤ 2, widths ≤ 4, 2 or 3 hidden layers."""
     depth = depth or draw(st.integers(2, 3))
     m = draw(st.integers(1, 2))
@@ -87,7 +87,7 @@ SCALES = st.sampled_from([fmpq(1, 2), fmpq(1), fmpq(2), fmpq(3), fmpq(5, 4)])
 
 
 @st.composite
-def disguised(draw) -> tuple[DeepNetwork, DeepNetwork]:
+def disguised(draw) -> tuple[LayeredNetwork, LayeredNetwork]:
     """θ and h·θ for a random h = (P_ℓ D_ℓ) in H_{n_1} × … × H_{n_L}, plus moves undone: a neuron with a zero output
     column (D1), a constant neuron (D2), a neuron split in two positive multiples (D3), a dead one (D4)."""
     t = draw(deep_nets())
@@ -125,13 +125,13 @@ def disguised(draw) -> tuple[DeepNetwork, DeepNetwork]:
             b[ell - 1].append(fmpq(-1))
             for row in W[ell]:
                 row.append(fmpq(draw(st.integers(-3, 3))))
-    other = DeepNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
+    other = LayeredNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
     return t, other
 
 
 @SETTINGS
 @given(disguised())
-def test_disguised_pairs_are_never_called_different(pair: tuple[DeepNetwork, DeepNetwork]) -> None:
+def test_disguised_pairs_are_never_called_different(pair: tuple[LayeredNetwork, LayeredNetwork]) -> None:
     """h·θ with moves D1–D4 undone realizes ρ(θ): certsym says EQUIVALENT (z3 agrees) or UNDECIDED, never NOT
     EQUIVALENT."""
     t1, t2 = pair
@@ -140,7 +140,7 @@ def test_disguised_pairs_are_never_called_different(pair: tuple[DeepNetwork, Dee
 
 @SETTINGS
 @given(deep_nets(), st.data())
-def test_h_related_pairs_are_equivalent(t: DeepNetwork, data) -> None:
+def test_h_related_pairs_are_equivalent(t: LayeredNetwork, data) -> None:
     """The layerwise canonical form is complete for H: h·θ is always EQUIVALENT to θ, with a certificate."""
     W = [[list(row) for row in layer.W] for layer in t.layers]
     b = [list(layer.b) for layer in t.layers]
@@ -151,13 +151,13 @@ def test_h_related_pairs_are_equivalent(t: DeepNetwork, data) -> None:
         W[ell - 1] = [[x * d[i] for x in W[ell - 1][perm[i]]] for i in range(n)]
         b[ell - 1] = [b[ell - 1][perm[i]] * d[i] for i in range(n)]
         W[ell] = [[row[perm[i]] / d[i] for i in range(n)] for row in W[ell]]
-    other = DeepNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
+    other = LayeredNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
     assert assert_sound(t, other) == EQUIVALENT
 
 
 @SETTINGS
 @given(deep_nets(), st.data())
-def test_perturbed_pairs_agree_with_z3(t: DeepNetwork, data) -> None:
+def test_perturbed_pairs_agree_with_z3(t: LayeredNetwork, data) -> None:
     """One weight or bias changed by a small rational: every verdict agrees with z3 (the change may be invisible,
     on a dead neuron, and then EQUIVALENT or UNDECIDED is right)."""
     ell = data.draw(st.integers(0, len(t.layers) - 1))
@@ -171,7 +171,7 @@ def test_perturbed_pairs_agree_with_z3(t: DeepNetwork, data) -> None:
     else:
         q = data.draw(st.integers(0, len(W[ell][i]) - 1))
         W[ell][i][q] += delta
-    other = DeepNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
+    other = LayeredNetwork.build(list(zip(W, b, strict=True)), QQ, t.m, t.output_relu)
     assert_sound(t, other)
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from certsym.certify import InputRecord
 from certsym.certify.deep import deep_distance_certificate
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep_distance import deep_distance
 from certsym.numbers import QQ
 from certsym_check import check
@@ -30,7 +30,7 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 BOXES = st.sampled_from([(fmpq(0), fmpq(1)), (fmpq(-1), fmpq(1)), (fmpq(-2), fmpq(1, 2))])
 
 
-def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound, strict: bool = True) -> bool:
+def z3_exceeds(t1: LayeredNetwork, t2: LayeredNetwork, box: list, bound, strict: bool = True) -> bool:
     """∃x in the box with |f1(x)_j − f2(x)_j| > bound (≥ bound when not ``strict``) for some j, over the reals,
     by z3."""
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
@@ -46,7 +46,7 @@ def z3_exceeds(t1: DeepNetwork, t2: DeepNetwork, box: list, bound, strict: bool 
     return result == z3.sat
 
 
-def perturbed(t: DeepNetwork, ell: int, i: int, q: int, delta: fmpq) -> DeepNetwork:
+def perturbed(t: LayeredNetwork, ell: int, i: int, q: int, delta: fmpq) -> LayeredNetwork:
     layers = [([list(row) for row in layer.W], list(layer.b)) for layer in t.layers]
     W, b = layers[ell]
     row = W[i % len(W)] if W else None
@@ -54,10 +54,10 @@ def perturbed(t: DeepNetwork, ell: int, i: int, q: int, delta: fmpq) -> DeepNetw
         row[q % len(row)] += delta
     else:
         b[i % len(b)] += delta
-    return DeepNetwork.build(layers, QQ, t.m, t.output_relu)
+    return LayeredNetwork.build(layers, QQ, t.m, t.output_relu)
 
 
-def assert_sound(t1: DeepNetwork, t2: DeepNetwork, box: list) -> None:
+def assert_sound(t1: LayeredNetwork, t2: LayeredNetwork, box: list) -> None:
     d = deep_distance(t1, t2, box)
     assert 0 <= d.lower <= d.upper
     assert not z3_exceeds(t1, t2, box, d.upper), "a point of the box exceeds U"
@@ -80,16 +80,16 @@ def test_perturbed_disguises_are_bounded_soundly(pair, ell: int, i: int, q: int,
 
 @SETTINGS
 @given(deep_nets(), deep_nets(), BOXES)
-def test_independent_pairs_are_bounded_soundly(t1: DeepNetwork, t2: DeepNetwork, side) -> None:
+def test_independent_pairs_are_bounded_soundly(t1: LayeredNetwork, t2: LayeredNetwork, side) -> None:
     if (t1.m, t1.k) != (t2.m, t2.k):
-        t2 = DeepNetwork.build([(layer.W, layer.b) for layer in t1.layers[:-1]] + [(t1.layers[-1].W, [
+        t2 = LayeredNetwork.build([(layer.W, layer.b) for layer in t1.layers[:-1]] + [(t1.layers[-1].W, [
             x + 1 for x in t1.layers[-1].b])], QQ, t1.m, t2.output_relu)
     assert_sound(t1, t2, [side] * t1.m)
 
 
 @SETTINGS
 @given(deep_nets(), st.integers(0, 9), st.integers(0, 9), st.lists(st.integers(-4, 4), min_size=2, max_size=2))
-def test_a_point_box_gives_u_equal_to_l(t: DeepNetwork, i: int, q: int, point: list) -> None:
+def test_a_point_box_gives_u_equal_to_l(t: LayeredNetwork, i: int, q: int, point: list) -> None:
     other = perturbed(t, 0, i, q, fmpq(1, 2))
     x = [fmpq(v, 2) for v in point[:t.m]]
     d = deep_distance(t, other, [(v, v) for v in x])
@@ -99,8 +99,8 @@ def test_a_point_box_gives_u_equal_to_l(t: DeepNetwork, i: int, q: int, point: l
         assert d.upper == d.lower == 0
 
 
-def _net(layers, relu=False) -> DeepNetwork:
-    return DeepNetwork.build(layers, QQ, len(layers[0][0][0]), relu)
+def _net(layers, relu=False) -> LayeredNetwork:
+    return LayeredNetwork.build(layers, QQ, len(layers[0][0][0]), relu)
 
 
 T1 = _net([([[1, 2], [-1, 1], [1, 0]], [1, 0, -1]), ([[1, 1, 0], [0, 2, 1]], [0, -1]), ([[1, 2]], [0])])

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from certsym.certify import InputRecord
 from certsym.certify.deep import deep_distance_certificate
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep_distance import deep_distance
 from certsym.numbers import QQ
@@ -35,7 +35,7 @@ BOX = [(fmpq(-1), fmpq(1))] * 2
 UNTIMED = {"deadline": no_time_limit()}
 
 
-def _pair() -> tuple[DeepNetwork, DeepNetwork]:
+def _pair() -> tuple[LayeredNetwork, LayeredNetwork]:
     """A seeded 2-5-5-2 network over Q (weights in 1/64) and a copy with every third weight moved by 1/256 (small
     enough for z3 to settle the tree's tight U in a second)."""
     rng = np.random.default_rng(0)
@@ -45,7 +45,7 @@ def _pair() -> tuple[DeepNetwork, DeepNetwork]:
         layers.append((W, [fmpq(round(x * 64), 64) for x in rng.standard_normal(b) * 0.1]))
     moved = [([[w + (fmpq(1, 256) if (i + j) % 3 == 0 else 0) for j, w in enumerate(row)] for i, row in enumerate(W)],
               b) for W, b in layers]
-    return DeepNetwork.build(layers, QQ, 2, False), DeepNetwork.build(moved, QQ, 2, False)
+    return LayeredNetwork.build(layers, QQ, 2, False), LayeredNetwork.build(moved, QQ, 2, False)
 
 
 def _doc(d, nets, epsilon=None) -> dict:
