@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq
 
-from certsym.core.deep import DeepNetwork
+from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, decide
 from certsym.numbers import QQ
 
@@ -97,13 +97,13 @@ def scale(sizes: list[int]) -> None:
                       f"({'VALID' if code_c == 0 else 'exit ' + str(code_c)}) | {tc / t:.1f} |")
 
 
-def _random_net(rng: np.random.Generator, widths: list[int], scale: int = 3) -> DeepNetwork:
+def _random_net(rng: np.random.Generator, widths: list[int], scale: int = 3) -> LayeredNetwork:
     layers = [([[int(x) for x in row] for row in rng.integers(-scale, scale + 1, (b, a))],
                [int(x) for x in rng.integers(-scale, scale + 1, b)]) for a, b in zip(widths, widths[1:], strict=False)]
-    return DeepNetwork.build(layers, QQ, widths[0])
+    return LayeredNetwork.build(layers, QQ, widths[0])
 
 
-def _disguise(t: DeepNetwork, rng: np.random.Generator) -> DeepNetwork:
+def _disguise(t: LayeredNetwork, rng: np.random.Generator) -> LayeredNetwork:
     W = [[list(row) for row in layer.W] for layer in t.layers]
     b = [list(layer.b) for layer in t.layers]
     for ell in range(1, t.depth + 1):
@@ -113,15 +113,15 @@ def _disguise(t: DeepNetwork, rng: np.random.Generator) -> DeepNetwork:
         W[ell - 1] = [[x * d[i] for x in W[ell - 1][perm[i]]] for i in range(n)]
         b[ell - 1] = [b[ell - 1][perm[i]] * d[i] for i in range(n)]
         W[ell] = [[row[perm[i]] / d[i] for i in range(n)] for row in W[ell]]
-    return DeepNetwork.build(list(zip(W, b, strict=True)), QQ, t.m)
+    return LayeredNetwork.build(list(zip(W, b, strict=True)), QQ, t.m)
 
 
-def _z3(t1: DeepNetwork, t2: DeepNetwork, timeout: float) -> str:
+def _z3(t1: LayeredNetwork, t2: LayeredNetwork, timeout: float) -> str:
     import z3  # the bench extra
 
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
 
-    def realize(t: DeepNetwork) -> list:
+    def realize(t: LayeredNetwork) -> list:
         h = xs
         for ell, layer in enumerate(t.layers, 1):
             z = [z3.Sum([z3.RealVal(str(w)) * v for w, v in zip(row, h, strict=True)] + [z3.RealVal(str(c))])
@@ -163,7 +163,7 @@ def undecided_rate(pairs: int) -> None:
         ell = int(rng.integers(0, len(changed)))
         changed[ell][0][0] = changed[ell][0][0] + fmpq(1, 8)
         cases = {"independent": _random_net(rng, widths), "disguised": _disguise(t, rng),
-                 "one weight + 1/8": DeepNetwork.build([(W, layer.b) for W, layer in zip(changed, t.layers,
+                 "one weight + 1/8": LayeredNetwork.build([(W, layer.b) for W, layer in zip(changed, t.layers,
                                                                                           strict=True)], QQ, m)}
         for name, other in cases.items():
             status = decide(t, other).status
@@ -175,13 +175,13 @@ def undecided_rate(pairs: int) -> None:
         print(f"| {name} | {c[EQUIVALENT]} | {c[NOT_EQUIVALENT]} | {c[UNDECIDED]} |")
 
 
-def _float_net(rng: np.random.Generator, widths: list[int], dtype) -> tuple[DeepNetwork, DeepNetwork]:
+def _float_net(rng: np.random.Generator, widths: list[int], dtype) -> tuple[LayeredNetwork, LayeredNetwork]:
     """A float32 network with W ~ N(0, 1/fan-in) and its copy rounded to ``dtype``, both exact dyadics."""
     arrays = [((rng.normal(size=(b, a)) / np.sqrt(a)).astype(np.float32), (rng.normal(size=b) * 0.1).astype(np.float32))
               for a, b in zip(widths, widths[1:], strict=False)]
 
-    def exact(cast) -> DeepNetwork:
-        return DeepNetwork.build([([[fmpq(*float(x).as_integer_ratio()) for x in row] for row in cast(W)],
+    def exact(cast) -> LayeredNetwork:
+        return LayeredNetwork.build([([[fmpq(*float(x).as_integer_ratio()) for x in row] for row in cast(W)],
                                    [fmpq(*float(x).as_integer_ratio()) for x in cast(b)]) for W, b in arrays],
                                  QQ, widths[0])
     return exact(lambda a: a), exact(lambda a: a.astype(dtype))
