@@ -9,12 +9,15 @@ names (never by counting node types), is the chain
       → [Identity]* → [Relu → [Identity]*] → y
 
 (L ≥ 1 hidden layers, each linear layer but the last followed by one Relu, and optionally one Relu after the last,
-which is kept: the output ReLU) with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1) or
-MatMul(h, B) followed by Add of its result and C in either operand order; B and C are initializers. Every node of
+which is kept: the output ReLU) with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1), or
+MatMul(h, B) or MatMul(B, h) followed by Add of its result and C in either operand order; B and C are initializers.
+MatMul(B, h), the weight first, is read only where h is declared 1-D (the graph input declared [m], with no
+Flatten or Reshape before): of a column [m, 1] the Add would broadcast the bias into a matrix. Every node of
 the graph is on the chain, and every intermediate value is used by exactly one node and is not a graph output. An
 attribute that is not listed (for example Gemm's ``broadcast``, or an attribute with a second value field) refuses
-the file, since it could change the computation. The weights are W = B (Gemm, transB = 1), W = Bᵀ (Gemm, transB =
-0; MatMul); each bias has shape exactly (rows of its W,), and each layer reads the width the previous one gives.
+the file, since it could change the computation. The weights are W = B (Gemm, transB = 1; MatMul(B, h)), W = Bᵀ
+(Gemm, transB = 0; MatMul(h, B)); each bias has shape exactly (rows of its W,), and each layer reads the width the
+previous one gives.
 The weights and biases share one element type (FLOAT, FLOAT16, BFLOAT16 or DOUBLE); their data come from exactly
 one of ``raw_data`` (little-endian) and the typed field (``float_data``, ``int32_data`` holding 16-bit patterns,
 ``double_data``), or from external data (keys ``location``, ``offset``, ``length`` only; a relative location
@@ -109,6 +112,7 @@ class _Layer:
     transposed: bool  # W = Bᵀ (Gemm transB = 0, MatMul) rather than W = B
     gemm: bool  # Gemm (input of rank 2) rather than MatMul + Add (rank 1 or more)
     mid: str | None = None  # MatMul + Add: the MatMul's output
+    weight_first: bool = False  # MatMul(W, h) of a 1-D h: W = B as stored
 
 
 @dataclass
@@ -414,7 +418,7 @@ class _Reader:
             visited.add(i)
             node, label = self.nodes[i], self.labels[i]
             op = node.op_type
-            if pos != 0 and op != "Add":
+            if pos != 0 and op not in ("Add", "MatMul"):
                 self.fail(f"{label} reads {_q(v)} as its input {pos}; the chain's value must be input 0")
             out = node.output[0]
             if op == "Identity":
@@ -423,7 +427,7 @@ class _Reader:
                 target = self.initializer_input(i, 1, "target shape") if op == "Reshape" else None
                 self.steps.append(_Step(op.lower(), label, out, target))
             elif op in ("Gemm", "MatMul") and stage in (_PRE, _RELU):
-                out = self.linear(i, visited)
+                out = self.linear(i, visited, pos)
                 self.steps.append(_Step("linear", label, out, len(self.layers) - 1))
                 stage = _LINEAR
             elif op == "Relu" and stage == _LINEAR:
@@ -450,8 +454,9 @@ class _Reader:
             return "before the first linear layer"
         return f"after {'the Relu after ' if stage == _RELU else ''}linear layer {len(self.layers)}"
 
-    def linear(self, i: int, visited: set[int]) -> str:
-        """A linear layer starting at node ``i`` (Gemm, or MatMul and its Add); returns its output value."""
+    def linear(self, i: int, visited: set[int], pos: int = 0) -> str:
+        """A linear layer starting at node ``i`` (Gemm, or MatMul and its Add), which reads the chain's value as its
+        input ``pos`` (1: MatMul(W, h), weight first); returns its output value."""
         node, label = self.nodes[i], self.labels[i]
         if node.op_type == "Gemm":
             trans_b = self.attributes(i, node)["transB"]
@@ -459,7 +464,7 @@ class _Reader:
             bias = self.initializer_input(i, 2, "bias C")
             self.layers.append(_Layer(label, weight, bias, transposed=trans_b == 0, gemm=True))
             return node.output[0]
-        weight = self.initializer_input(i, 1, "weight B")
+        weight = self.initializer_input(i, 1 - pos, "weight A" if pos else "weight B")
         t = node.output[0]
         uses = self.consumers.get(t, [])
         if t == self.y:
@@ -467,12 +472,13 @@ class _Reader:
         if len(uses) != 1:
             self.fail(f"{label}'s output {_q(t)} is used {len(uses)} times"
                       + (f" (by {self.uses_text(uses)})" if uses else "") + "; expected once, by an Add of the bias")
-        j, pos = uses[0]
+        j, side = uses[0]
         if self.nodes[j].op_type != "Add":
             self.fail(f"{label} is followed by {self.labels[j]}; expected an Add of the bias (MatMul + Add)")
         visited.add(j)
-        bias = self.initializer_input(j, 1 - pos, "bias")
-        self.layers.append(_Layer(f"{label} + {self.labels[j]}", weight, bias, transposed=True, gemm=False, mid=t))
+        bias = self.initializer_input(j, 1 - side, "bias")
+        self.layers.append(_Layer(f"{label} + {self.labels[j]}", weight, bias, transposed=not pos, gemm=False, mid=t,
+                                  weight_first=bool(pos)))
         return self.nodes[j].output[0]
 
     # -- shapes and types from the initializers' dims -------------------------------------------------------
@@ -588,6 +594,13 @@ class _Reader:
                 layer = self.layers[step.arg]
                 width, out = widths[step.arg], widths[step.arg + 1]
                 gemm = layer.gemm
+                if layer.weight_first and (shape is None or len(shape) != 1):
+                    # W (out, in) times a column [in, 1] is (out, 1), to which Add broadcasts a bias (out,) as an
+                    # (out, out) matrix: only a value known to be 1-D makes MatMul(W, h) the layer W h + b
+                    self.fail(f"{layer.label} multiplies the weight by the value (MatMul(W, x)); certsym reads that "
+                              "only of a value declared 1-D" + (f"{origin}" if shape is not None else
+                                                                f" (the graph input {_q(self.x)} has no declared "
+                                                                "shape)"))
                 if shape is not None:
                     if (gemm and len(shape) != 2) or not shape:
                         self.fail(f"{layer.label} reads a value of rank {len(shape)}{origin}; expected "

@@ -15,7 +15,7 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
 
     x → [Flatten(axis=1) | Reshape(h, s) | Identity]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
       → [Identity]* → [Relu → [Identity]*] → y,
-    L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C)
+    L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C) | Add(MatMul(B, h), C)
 
   (Add in either operand order, directly after its MatMul), every node on it, every intermediate value used
   once and not a graph output, B, C and s initializers, and every initializer used (node order is free:
@@ -513,7 +513,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     targets: list = []
     steps: list = []
     values = [x]
-    state, current, seen, pending = "pre", x, set(), None
+    state, current, seen, pending, pending_transposed = "pre", x, set(), None, True
     while current != y:
         uses = users.get(current, [])
         if len(uses) != 1:
@@ -529,7 +529,9 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity)")
         attributes = _attributes(node, opset)
         expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3}[op]
-        if len(ins) != expected or (op != "Add" and ins[0] != current):
+        # MatMul(W, h): the weight first, read only of a value declared 1-D (``_check_input_shape``)
+        weight_first = op == "MatMul" and len(ins) == 2 and ins[1] == current != ins[0]
+        if len(ins) != expected or (op != "Add" and ins[0] != current and not weight_first):
             raise Reject(f"ONNX {op} node with {len(ins)} inputs; expected the chain value {_q(current)} first and "
                          f"{expected - 1} initializer(s)")
         others = [name for name in ins if name != current]
@@ -538,7 +540,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         if state == "add":
             if op != "Add":
                 raise Reject(f"ONNX MatMul followed by {op}, not by Add of its bias")
-            layers.append((pending, others[0], True))
+            layers.append((pending, others[0], pending_transposed))
             state = "linear"
         elif op == "Identity":
             pass
@@ -560,9 +562,9 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             if state not in ("pre", "relu"):
                 raise Reject("ONNX linear layer where the chain does not allow one (two linear layers need a Relu "
                              "between them)")
-            steps.append((op, None))
+            steps.append(("MatMulW" if weight_first else op, None))
             if op == "MatMul":
-                pending, state = others[0], "add"
+                pending, pending_transposed, state = others[0], not weight_first, "add"
             else:
                 if attributes["alpha"] != 1.0 or attributes["beta"] != 1.0 or attributes["transA"] != 0 \
                         or attributes["transB"] not in (0, 1):
@@ -683,11 +685,15 @@ def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: d
         else:
             width, out = widths[layer], widths[layer + 1]
             layer += 1
+            if op == "MatMulW" and (shape is None or len(shape) != 1):
+                # W (out, in) times a column [in, 1] is (out, 1), and Add then broadcasts the bias (out,) into an
+                # (out, out) matrix: MatMul(W, h) is the layer W h + b only for h known to be 1-D
+                raise Reject("ONNX MatMul(W, x) (the weight first) of a value not declared 1-D")
             if shape is None:
                 continue
             if op == "Gemm" and len(shape) != 2 or not shape or shape[-1] not in (None, width):
                 raise Reject(f"ONNX {op} cannot take the declared input shape (it needs width {width})")
-            shape = shape[:-1] + [out] if op == "MatMul" else [shape[0], out]
+            shape = [shape[0], out] if op == "Gemm" else shape[:-1] + [out]
 
 
 class Chain(NamedTuple):
