@@ -11,9 +11,11 @@ from pathlib import Path
 
 from certsym.certify import InputRecord
 from certsym.cli import common
-from certsym.decide.distance import parse_box, parse_vnnlib
-from certsym.io import load_inputs, read_text
+from certsym.decide.distance import parse_box
+from certsym.errors import InputError
+from certsym.io import load_inputs
 from certsym.io.models import Selection, parse_keys, reading
+from certsym.io.vnnlib import input_boxes, read_vnnlib
 from certsym.numbers import DEFAULT_MAX_DIGITS
 from certsym.workflows.equivalence import EMBED_LIMIT
 
@@ -75,9 +77,17 @@ def read_any_depth(args: argparse.Namespace, path: str):
 
 
 def read_box(spec: str | None, m: int):
-    """The box of --box: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a VNN-LIB file; None: [0, 1]^m."""
-    if spec is not None and (spec.endswith(".vnnlib") or Path(spec).is_file()):
-        return parse_vnnlib(read_text(spec), m)
+    """The box of --box: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a VNN-LIB file (gzipped too) whose input
+    part is one box, its output asserts named on stderr as not read; None: [0, 1]^m."""
+    if spec is not None and (spec.endswith((".vnnlib", ".vnnlib.gz")) or Path(spec).is_file()):
+        prop = input_boxes(read_vnnlib(spec), m)
+        if len(prop.boxes) != 1:
+            raise InputError(f"--box {spec}: the property's input part is a disjunction of {len(prop.boxes)} boxes; "
+                             "--box takes one (split the file, one box each)")
+        if prop.outputs:
+            print(f"note: --box {spec}: the input box is read; the {len(prop.outputs)} output assert(s) are not "
+                  "(this command answers its own question on the box)", file=sys.stderr)
+        return prop.boxes[0]
     return parse_box(spec, m)
 
 

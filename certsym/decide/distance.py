@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -150,26 +149,6 @@ def parse_box(spec: str | None, m: int) -> Box:
             raise InputError(f"--box: lo > hi in {part.strip()!r}")
         box.append((lo, hi))
     return box * m if len(box) == 1 else box
-
-
-def parse_vnnlib(text: str, m: int) -> Box:
-    """The input box of a VNN-LIB property: (assert (<= X_i c)) and (assert (>= X_i c)) for every input.
-    Everything else (output constraints) is ignored; a missing or doubled bound is an error."""
-    lo: dict[int, fmpq] = {}
-    hi: dict[int, fmpq] = {}
-    for op, var, num in re.findall(r"\(\s*assert\s*\(\s*(<=|>=)\s+X_(\d+)\s+([-+0-9.eE/]+)\s*\)\s*\)", text):
-        value = parse_rational(num)
-        if value is None:
-            raise InputError(f"VNN-LIB: not an exact number {num!r}")
-        target = hi if op == "<=" else lo
-        if int(var) in target:
-            raise InputError(f"VNN-LIB: X_{var} is bounded twice on one side")
-        target[int(var)] = value
-    if set(lo) != set(range(m)) or set(hi) != set(range(m)):
-        raise InputError(f"VNN-LIB: every input X_0 … X_{m - 1} needs a lower and an upper bound")
-    if any(lo[q] > hi[q] for q in range(m)):
-        raise InputError("VNN-LIB: a lower bound exceeds its upper bound")
-    return [(lo[q], hi[q]) for q in range(m)]
 
 
 def floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -47,6 +47,16 @@ def read_text(path: str | os.PathLike) -> str:
 
 def read_input(path: str | os.PathLike) -> tuple[str, str]:
     """The text of a file and the SHA-256 of its bytes (read once)."""
+    data = read_bytes(path)
+    try:
+        return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
+    except UnicodeDecodeError:
+        raise InputError(f"{Path(path)}: not UTF-8 text") from None
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a regular file of at most 2 GiB, with missing files, folders, devices and permissions reported
+    as InputError. Cost: one read."""
     p = Path(path)
     try:
         info = p.stat()
@@ -56,16 +66,13 @@ def read_input(path: str | os.PathLike) -> tuple[str, str]:
             raise InputError(f"{p}: not a regular file")
         if info.st_size > _MAX_FILE_BYTES:
             raise InputError(f"{p}: file is larger than 2 GiB")
-        data = p.read_bytes()
-        return data.decode("utf-8"), hashlib.sha256(data).hexdigest()
+        return p.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise InputError(f"{p}: is a directory") from None
     except PermissionError:
         raise InputError(f"{p}: permission denied") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not UTF-8 text") from None
 
 
 def parse_json(text: str, source: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Any:

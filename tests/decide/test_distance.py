@@ -18,9 +18,10 @@ from certsym.certify import InputRecord, distance_certificate
 from certsym.cli import main
 from certsym.core.network import Network
 from certsym.decide.deadline import Deadline
-from certsym.decide.distance import align, distance, evaluate_difference, parse_box, parse_vnnlib
+from certsym.decide.distance import align, distance, evaluate_difference, parse_box
 from certsym.decide.relaxation import Pair, Region, bound_region, extremes
 from certsym.errors import InputError
+from certsym.io.vnnlib import input_boxes
 from certsym_check import check_certificate
 
 RECORDS = (InputRecord("a", "0" * 64), InputRecord("b", "1" * 64))
@@ -313,9 +314,9 @@ def test_box_and_vnnlib_parsing() -> None:
             parse_box(bad, 2)
     text = "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(assert (<= X_0 0.5))\n(assert (>= X_0 -0.5))\n" \
            "(assert (<= X_1 1))\n(assert (>= X_1 0))\n(assert (<= Y_0 3))\n"
-    assert parse_vnnlib(text, 2) == [(fmpq(-1, 2), fmpq(1, 2)), (0, 1)]
+    assert input_boxes(text, 2).boxes == [[(fmpq(-1, 2), fmpq(1, 2)), (0, 1)]]
     with pytest.raises(InputError):
-        parse_vnnlib(text.replace("(assert (>= X_1 0))", ""), 2)
+        input_boxes(text.replace("(assert (>= X_1 0))", ""), 2)
 
 
 def test_cli_distance(tmp_path, capfd) -> None:
