@@ -585,8 +585,11 @@ class _Reader:
                     if shape is not None:
                         if not shape:
                             self.fail(f"{label} copies dimension 0 of a scalar{origin}")
-                        if None not in shape and math.prod(shape) != shape[0] * m:  # type: ignore[arg-type,operator]
-                            self.fail(f"{label} reshapes shape {_shape_text(shape)} into ({shape[0]}, {m}){origin}")
+                        rest = shape[1:]
+                        # the rows hold prod(rest) values each; only an empty batch (dimension 0 known to be 0)
+                        # fits any row width, so known trailing dimensions that do not make m refuse the file
+                        if None not in rest and math.prod(rest) != m and shape[0] != 0:  # type: ignore[arg-type]
+                            self.fail(f"{label} reshapes shape {_declared_text(shape)} into ({shape[0]}, {m}){origin}")
                         shape = [shape[0], m]
                     else:
                         shape = [None, m]

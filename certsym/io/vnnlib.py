@@ -29,9 +29,10 @@ from certsym.io.params import read_bytes
 from certsym.numbers import parse_rational
 
 MAX_BOXES = 4096  # disjuncts of the input part, after distributing ``and`` over ``or``
+MAX_NESTING = 100  # parentheses open at once: the readers below recurse once per level
 MAX_TEXT_BYTES = 256 << 20  # a decompressed property (the largest VNN-COMP properties are a few MB)
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-_VARIABLE = re.compile(r"([XY])_(\d+)\Z")
+_VARIABLE = re.compile(r"([XY])_(0|[1-9][0-9]*)\Z")  # X_01 and non-ASCII digits are other names
 _FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
 
 Box = list[tuple[fmpq, fmpq]]
@@ -68,6 +69,8 @@ def _parse(text: str) -> list:
     stack: list[list] = [[]]
     for token in _TOKEN.findall(text):
         if token == "(":
+            if len(stack) > MAX_NESTING:
+                raise InputError(f"VNN-LIB: more than {MAX_NESTING} parentheses open at once")
             stack.append([])
         elif token == ")":
             if len(stack) == 1:
@@ -108,9 +111,9 @@ def _dnf(form) -> list[list[tuple[int, str, fmpq]]]:
         else:
             out = [[]]
             for part in parts:
-                out = [a + b for a in out for b in part]
-                if len(out) > MAX_BOXES:
+                if len(out) * len(part) > MAX_BOXES:  # refused before the product is built
                     raise InputError(f"VNN-LIB: the input part has more than {MAX_BOXES} disjuncts")
+                out = [a + b for a in out for b in part]
         if len(out) > MAX_BOXES:
             raise InputError(f"VNN-LIB: the input part has more than {MAX_BOXES} disjuncts")
         return out
