@@ -74,6 +74,8 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
         if d.tree:
             proof |= {"tree": [[kind, value if kind == "split" else str(value)] for kind, value in d.tree],
                       "statement": "halvings of the box, interval differences and exact evaluation"}
+        if d.method == "symbolic":
+            proof["statement"] = "halvings of the box, symbolic differences in fixed point and exact evaluation"
     if epsilon is not None:
         proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)

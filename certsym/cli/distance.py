@@ -81,6 +81,9 @@ def _evidence_lines(d: bounds.Distance) -> list[str]:
     if d.depth == 1:
         how = (f"linear relaxations of the aligned networks with rational multipliers, the largest leaf bound, "
                f"{regions_text(d.leaves)} covering the box; symbolic intervals alone give {float(e.interval):.6g}")
+    elif e.method == "symbolic":
+        how = (f"symbolic differences, affine bounds in x on both networks and on their difference layer by layer "
+               f"(MATH.md Part IV), {regions_text(d.leaves)} of the box")
     else:
         kind = "interval differences over an alignment of every hidden layer" if e.alignment is not None else \
             "intervals of each network (the widths or endings differ: no alignment)"
@@ -102,7 +105,7 @@ def _evidence_json(d: bounds.Distance) -> dict:
     if d.depth == 1:
         return {"pairs": len(e.pairs), "stable_terms": e.stable, "unstable_terms": e.unstable,
                 "upper_interval": None if e.interval is None else str(e.interval)}
-    return {"deep": True, "aligned": e.alignment is not None, "upper_plain": str(e.plain),
+    return {"deep": True, "method": e.method, "aligned": e.alignment is not None, "upper_plain": str(e.plain),
             "upper_aligned": None if e.aligned is None else str(e.aligned)}
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.deep import LayeredNetwork
+from certsym.decide import symbolic
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
@@ -72,6 +73,7 @@ class DeepDistance:
     stopped: str = ""
     seconds: float = 0.0
     epsilon: fmpq | None = None  # the ε asked about, if any
+    method: str = "intervals"  # or "symbolic": the rule of ``certsym.decide.symbolic`` (the tree always stated)
 
     @property
     def verdict(self) -> str | None:
@@ -285,13 +287,18 @@ class _Bounds:
 def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int = 0,
                   verdict: DeepVerdict | None = None, seconds: float = 0.0, target: float = 1.1,
                   epsilon: fmpq | None = None, progress: Callable[[str], None] | None = None,
-                  deadline: Deadline | None = None, max_regions: int | None = None) -> DeepDistance:
+                  deadline: Deadline | None = None, max_regions: int | None = None,
+                  method: str = "auto") -> DeepDistance:
     """[L, U] (module docstring) for two deep networks over QQ; ``verdict`` is their deep decision when it is
     already known. With a time budget above 0 (``deadline``, the documented way, which replaces ``seconds``; else
     ``seconds`` from now; 0, the default, is the box alone), the branch and bound runs until U ≤ ``target``·L, or
     with ``epsilon`` until U ≤ ε or L > ε, or the time budget, ``max_regions`` (regions of the tree, default no
     bound but the checker's) or the checker's bounds run out; ``DeepDistance.stopped`` says which. Cost: see the
-    module; ``DeepDistance.seconds`` is the time taken, on the deadline's clock."""
+    module; ``DeepDistance.seconds`` is the time taken, on the deadline's clock. ``method`` "auto" takes symbolic
+    differences (``certsym.decide.symbolic``) for two networks of the same widths without an output ReLU, and
+    intervals otherwise; "intervals" always takes intervals."""
+    if method not in ("auto", "intervals"):
+        raise InputError("method must be 'auto' or 'intervals'")
     if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
         raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
@@ -309,6 +316,14 @@ def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed
     x = _witness(theta1, theta2, box, seed)
     values = (theta1(x), theta2(x))
     lower = max(abs(a - c) for a, c in zip(*values, strict=True))
+    settled = upper <= fmpq(*float(target).as_integer_ratio()) * lower if epsilon is None else \
+        upper <= epsilon or lower > epsilon
+    if method == "auto" and not settled and symbolic.applies(theta1, theta2) and _bits_ok(box):
+        # the exact interval rule did not settle the question on the box: symbolic differences over halvings
+        d = _symbolic(theta1, theta2, box, seed, x, values, lower, deadline, target, epsilon, progress, max_regions)
+        d.plain, d.aligned = plain, aligned
+        d.seconds = deadline.clock() - start
+        return d
     d = DeepDistance(lower, upper, box, bounds.alignment, x, values, plain, aligned, stopped="one region",
                      epsilon=epsilon)
     if deadline.seconds > 0:
@@ -316,6 +331,51 @@ def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed
     d.lower = stated_lower(d.lower, epsilon)
     d.seconds = deadline.clock() - start
     return d
+
+
+def _bits_ok(box: Box) -> bool:
+    """Box numbers short enough for the checker to halve (MAX_BOX_BITS)."""
+    return max((_bits(end) for end in box), default=0) <= MAX_BOX_BITS
+
+
+def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int, x: list[fmpq], values: tuple,
+              lower: fmpq, deadline: Deadline, target: float, epsilon: fmpq | None,
+              progress: Callable[[str], None] | None, max_regions: int | None) -> DeepDistance:
+    """[L, U] by symbolic differences over halvings of the box (``certsym.decide.symbolic``) between θ1 and θ2
+    moved by the alignment of its hidden layers (``align_layers``; ρ unchanged), the tree sized to the checker's
+    bounds (at most ``max_regions`` regions), with a witness searched in every new region."""
+    alignment = align_layers(theta1, theta2)
+    moved = theta2 if alignment is None else LayeredNetwork.build(_moved(theta2, alignment), QQ, theta2.m)
+    rule = symbolic.Rule(theta1, moved)
+    free = sum(1 for lo, hi in box if lo < hi)
+    cap = symbolic.max_leaves(theta1.widths, free)
+    if max_regions is not None:
+        cap = max(1, min(cap, (max_regions + 1) // 2))
+    floats = (_floats(theta1), _floats(theta2))
+    best = {"lower": lower, "witness": x, "values": values, "count": 0}
+    ratio = float(target)
+    limit = deadline if deadline.seconds > 0 else Deadline(0.0)
+
+    def witness(region: Box) -> None:
+        best["count"] += 1
+        y = _witness(theta1, theta2, region, seed + best["count"], LEAF_POINTS, floats)
+        vals = (theta1(y), theta2(y))
+        value = max(abs(a - c) for a, c in zip(*vals, strict=True))
+        if value > best["lower"]:
+            best.update(lower=value, witness=y, values=vals)
+
+    def stop(top: float) -> str | None:
+        if epsilon is not None:
+            return "L > ε" if best["lower"] > epsilon else "U ≤ ε" if top <= float(epsilon) else None
+        return "the target ratio" if top <= ratio * float(best["lower"]) else "U = 0" if top <= 0 else None
+
+    tree, upper, _, reason = symbolic.symbolic_tree(rule, box, stop, cap, limit, progress, witness)
+    reason = reason if deadline.seconds > 0 else "one region"
+    if reason == "the checker's bounds" and max_regions is not None and cap < symbolic.max_leaves(theta1.widths,
+                                                                                                   free):
+        reason = "the region budget"
+    return DeepDistance(stated_lower(best["lower"], epsilon), upper, box, alignment, best["witness"], best["values"],
+                        upper, None, tree=tree, regions=len(tree), stopped=reason, epsilon=epsilon, method="symbolic")
 
 
 def stated_lower(lower: fmpq, epsilon: fmpq | None) -> fmpq:

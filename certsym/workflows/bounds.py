@@ -28,7 +28,7 @@ from certsym.certify import (
     top1_certificate,
 )
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
-from certsym.decide import deep
+from certsym.decide import deep, symbolic
 from certsym.decide.branch_and_bound import MAX_REGIONS
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep_distance import deep_distance
@@ -223,7 +223,7 @@ def distance(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, epsil
         nets = (A.layered(), B.layered())
         box = parse_box(None, nets[0].m) if box is None else box
         verdict = deep.decide(*nets, seed)
-        if sized and not verdict.equivalent:
+        if sized and not verdict.equivalent and not symbolic.applies(*nets):  # a symbolic tree sizes itself
             regions = _replayable_regions(deep_distance(*nets, box, seed=seed, verdict=verdict), records, nets,
                                           epsilon, regions)
         d = deep_distance(*nets, box, seed=seed, verdict=verdict, deadline=deadline, target=target, epsilon=epsilon,

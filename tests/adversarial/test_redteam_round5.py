@@ -256,7 +256,7 @@ BOX = [(fmpq(-1), fmpq(1)), (fmpq(0), fmpq(2))]
 @pytest.fixture(scope="module")
 def tree_certificate() -> tuple[dict, tuple[LayeredNetwork, LayeredNetwork]]:
     nets = _tree_pair()
-    d = deep_distance(*nets, BOX, deadline=no_time_limit(), max_regions=15, target=1.0)
+    d = deep_distance(*nets, BOX, deadline=no_time_limit(), max_regions=15, target=1.0, method="intervals")
     doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, nets)))
     assert "tree" in doc["proof"] and check_certificate(doc).valid
     return doc, nets
@@ -306,11 +306,11 @@ def test_every_valid_deep_distance_bound_holds_by_z3(t1, ell, i, delta, regions,
     at least its L, and its verdict agrees with z3 (verified: no point above ε; violated: one above ε)."""
     t2 = perturbed(t1, ell % len(t1.layers), i, 0, delta)
     box = [(fmpq(-1), fmpq(1))] * t1.m
-    d0 = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=1)
+    d0 = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=1, method="intervals")
     lo, hi = d0.lower, d0.upper
     epsilon = [lo, hi, (lo + hi) / 2, lo - fmpq(1, 2**70), hi + fmpq(1, 2**70), lo + (hi - lo) / 8, fmpq(1, 2)][pick]
     epsilon = max(epsilon, fmpq(0))
-    d = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=regions, epsilon=epsilon)
+    d = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=regions, epsilon=epsilon, method="intervals")
     doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (t1, t2), epsilon)))
     report = check_certificate(doc)
     assert report.valid, report.reason

@@ -50,7 +50,7 @@ def test_bounds_of_thousands_of_bits_are_stated_short_and_replay() -> None:
     box = [(fmpq(-1), fmpq(1))] * 3
     _, plain, aligned = _Bounds(t1, t2)(box)
     assert max(_bits(plain), _bits(aligned)) > 4096, "the pair must have an exact bound beyond the checker's 4,096 bits"
-    d = deep_distance(t1, t2, box)
+    d = deep_distance(t1, t2, box, method="intervals")
     assert _bits(d.upper) <= 70 and _bits(d.lower) <= 70
     assert d.upper >= min(plain, aligned) and d.lower <= max(abs(a - c) for a, c in zip(*d.values, strict=True))
     records = tuple(InputRecord(name, "0" * 64, []) for name in ("a.json", "b.json"))

@@ -58,7 +58,7 @@ def perturbed(t: LayeredNetwork, ell: int, i: int, q: int, delta: fmpq) -> Layer
 
 
 def assert_sound(t1: LayeredNetwork, t2: LayeredNetwork, box: list) -> None:
-    d = deep_distance(t1, t2, box)
+    d = deep_distance(t1, t2, box, method="intervals")
     assert 0 <= d.lower <= d.upper
     assert not z3_exceeds(t1, t2, box, d.upper), "a point of the box exceeds U"
     if d.equivalence is None:
@@ -92,7 +92,7 @@ def test_independent_pairs_are_bounded_soundly(t1: LayeredNetwork, t2: LayeredNe
 def test_a_point_box_gives_u_equal_to_l(t: LayeredNetwork, i: int, q: int, point: list) -> None:
     other = perturbed(t, 0, i, q, fmpq(1, 2))
     x = [fmpq(v, 2) for v in point[:t.m]]
-    d = deep_distance(t, other, [(v, v) for v in x])
+    d = deep_distance(t, other, [(v, v) for v in x], method="intervals")
     if d.equivalence is None:
         assert d.upper == d.lower == max(abs(a - c) for a, c in zip(t(x), other(x), strict=True))
     else:
@@ -108,7 +108,7 @@ T2 = _net([([[1, 2], [-1, 1], [1, 0]], [1, 0, -1]), ([[1, 1, 0], [0, 2, 1]], [0,
 
 
 def _cert() -> dict:
-    d = deep_distance(T1, T2, [(fmpq(0), fmpq(1))] * 2)
+    d = deep_distance(T1, T2, [(fmpq(0), fmpq(1))] * 2, method="intervals")
     assert d.alignment is not None and d.upper == d.lower == fmpq(1, 8)
     return json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (T1, T2))))
 
@@ -139,7 +139,7 @@ def test_forged_deep_distance_certificates_are_refused(edit, words: str) -> None
 def test_an_equivalent_pair_gets_zero_with_the_block_lemma_and_a_forged_zero_is_refused() -> None:
     moved = _net([([[-1, 1], [2, 4], [1, 0]], [0, 2, -1]), ([[1, fmpq(1, 2), 0], [2, 0, 1]], [0, -1]),
                   ([[1, 2]], [0])])  # T1 with layer 1 permuted and one neuron scaled by 2
-    d = deep_distance(T1, moved, [(fmpq(0), fmpq(1))] * 2)
+    d = deep_distance(T1, moved, [(fmpq(0), fmpq(1))] * 2, method="intervals")
     assert d.equivalence is not None and d.upper == d.lower == 0
     doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (T1, moved))))
     assert check(doc).valid

@@ -55,9 +55,9 @@ def _doc(d, nets, epsilon=None) -> dict:
 @pytest.fixture(scope="module")
 def searched():
     t1, t2 = _pair()
-    one = deep_distance(t1, t2, BOX)
+    one = deep_distance(t1, t2, BOX, method="intervals")
     assert one.stopped == "one region"
-    d = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=2000)
+    d = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=2000, method="intervals")
     return t1, t2, one, d
 
 
@@ -156,7 +156,7 @@ def test_more_leaves_than_the_work_bound_allows_are_refused(searched, monkeypatc
 def test_epsilon_between_the_root_and_the_tree_is_verified_by_the_tree(searched) -> None:
     t1, t2, one, d = searched
     epsilon = (one.upper + d.upper) / 2  # above the tree's U, below the one-region bound
-    v = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=20_000, epsilon=epsilon)
+    v = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=20_000, epsilon=epsilon, method="intervals")
     assert v.verdict == "verified" and v.stopped == "U ≤ ε" and v.upper <= epsilon < one.upper and v.tree
     report = check(_doc(v, (t1, t2), epsilon))
     assert report.valid, report.reason
@@ -166,7 +166,7 @@ def test_epsilon_between_the_root_and_the_tree_is_verified_by_the_tree(searched)
 def test_epsilon_below_a_witness_is_violated_exactly(searched) -> None:
     t1, t2, _, d = searched
     epsilon = d.lower * fmpq(9, 10)
-    v = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=20_000, epsilon=epsilon)
+    v = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=20_000, epsilon=epsilon, method="intervals")
     assert v.verdict == "violated"
     assert max(abs(a - c) for a, c in zip(t1(v.witness), t2(v.witness), strict=True)) == v.lower > epsilon
     report = check(_doc(v, (t1, t2), epsilon))
@@ -176,7 +176,7 @@ def test_epsilon_below_a_witness_is_violated_exactly(searched) -> None:
 def test_a_point_box_searched_still_gives_u_equal_to_l() -> None:
     t1, t2 = _pair()
     point = [(fmpq(1, 3), fmpq(1, 3)), (fmpq(-1, 2), fmpq(-1, 2))]
-    d = deep_distance(t1, t2, point, **UNTIMED, max_regions=200)
+    d = deep_distance(t1, t2, point, **UNTIMED, max_regions=200, method="intervals")
     assert d.upper == d.lower == max(abs(a - c) for a, c in zip(t1([p for p, _ in point]), t2([p for p, _ in point]),
                                                                  strict=True))
     assert check(_doc(d, (t1, t2))).valid
@@ -190,7 +190,7 @@ def test_trees_on_perturbed_disguises_are_sound(pair, ell: int, i: int, q: int, 
     t1, t2 = pair
     t2 = perturbed(t2, ell % len(t2.layers), i, q, delta)
     box = [(fmpq(-1), fmpq(1))] * t1.m
-    d = deep_distance(t1, t2, box, **UNTIMED, max_regions=100, target=1.0)
+    d = deep_distance(t1, t2, box, **UNTIMED, max_regions=100, target=1.0, method="intervals")
     assert 0 <= d.lower <= d.upper
     assert not z3_exceeds(t1, t2, box, d.upper), "a point of the box exceeds U"
     report = check(_doc(d, (t1, t2)))
@@ -215,9 +215,9 @@ def test_a_halved_box_of_long_numbers_is_refused() -> None:
     t1, t2 = _pair()
     big = fmpq(1, 3 ** 2600)  # a denominator of 4,121 bits
     box = [(fmpq(-1), big), (fmpq(-1), fmpq(1))]
-    d = deep_distance(t1, t2, box, **UNTIMED, max_regions=200)
+    d = deep_distance(t1, t2, box, **UNTIMED, max_regions=200, method="intervals")
     assert d.tree == [] and d.stopped == "the checker's bounds"
-    small = deep_distance(t1, t2, [(fmpq(-1), fmpq(1))] * 2, **UNTIMED, max_regions=200)
+    small = deep_distance(t1, t2, [(fmpq(-1), fmpq(1))] * 2, **UNTIMED, max_regions=200, method="intervals")
     doc = _doc(small, (t1, t2))
     doc["proof"]["box"][0][1] = str(big)
     report = check(doc)
@@ -254,7 +254,7 @@ def test_the_time_and_region_budgets_stop_the_halvings_and_say_so() -> None:
     t1, t2 = _pair()
     timed = deep_distance(t1, t2, BOX, deadline=Deadline(20, clock=Ticks(1.0)), max_regions=10_000)
     assert timed.stopped == "the time budget" and 1 < timed.regions < 40 and timed.tree
-    counted = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=21)
+    counted = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=21, method="intervals")
     assert counted.stopped == "the region budget" and counted.regions == 21 and counted.leaves == 11
     for d in (timed, counted):
         report = check(_doc(d, (t1, t2)))

@@ -46,6 +46,10 @@ from certsym_check.kinds.integer_rows import integer_form, row_extremes
 
 STATEMENT = "interval differences and exact evaluation"
 TREE_STATEMENT = "halvings of the box, interval differences and exact evaluation"
+SYMBOLIC_STATEMENT = "halvings of the box, symbolic differences in fixed point and exact evaluation"
+# a symbolic tree's leaves × the products of one region's bound (``kinds.symbolic.region_products``): about 50 ns
+# a product, so at this bound the replay's products take about 100 s
+MAX_SYMBOLIC_WORK = 2 * 10**9
 MAX_NODES = 200_000
 MAX_DEPTH = 256  # nested halvings: each adds a bit to a coordinate's denominator
 MAX_WORK = 5 * 10**6  # leaves × their work, and nodes × (m + 1), for a tree of halvings (deep_top1's)
@@ -280,6 +284,9 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
         raise Reject("the two networks differ in input or output size")
     equivalent = isinstance(proof, dict) and "equivalence" in proof
     tree = isinstance(proof, dict) and "tree" in proof and not equivalent
+    if isinstance(proof, dict) and proof.get("statement") == SYMBOLIC_STATEMENT and not equivalent:
+        _check_symbolic(nets, proof, rep)
+        return
     required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
         {"box", "alignment", "upper", "lower", "witness", "statement"} | ({"tree"} if tree else set())
     if isinstance(proof, dict) and "epsilon" in proof:
@@ -335,6 +342,57 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
     rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
                      f"{box_text(box)}" + (f", {leaves} leaves" if tree else ""))
+    epsilon_verdict(p, lower, upper, rep)
+
+
+def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
+    """The symbolic-difference rule (``kinds.symbolic``) on every leaf of a tree of halvings: two networks of the
+    same widths without an output ReLU, θ2 moved by the stated alignment (null: the identity, as for a pruned,
+    quantized or perturbed copy)."""
+    from certsym_check.kinds import symbolic  # loaded by this rule only (checker/TRUST.md)
+
+    t1, t2 = nets
+    required = {"box", "alignment", "upper", "lower", "witness", "statement", "tree"}
+    if "epsilon" in proof:
+        required |= {"epsilon", "verdict"}
+    p = keys(proof, required, "proof")
+    if t1.output_relu or t2.output_relu or [len(b) for b in t1.b] != [len(b) for b in t2.b]:
+        raise Reject("the symbolic rule reads two networks of the same widths without an output ReLU")
+    alignment = None if p["alignment"] is None else _alignment(t1, t2, p["alignment"])
+    box = parse_box(p["box"], t1.m)
+    upper, lower = rational(p["upper"]), rational(p["lower"])
+    _stated(upper, "proof.upper")
+    _stated(lower, "proof.lower")
+    x = [rational(y) for y in seq(p["witness"], t1.m, "proof.witness")]
+    scalings = [d for layer in alignment or [] for _, _, d in layer]
+    sizes_bounded(t1, t2, {"proof.box": [y for b in box for y in b], "proof.alignment": scalings, "proof.witness": x})
+    box_numbers_short([y for b in box for y in b], "the box")
+    widths = [t1.m, *(len(b) for b in t1.b)]
+    W2, b2 = (t2.W, t2.b) if alignment is None else _moved(t2, alignment)
+    for W in (*t1.W, *W2, *t1.b, *b2):  # each weight brought to fixed point: a product by 2^64 and a floor
+        entries = [w for row in W for w in row] if W and isinstance(W[0], list) else list(W)
+        charge_products(entries, [1 << symbolic.FRACTION_BITS] * len(entries), "the weights in fixed point",
+                        accumulate=False)
+    rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
+    leaves = 0
+    products = symbolic.region_products(widths, sum(1 for a, c in box if a < c))
+    for where, stated, region in halvings(p["tree"], box, _leaf_bound, products, MAX_SYMBOLIC_WORK):
+        value = rule.bound(region)
+        if stated < value:
+            raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
+                         f"({show(value)})")
+        if upper < stated:
+            raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
+        leaves += 1
+    rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
+    if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
+        raise Reject("the witness lies outside the box")
+    value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
+    if lower > value:
+        raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({show(value)})")
+    rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
+    rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
+                     f"{box_text(box)}, {leaves} leaves, symbolic differences")
     epsilon_verdict(p, lower, upper, rep)
 
 

@@ -1,0 +1,247 @@
+"""Symbolic differences (MATH.md Part IV): an upper bound on sup over a box of ‖f1(x) − f2(x)‖∞ for two networks of
+the same widths without an output ReLU (a pruned, quantized or perturbed copy), and the halvings of the box that
+bring it below ε or near the witness's value.
+
+The rule is certificates/FORMAT.md's "symbolic differences": every pre-activation of both networks and every
+difference d_ℓ = a1_ℓ − a2_ℓ gets a lower and an upper affine form in x, layer by layer; the difference's forms
+come from the identity d_ℓ = W2_ℓ e_{ℓ−1} + (W1_ℓ − W2_ℓ) h1_{ℓ−1} + (b1_ℓ − b2_ℓ) (or from a1 − a2 directly,
+whichever is tighter), where e = σ(a1) − σ(a2) is relaxed by the pair inequalities min(d, 0) ≤ e ≤ max(d, 0) and
+their chords, and each σ(a) by the triangle relaxation. The difference of two close networks is then bounded by
+forms of the small ΔW and of e, not by the difference of two wide ranges: the correlation that intervals lose.
+
+Here the rule runs in binary64 on numpy, only to *search*: which halvings to make and what to state. The stated
+leaf bounds are the float ones raised by a relative margin and rounded up to short dyadics; the independent checker
+recomputes the rule exactly (in fixed point with outward rounding) on every leaf and accepts only stated bounds at
+least as large, and the producer replays the certificate before it states a verdict. Cost: per region, eight
+products of a layer's weights with forms of m + 1 columns, O(Σ_ℓ n_ℓ n_{ℓ−1} (m + 1)) flops; a halving is chosen
+by bounding both halves of every coordinate when m ≤ TRY_ALL, else of the widest ones by first-layer influence.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from flint import fmpq
+
+from certsym.core.deep import LayeredNetwork
+from certsym.decide.deadline import Deadline
+from certsym.numbers import QQ, outward
+
+# the checker's bounds on a symbolic tree (certificates/FORMAT.md): leaves × region_products ≤ MAX_SYMBOLIC_WORK,
+# and each region's products charged at PRODUCTS_PER_UNIT a unit against the replay's WORK_BUDGET of 2·10^7 units;
+# the tree is sized to SHARE of that budget (the witness, the weights' reading and the rest take the remainder)
+MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
+TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
+MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
+
+Box = list[tuple[fmpq, fmpq]]
+
+
+def applies(theta1: LayeredNetwork, theta2: LayeredNetwork) -> bool:
+    """Whether the rule reads the pair: rational weights, the same widths, no output ReLU."""
+    return all(isinstance(t.field, type(QQ)) and not t.output_relu for t in (theta1, theta2)) and \
+        theta1.widths == theta2.widths
+
+
+def region_products(widths: tuple[int, ...], free: int) -> int:
+    """The products the checker counts for one region with ``free`` coordinates of positive width: 8 n_1 (m + 1)
+    for the first layer, 16 n_ℓ (n_{ℓ−1} + 1)(free + 1) for each later one."""
+    return 8 * widths[1] * (widths[0] + 1) + sum(16 * n * (p + 1) * (free + 1)
+                                                 for p, n in zip(widths[1:], widths[2:], strict=False))
+
+
+def max_leaves(widths: tuple[int, ...], free: int) -> int:
+    """The most leaves whose replay fits the checker's bounds (SHARE of its work budget)."""
+    per = region_products(widths, free)
+    return max(1, min(MAX_SYMBOLIC_WORK // per, int(SHARE * WORK_BUDGET * PRODUCTS_PER_UNIT) // per))
+
+
+class Rule:
+    """The rule in binary64 for one pair: the layers as float arrays, split by sign, with W1 − W2."""
+
+    def __init__(self, theta1: LayeredNetwork, theta2: LayeredNetwork):
+        def arrays(t: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
+            return [(np.array([[float(x) for x in row] for row in layer.W], dtype=np.float64).reshape(
+                layer.width, -1), np.array([float(x) for x in layer.b])) for layer in t.layers]
+
+        self.l1, self.l2 = arrays(theta1), arrays(theta2)
+        self.delta = [(np.array([[float(x - y) for x, y in zip(r1, r2, strict=True)] for r1, r2 in
+                                 zip(a.W, c.W, strict=True)]).reshape(a.width, -1),
+                       np.array([float(x - y) for x, y in zip(a.b, c.b, strict=True)]))
+                      for a, c in zip(theta1.layers, theta2.layers, strict=True)]
+        self.m = theta1.m
+
+    def bound(self, lo: np.ndarray, hi: np.ndarray) -> float:
+        """The rule's bound on the box [lo, hi], in binary64: forms in the coordinates of positive width, the
+        others constants. Cost O(n_1 m + Σ_{ℓ≥2} n_ℓ n_{ℓ−1} (free + 1))."""
+        free = hi > lo
+        m = int(free.sum())
+        xl, xh = lo[free], hi[free]
+        fixed = lo[~free]
+
+        def low(F: np.ndarray) -> np.ndarray:
+            return (F[:, :m] * np.where(F[:, :m] >= 0, xl, xh)).sum(axis=1) + F[:, m]
+
+        def high(F: np.ndarray) -> np.ndarray:
+            return (F[:, :m] * np.where(F[:, :m] >= 0, xh, xl)).sum(axis=1) + F[:, m]
+
+        def first(W: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return np.hstack([W[:, free], (W[:, ~free] @ fixed + b)[:, None]])
+
+        def combine(W: np.ndarray, b: np.ndarray | None, L: np.ndarray, U: np.ndarray, upper: bool) -> np.ndarray:
+            pos, neg = np.maximum(W, 0), np.minimum(W, 0)
+            out = pos @ U + neg @ L if upper else pos @ L + neg @ U
+            if b is not None:
+                out[:, m] += b
+            return out
+
+        Le = Ue = L1 = U1 = L2 = U2 = None
+        last = len(self.l1) - 1
+        for ell, ((W1, b1), (W2, b2), (dW, db)) in enumerate(zip(self.l1, self.l2, self.delta, strict=True)):
+            if ell == 0:
+                La1 = Ua1 = first(W1, b1)
+                La2 = Ua2 = first(W2, b2)
+                Ld = Ud = first(dW, db)
+            else:
+                La1, Ua1 = combine(W1, b1, L1, U1, False), combine(W1, b1, L1, U1, True)
+                La2, Ua2 = combine(W2, b2, L2, U2, False), combine(W2, b2, L2, U2, True)
+                Ld = combine(dW, db, L1, U1, False) + combine(W2, None, Le, Ue, False)
+                Ud = combine(dW, db, L1, U1, True) + combine(W2, None, Le, Ue, True)
+            lower, upper = La1 - Ua2, Ua1 - La2
+            Ld = np.where((low(lower) > low(Ld))[:, None], lower, Ld)
+            Ud = np.where((high(upper) < high(Ud))[:, None], upper, Ud)
+            if ell == last:
+                return float(max(high(Ud).max(), (-low(Ld)).max()))
+            r1, r2 = (low(La1), high(Ua1)), (low(La2), high(Ua2))
+            L1, U1 = _relu(La1, Ua1, *r1)
+            L2, U2 = _relu(La2, Ua2, *r2)
+            Le, Ue = _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, (low(Ld), high(Ud)))
+        raise AssertionError("a network has an output layer")  # pragma: no cover
+
+
+def _chord(F: np.ndarray, s: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """s (F − shift), row by row."""
+    out = F * s[:, None]
+    out[:, -1] -= s * shift
+    return out
+
+
+def _relu(La: np.ndarray, Ua: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The triangle relaxation of h = σ(a), rows by the neuron's range [lo, hi]."""
+    active, inactive = lo >= 0, hi <= 0
+    unstable = ~active & ~inactive
+    s = np.where(unstable, hi / np.where(unstable, hi - lo, 1), 0)
+    U = np.where(active[:, None], Ua, np.where(unstable[:, None], _chord(Ua, s, lo), 0))
+    L = np.where((active | (unstable & (hi >= -lo)))[:, None], La, 0)
+    return L, U
+
+
+def _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, rd) -> tuple[np.ndarray, np.ndarray]:
+    """The relaxation of e = σ(a1) − σ(a2), rows by the ranges of a1, a2 and d (cases in order, as the rule)."""
+    (l1, u1), (l2, u2), (dl, du) = r1, r2, rd
+    width = np.where(du > dl, du - dl, 1)
+    cases = [(l1 >= 0) & (l2 >= 0), (u1 <= 0) & (u2 <= 0), (l1 >= 0) & (u2 <= 0), (u1 <= 0) & (l2 >= 0),
+             dl >= 0, du <= 0]
+    zero = np.zeros_like(Ld)
+    lows = [Ld, zero, La1, -Ua2, zero, Ld, _chord(Ld, -dl / width, du)]
+    highs = [Ud, zero, Ua1, -La2, Ud, zero, _chord(Ud, du / width, dl)]
+    L, U = lows[-1].copy(), highs[-1].copy()
+    taken = np.zeros(len(l1), dtype=bool)
+    for case, lo_f, hi_f in zip(cases, lows, highs, strict=False):
+        pick = case & ~taken
+        L[pick], U[pick] = lo_f[pick], hi_f[pick]
+        taken |= case
+    return L, U
+
+
+@dataclass
+class _Node:
+    box: Box
+    upper: float
+    split: int | None = None
+    children: tuple = ()
+
+
+def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], leaves_cap: int, deadline: Deadline,
+                  progress: Callable[[str], None] | None = None,
+                  witness: Callable[[Box], None] | None = None) -> tuple[list[tuple[str, object]], fmpq, int, str]:
+    """Halve the leaf of largest bound until ``stop(U)`` names a reason (ε reached, the target, a witness above ε),
+    ``leaves_cap`` leaves or the deadline; ``witness(region)`` is called on each new region (the caller's search
+    for L). Returns the preorder tree with each leaf's stated bound, the stated U, the regions bounded and the
+    reason it stopped. Cost: a bound per region tried (2m per halving when m ≤ TRY_ALL, else 4)."""
+    m = len(box)
+
+    def value(region: Box) -> float:
+        lo = np.array([float(a) for a, _ in region])
+        hi = np.array([float(c) for _, c in region])
+        return rule.bound(lo, hi)
+
+    influence = np.abs(rule.l1[0][0]).sum(axis=0) + np.abs(rule.l2[0][0]).sum(axis=0)
+    root = _Node(box, value(box))
+    heap = [(-root.upper, 0, root)]
+    count, regions = 0, 1
+    while True:
+        reason = stop(-heap[0][0])
+        if reason is None and deadline.expired():
+            reason = "the time budget"
+        if reason is None and len(heap) + 1 > leaves_cap:
+            reason = "the checker's bounds"
+        if reason is not None:
+            break
+        node = heap[0][2]
+        widths = [float(c - a) for a, c in node.box]
+        if m <= TRY_ALL:
+            candidates = [q for q in range(m) if widths[q] > 0]
+        else:
+            candidates = sorted(range(m), key=lambda q: -widths[q] * influence[q])[:2]
+        best = None
+        for q in candidates:
+            halves = _halves(node.box, q)
+            bounds = [value(h) for h in halves]
+            regions += 2
+            if best is None or max(bounds) < max(best[1]):
+                best = (q, bounds, halves)
+        if best is None:
+            reason = "a region no halving shrinks"
+            break
+        heapq.heappop(heap)
+        q, bounds, halves = best
+        node.split = q
+        node.children = tuple(_Node(h, u) for h, u in zip(halves, bounds, strict=True))
+        for child in node.children:
+            count += 1
+            heapq.heappush(heap, (-child.upper, count, child))
+            if witness is not None:
+                witness(child.box)
+        if progress is not None and count % 100 == 0:
+            progress(f"{len(heap)} leaves, U ≈ {-heap[0][0]:.6g}")
+    tree = _preorder(root)
+    stated = max(value for kind, value in tree if kind == "leaf")
+    return tree, stated, regions, reason
+
+
+def stated_bound(x: float) -> fmpq:
+    """A float bound as stated: raised by MARGIN (relative, and absolutely by 2^−60) and rounded up to a short
+    dyadic."""
+    return outward(fmpq(*float(x + abs(x) * MARGIN + 2.0**-60).as_integer_ratio()), up=True)
+
+
+def _halves(box: Box, q: int) -> tuple[Box, Box]:
+    lo, hi = box[q]
+    mid = (lo + hi) / 2
+    return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
+
+
+def _preorder(root: _Node) -> list[tuple[str, object]]:
+    out, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.split is None:
+            out.append(("leaf", stated_bound(node.upper)))
+        else:
+            out.append(("split", node.split))
+            stack.extend(reversed(node.children))
+    return out
