@@ -36,6 +36,7 @@ from certsym.numbers import QQ, outward
 MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
 TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
 MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
+TOLERANCE = 2.0**-36  # relative: a range end closer to 0 counts as 0 (the neuron unstable), as the checker may see it
 
 Box = list[tuple[fmpq, fmpq]]
 
@@ -129,9 +130,17 @@ def _chord(F: np.ndarray, s: np.ndarray, shift: np.ndarray) -> np.ndarray:
     return out
 
 
+def _tolerance(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How far from 0 a float range end must be for a neuron to count as stable here: the checker's fixed point
+    and outward roundings move ends by far less, so a neuron this rule calls stable is stable there too (one the
+    checker calls stable and this rule not only makes the stated bound looser)."""
+    return TOLERANCE * (1 + np.abs(lo) + np.abs(hi))
+
+
 def _relu(La: np.ndarray, Ua: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The triangle relaxation of h = σ(a), rows by the neuron's range [lo, hi]."""
-    active, inactive = lo >= 0, hi <= 0
+    tol = _tolerance(lo, hi)
+    active, inactive = lo >= tol, hi <= -tol
     unstable = ~active & ~inactive
     s = np.where(unstable, hi / np.where(unstable, hi - lo, 1), 0)
     U = np.where(active[:, None], Ua, np.where(unstable[:, None], _chord(Ua, s, lo), 0))
@@ -143,8 +152,9 @@ def _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, rd) -> tuple[np.ndarray, np.ndarra
     """The relaxation of e = σ(a1) − σ(a2), rows by the ranges of a1, a2 and d (cases in order, as the rule)."""
     (l1, u1), (l2, u2), (dl, du) = r1, r2, rd
     width = np.where(du > dl, du - dl, 1)
-    cases = [(l1 >= 0) & (l2 >= 0), (u1 <= 0) & (u2 <= 0), (l1 >= 0) & (u2 <= 0), (u1 <= 0) & (l2 >= 0),
-             dl >= 0, du <= 0]
+    t1, t2, td = _tolerance(l1, u1), _tolerance(l2, u2), _tolerance(dl, du)
+    cases = [(l1 >= t1) & (l2 >= t2), (u1 <= -t1) & (u2 <= -t2), (l1 >= t1) & (u2 <= -t2),
+             (u1 <= -t1) & (l2 >= t2), dl >= td, du <= -td]
     zero = np.zeros_like(Ld)
     lows = [Ld, zero, La1, -Ua2, zero, Ld, _chord(Ld, -dl / width, du)]
     highs = [Ud, zero, Ua1, -La2, Ud, zero, _chord(Ud, du / width, dl)]

@@ -40,6 +40,7 @@ from certsym_check.budget import charge, charge_products, lcm
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
+from certsym_check.kinds import symbolic
 from certsym_check.kinds.boxes import MAX_NUMERATOR_BITS, box_text, epsilon_verdict, parse_box
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
 from certsym_check.kinds.integer_rows import integer_form, row_extremes
@@ -349,8 +350,6 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
     """The symbolic-difference rule (``kinds.symbolic``) on every leaf of a tree of halvings: two networks of the
     same widths without an output ReLU, θ2 moved by the stated alignment (null: the identity, as for a pruned,
     quantized or perturbed copy)."""
-    from certsym_check.kinds import symbolic  # loaded by this rule only (checker/TRUST.md)
-
     t1, t2 = nets
     required = {"box", "alignment", "upper", "lower", "witness", "statement", "tree"}
     if "epsilon" in proof:
