@@ -98,5 +98,6 @@ def deep_top1_certificate(r, records: tuple[InputRecord, InputRecord],
         proof = {"box": box, "equivalence": _equivalent_proof(QQ, r.equivalence), "statement": "block lemma"}
     else:
         proof = {"box": box, "tree": [[kind, value] for kind, value in r.tree],
-                 "statement": "halvings of the box and interval margins"}
+                 "statement": "halvings of the box and symbolic margins" if r.method == "symbolic" else
+                 "halvings of the box and interval margins"}
     return document("deep_top1_agreement", QQ, inputs, proof)

@@ -34,7 +34,8 @@ def report_top1(args: argparse.Namespace, r: Top1) -> int:
         why = "the block lemma, MATH.md Part III" if deep else "Theorems 3/4"
         print(f"AGREE on {where}: f1 = f2 exactly ({why}), so the largest outputs are the same at every point")
     elif r.verdict == "agree":
-        how = "interval margins > 0 on {} (halvings of the box" if deep else \
+        how = f"{getattr(r.evidence, 'method', 'intervals').replace('intervals', 'interval')} margins > 0 on {{}} " \
+            "(halvings of the box" if deep else \
             "margin bounds below 0 on {} covering the box (linear relaxations with rational multipliers"
         print(f"AGREE on {where}: at every point both networks have the same unique largest output (classes "
               f"{r.labels})")

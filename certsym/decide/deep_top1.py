@@ -24,6 +24,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.deep import LayeredNetwork
+from certsym.decide import symbolic
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
@@ -53,6 +54,7 @@ class DeepTop1:
     regions: int = 0
     stopped: str = ""
     seconds: float = 0.0
+    method: str = "intervals"  # or "symbolic": each leaf's margins by ``certsym.decide.symbolic.leading_class``
 
     @property
     def leaves(self) -> int:
@@ -84,7 +86,7 @@ def leaf_class(theta: LayeredNetwork, box: Box) -> int | None:
 
 def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int = 0, seconds: float = 10.0,
               progress: Callable[[str], None] | None = None, deadline: Deadline | None = None,
-              max_regions: int | None = None) -> DeepTop1:
+              max_regions: int | None = None, method: str = "auto") -> DeepTop1:
     """AGREE / DIFFER / UNKNOWN (module docstring). Regions are taken depth first, each split on its widest
     coordinate relative to the box; the search stops when the time budget runs out (``deadline``, the documented
     way, which replaces ``seconds``; else ``seconds`` from now), at ``max_regions`` regions (default no bound but
@@ -110,9 +112,27 @@ def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
     verdict = decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
         return DeepTop1("agree", box, equivalence=verdict, stopped="equivalent", seconds=taken())
-    work = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers) + \
-        2 * theta1.k ** 2 * max(len(theta1.layers[-1].W[0]), len(theta2.layers[-1].W[0]))
     floats = (_floats(theta1), _floats(theta2))
+    if method == "auto":  # margins by symbolic forms (the checker's bound: leaves × their products)
+        free = sum(1 for lo, hi in box if lo < hi)
+        work = sum(symbolic.margin_products(t.widths, free) for t in (theta1, theta2))
+        bound = min(symbolic.MAX_SYMBOLIC_WORK,
+                    int(symbolic.SHARE * symbolic.WORK_BUDGET * symbolic.PRODUCTS_PER_UNIT))
+
+        def leading(t: int, region: Box) -> int | None:
+            lo = np.array([float(a) for a, _ in region])
+            hi = np.array([float(c) for _, c in region])
+            return symbolic.leading_class(floats[t], lo, hi)
+    elif method == "intervals":
+        work = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers) + \
+            2 * theta1.k ** 2 * max(len(theta1.layers[-1].W[0]), len(theta2.layers[-1].W[0]))
+        bound = MAX_LEAF_WORK
+
+        def leading(t: int, region: Box) -> int | None:
+            return leaf_class((theta1, theta2)[t], region)
+    else:
+        raise InputError("method must be 'auto' or 'intervals'")
+    kind = "symbolic" if method == "auto" else "intervals"
     width = [hi - lo for lo, hi in box]
     rng = np.random.default_rng(seed)
     tree: list[tuple[str, int]] = []
@@ -126,8 +146,8 @@ def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
             x, outputs, classes = found
             return DeepTop1("differ", box, witness=x, outputs=outputs, classes=classes, regions=regions,
                             stopped="a witness", seconds=taken())
-        c = leaf_class(theta1, region)
-        if c is not None and leaf_class(theta2, region) == c:
+        c = leading(0, region)
+        if c is not None and leading(1, region) == c:
             tree.append(("leaf", c))
             continue
         leaves = sum(1 for kind, _ in tree if kind == "leaf") + len(stack) + 2
@@ -135,7 +155,7 @@ def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
         # the clock is read once, so that the reason given is the limit that was reached
         why = "the time budget" if deadline.expired() else \
             "the region budget" if max_regions is not None and regions + len(stack) + 2 > max_regions else \
-            "the checker's work bound" if max(leaves * work, nodes * (len(box) + 1)) > MAX_LEAF_WORK else None
+            "the checker's work bound" if leaves * work > bound or nodes * (len(box) + 1) > MAX_LEAF_WORK else None
         if why is not None:
             return DeepTop1("unknown", box, regions=regions, stopped=why, seconds=taken())
         q = max(range(len(region)), key=lambda i: (region[i][1] - region[i][0]) / width[i] if width[i] else -1)
@@ -146,7 +166,8 @@ def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
         stack += [right, left]  # preorder: the left half next
         if progress is not None and regions % 50 == 0:
             progress(f"{regions} regions, {len(stack)} open, {taken():.1f} s")
-    return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified", seconds=taken())
+    return DeepTop1("agree", box, tree=tree, regions=regions, stopped="every leaf certified", seconds=taken(),
+                    method=kind)
 
 
 def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, floats: tuple, region: Box, rng: np.random.Generator):

@@ -54,6 +54,15 @@ def region_products(widths: tuple[int, ...], free: int) -> int:
                                                  for p, n in zip(widths[1:], widths[2:], strict=False))
 
 
+def margin_products(widths: tuple[int, ...], free: int) -> int:
+    """The products the checker counts for one network's margins on one region: 4 n_1 (m + 1), then
+    4 n_ℓ (n_{ℓ−1} + 1)(free + 1) per later hidden layer and 2 (k − 1)(n_L + 1)(free + 1)."""
+    k, hidden = widths[-1], widths[:-1]
+    return 4 * hidden[1] * (hidden[0] + 1) + sum(4 * n * (p + 1) * (free + 1) for p, n in
+                                                zip(hidden[1:], hidden[2:], strict=False)) + \
+        2 * (k - 1) * (hidden[-1] + 1) * (free + 1)
+
+
 def max_leaves(widths: tuple[int, ...], free: int) -> int:
     """The most leaves whose replay fits the checker's bounds (SHARE of its work budget)."""
     per = region_products(widths, free)
@@ -78,16 +87,8 @@ class Rule:
     def bound(self, lo: np.ndarray, hi: np.ndarray) -> float:
         """The rule's bound on the box [lo, hi], in binary64: forms in the coordinates of positive width, the
         others constants. Cost O(n_1 m + Σ_{ℓ≥2} n_ℓ n_{ℓ−1} (free + 1))."""
-        free = hi > lo
-        m = int(free.sum())
-        xl, xh = lo[free], hi[free]
+        free, m, low, high = _space(lo, hi)
         fixed = lo[~free]
-
-        def low(F: np.ndarray) -> np.ndarray:
-            return (F[:, :m] * np.where(F[:, :m] >= 0, xl, xh)).sum(axis=1) + F[:, m]
-
-        def high(F: np.ndarray) -> np.ndarray:
-            return (F[:, :m] * np.where(F[:, :m] >= 0, xh, xl)).sum(axis=1) + F[:, m]
 
         def first(W: np.ndarray, b: np.ndarray) -> np.ndarray:
             return np.hstack([W[:, free], (W[:, ~free] @ fixed + b)[:, None]])
@@ -121,6 +122,50 @@ class Rule:
             L2, U2 = _relu(La2, Ua2, *r2)
             Le, Ue = _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, (low(Ld), high(Ud)))
         raise AssertionError("a network has an output layer")  # pragma: no cover
+
+
+def _space(lo: np.ndarray, hi: np.ndarray):
+    """The forms' variables (the coordinates of positive width) and their extremes over the box."""
+    free = hi > lo
+    m = int(free.sum())
+    xl, xh = lo[free], hi[free]
+
+    def low(F: np.ndarray) -> np.ndarray:
+        return (F[:, :m] * np.where(F[:, :m] >= 0, xl, xh)).sum(axis=1) + F[:, m]
+
+    def high(F: np.ndarray) -> np.ndarray:
+        return (F[:, :m] * np.where(F[:, :m] >= 0, xh, xl)).sum(axis=1) + F[:, m]
+
+    return free, m, low, high
+
+
+def leading_class(layers: list[tuple[np.ndarray, np.ndarray]], lo: np.ndarray, hi: np.ndarray) -> int | None:
+    """The class c whose margins f_c − f_j (j ≠ c) have lower forms with minima > 0 over the box [lo, hi] (the
+    checker's ``symbolic.leads``: the last hidden layer's forms, then the rows W_c − W_j), in binary64 with a
+    relative tolerance; None when no class does. Cost: one pass of forms through the hidden layers, and k rows."""
+    free, m, low, high = _space(lo, hi)
+    L = U = None
+    for ell, (W, b) in enumerate(layers[:-1]):
+        if ell == 0:
+            La = Ua = np.hstack([W[:, free], (W[:, ~free] @ lo[~free] + b)[:, None]])
+        else:
+            pos, neg = np.maximum(W, 0), np.minimum(W, 0)
+            La, Ua = pos @ L + neg @ U, pos @ U + neg @ L
+            La[:, m] += b
+            Ua[:, m] += b
+        L, U = _relu(La, Ua, low(La), high(Ua))
+    W, b = layers[-1]
+    if L is None:  # pragma: no cover - a layered network has a hidden layer
+        return None
+    for c in range(len(b)):
+        rows = W[c] - np.delete(W, c, axis=0)
+        pos, neg = np.maximum(rows, 0), np.minimum(rows, 0)
+        F = pos @ L + neg @ U
+        F[:, m] += b[c] - np.delete(b, c)
+        least = low(F)
+        if (least > TOLERANCE * (1 + np.abs(least) + np.abs(high(F)))).all():
+            return c
+    return None
 
 
 def _chord(F: np.ndarray, s: np.ndarray, shift: np.ndarray) -> np.ndarray:

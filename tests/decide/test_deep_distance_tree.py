@@ -252,12 +252,13 @@ def test_the_time_and_region_budgets_stop_the_halvings_and_say_so() -> None:
     """A fake clock (one second per read) stops the halvings at the time budget, and a count at the region budget,
     each before the target, and each says which; both trees replay. A budget of 0 is the box alone."""
     t1, t2 = _pair()
-    timed = deep_distance(t1, t2, BOX, deadline=Deadline(20, clock=Ticks(1.0)), max_regions=10_000)
+    timed = deep_distance(t1, t2, BOX, deadline=Deadline(20, clock=Ticks(1.0)), max_regions=10_000,
+                          method="intervals")
     assert timed.stopped == "the time budget" and 1 < timed.regions < 40 and timed.tree
     counted = deep_distance(t1, t2, BOX, **UNTIMED, max_regions=21, method="intervals")
     assert counted.stopped == "the region budget" and counted.regions == 21 and counted.leaves == 11
     for d in (timed, counted):
         report = check(_doc(d, (t1, t2)))
         assert report.valid, report.reason
-    alone = deep_distance(t1, t2, BOX, deadline=Deadline(0, clock=Ticks(1.0)))
+    alone = deep_distance(t1, t2, BOX, deadline=Deadline(0, clock=Ticks(1.0)), method="intervals")
     assert alone.stopped == "one region" and alone.tree == []

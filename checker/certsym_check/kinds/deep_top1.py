@@ -5,7 +5,9 @@ ending in a ReLU), by the rule of certificates/FORMAT.md:
   coordinate q (left half first), ["leaf", c] claims class c on it. On a leaf, each network's last hidden layer
   is bounded by plain intervals (``deep_distance.plain_intervals``: a row's extremes over a box of inputs are exact) and
   every margin f_c − f_j = (W_c − W_j)·h + (b_c − b_j), j ≠ c, must have an exact lower bound > 0 over that box
-  of h: then c is the unique largest output of both networks at every point of the leaf. The tree must end with
+  of h: then c is the unique largest output of both networks at every point of the leaf (with the statement
+  "halvings of the box and symbolic margins", the margins' lower forms from ``kinds.symbolic.leads`` instead,
+  leaves × ``symbolic.margin_products`` ≤ MAX_SYMBOLIC_WORK). The tree must end with
   every region a leaf (so the leaves cover the box). Or, for an equivalent pair, a ``deep_equivalent`` proof
   (one function: the same set of largest outputs, ties included).
 - disagreement: the witness lies in the box, both networks are evaluated there exactly, each has a unique
@@ -23,9 +25,12 @@ from fractions import Fraction
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
+from certsym_check.kinds import symbolic
 from certsym_check.kinds.boxes import box_text, parse_box
 from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
 from certsym_check.kinds.deep_distance import (
+    MAX_SYMBOLIC_WORK,
+    MAX_WORK,
     affine_extremes,
     box_numbers_short,
     halvings,
@@ -35,6 +40,7 @@ from certsym_check.kinds.deep_distance import (
 )
 
 STATEMENT = "halvings of the box and interval margins"
+SYMBOLIC_STATEMENT = "halvings of the box and symbolic margins"
 
 
 def _nets(F, nets: list[DeepNet]) -> tuple[DeepNet, DeepNet]:
@@ -75,24 +81,34 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
     t1, t2 = _nets(F, nets)
     equivalent = isinstance(proof, dict) and "equivalence" in proof
     p = keys(proof, {"box", "equivalence", "statement"} if equivalent else {"box", "tree", "statement"}, "proof")
-    if p["statement"] != (LEMMA if equivalent else STATEMENT):
-        raise Reject(f"proof must cite {LEMMA if equivalent else STATEMENT!r}")
+    if p["statement"] not in ((LEMMA,) if equivalent else (STATEMENT, SYMBOLIC_STATEMENT)):
+        raise Reject(f"proof must cite {LEMMA!r}" if equivalent else
+                     f"proof must cite {STATEMENT!r} or {SYMBOLIC_STATEMENT!r}")
     box = _box(p["box"], t1.m)
     if equivalent:
         check_deep_equivalent(F, nets, p["equivalence"], rep)
         rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {box_text(box)}")
         return
-    work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
-        len(t1.W[-1][0]), len(t2.W[-1][0]))
     sizes_bounded(t1, t2, {"proof.box": [y for b in box for y in b]})
+    if p["statement"] == SYMBOLIC_STATEMENT:
+        free = sum(1 for a, c in box if a < c)
+        work = sum(symbolic.margin_products([t.m, *(len(x) for x in t.b)], free) for t in (t1, t2))
+        max_work, how = MAX_SYMBOLIC_WORK, "symbolic"
+
+        def lead(t: DeepNet, region: list, c: int) -> bool:
+            return symbolic.leads(t.W, t.b, region, c)
+    else:
+        work = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W) + 2 * t1.k ** 2 * max(
+            len(t1.W[-1][0]), len(t2.W[-1][0]))
+        max_work, how, lead = MAX_WORK, "interval", leads
     classes, leaves = set(), 0
-    for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work):
-        if not (leads(t1, region, c) and leads(t2, region, c)):
-            raise Reject(f"{where}: class {c} does not lead every other output of both networks by interval margins "
+    for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work, max_work):
+        if not (lead(t1, region, c) and lead(t2, region, c)):
+            raise Reject(f"{where}: class {c} does not lead every other output of both networks by {how} margins "
                          "on its region")
         classes.add(c)
         leaves += 1
-    rep.checks["deep top-1: interval margins > 0 on every leaf, for both networks"] += leaves
+    rep.checks[f"deep top-1: {how} margins > 0 on every leaf, for both networks"] += leaves
     rep.checks["deep top-1: the halvings cover the box"] += 1
     rep.facts.append(f"the same unique largest output at every point of the box {box_text(box)}: {leaves} leaves, "
                      f"classes {sorted(classes)}")  # (a unique one on every leaf: the claim's set of largest outputs)

@@ -86,65 +86,9 @@ class Rule:
     def bound(self, box: list[tuple[Fraction, Fraction]]) -> Fraction:
         """The rule's upper bound on sup over ``box`` of ‖f1 − f2‖∞: forms in the coordinates of positive width,
         the others constants. Charged before the work."""
-        free = [q for q, (a, c) in enumerate(box) if a < c]
-        charge(-(-region_products(self.widths, len(free)) // PRODUCTS_PER_UNIT), "the symbolic differences")
-        xlo = [floor(a * _ONE) for a, _ in box]
-        xhi = [-floor(-c * _ONE) for _, c in box]
-        every = sum(max(abs(a), abs(c)) for a, c in zip(xlo, xhi, strict=True))  # Σ |x_q| (scale 2^−F)
-        lo, hi = [xlo[q] for q in free], [xhi[q] for q in free]
-        slack = -(-sum(max(abs(a), abs(c)) for a, c in zip(lo, hi, strict=True)) >> FRACTION_BITS) + 1
-        m = len(free)
-        zero: Form = [0] * (m + 1)
-
-        def low(f: Form) -> int:
-            terms = sum(c * (a if c >= 0 else z) for c, a, z in zip(f[:m], lo, hi, strict=True))
-            return _down(terms + (f[m] << FRACTION_BITS))
-
-        def high(f: Form) -> int:
-            terms = sum(c * (z if c >= 0 else a) for c, a, z in zip(f[:m], lo, hi, strict=True))
-            return _up(terms + (f[m] << FRACTION_BITS))
-
-        def first(net: Net, upper: bool) -> list[Form]:
-            """W x + b for the first layer: the free coordinates' weights are the coefficients, the fixed ones'
-            products with their values go into the constant (rounded outward with the weights' rounding)."""
-            error = -(-(every + _ONE) >> FRACTION_BITS) + 1
-            out = []
-            for pos, neg, c in zip(net.pos, net.neg, net.b, strict=True):
-                ends = (xhi, xlo) if upper else (xlo, xhi)
-                rest = sum(w * (ends[0][q] if w > 0 else ends[1][q]) for q, w in enumerate(map(sum, zip(
-                    pos, neg, strict=True))) if box[q][0] == box[q][1])
-                coefficients = [pos[q] + neg[q] for q in free]
-                out.append(coefficients + [_up(rest) + c + error] if upper else
-                           coefficients + [_down(rest) + c - error])
-            return out
-
-        def combine(net: Net, L: list[Form], U: list[Form], size: list[int], upper: bool,
-                    bias: bool = True) -> list[Form]:
-            """W h + b (W h without ``bias``) as forms of x from the forms (L, U) of h, whose entries are at most
-            ``size`` in absolute value: lower forms (W⁺ L + W⁻ U + b, rounded down) or upper ones (W⁺ U + W⁻ L + b,
-            rounded up)."""
-            one, other = (U, L) if upper else (L, U)
-            cols1 = list(zip(*one, strict=True))
-            cols2 = list(zip(*other, strict=True))
-            # the weights' and the bias's rounding (half a unit each) times the inputs' sizes, and the coefficients'
-            error = -(-(sum(size) + _ONE) >> FRACTION_BITS) + slack + 1
-            out = []
-            for pos, neg, c in zip(net.pos, net.neg, net.b, strict=True):
-                s = [sum(map(mul, pos, c1)) + sum(map(mul, neg, c2)) for c1, c2 in zip(cols1, cols2, strict=True)]
-                c = c if bias else 0
-                if upper:
-                    out.append([_up(v) for v in s[:m]] + [_up(s[m]) + c + error])
-                else:
-                    out.append([_down(v) for v in s[:m]] + [_down(s[m]) + c - error])
-            return out
-
-        def scaled(f: Form, s: int, shift: int, upper: bool) -> Form:
-            """s (f − shift) at scale 2^−F (s at scale 2^−F, s ≥ 0), rounded outward."""
-            g = [*f[:m], f[m] - shift]
-            if upper:
-                return [_up(s * c) for c in g[:m]] + [_up(s * g[m]) + slack]
-            return [_down(s * c) for c in g[:m]] + [_down(s * g[m]) - slack]
-
+        sp = Space(box)
+        charge(-(-region_products(self.widths, sp.m) // PRODUCTS_PER_UNIT), "the symbolic differences")
+        low, high, combine = sp.low, sp.high, sp.combine
         Le: list[Form] = []
         Ue: list[Form] = []
         L1 = U1 = L2 = U2 = []
@@ -154,8 +98,8 @@ class Rule:
         last = len(self.n1) - 1
         for ell, (n1, n2, dn) in enumerate(zip(self.n1, self.n2, self.delta, strict=True)):
             if ell == 0:
-                La1, Ua1, La2, Ua2 = first(n1, False), first(n1, True), first(n2, False), first(n2, True)
-                Ld, Ud = first(dn, False), first(dn, True)
+                La1, Ua1, La2, Ua2 = sp.first(n1, False), sp.first(n1, True), sp.first(n2, False), sp.first(n2, True)
+                Ld, Ud = sp.first(dn, False), sp.first(dn, True)
             else:
                 La1, Ua1 = combine(n1, L1, U1, size1, False), combine(n1, L1, U1, size1, True)
                 La2, Ua2 = combine(n2, L2, U2, size2, False), combine(n2, L2, U2, size2, True)
@@ -177,10 +121,119 @@ class Rule:
             r1 = [(low(a), high(c)) for a, c in zip(La1, Ua1, strict=True)]
             r2 = [(low(a), high(c)) for a, c in zip(La2, Ua2, strict=True)]
             rd = [(low(a), high(c)) for a, c in zip(Ld, Ud, strict=True)]
-            L1, U1, size1 = _relu(La1, Ua1, r1, zero, scaled)
-            L2, U2, size2 = _relu(La2, Ua2, r2, zero, scaled)
-            Le, Ue, size_e = _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, rd, zero, scaled)
+            L1, U1, size1 = _relu(La1, Ua1, r1, sp.zero, sp.scaled)
+            L2, U2, size2 = _relu(La2, Ua2, r2, sp.zero, sp.scaled)
+            Le, Ue, size_e = _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, rd, sp.zero, sp.scaled)
         raise Reject("a network needs an output layer")  # pragma: no cover - layers are checked on reading
+
+
+class Space:
+    """The forms over one box: its free coordinates (lo < hi) are the variables, the others constants; the box's
+    ends on the grid, outward; the extremes of a form over the box; and the outward-rounded operations."""
+
+    def __init__(self, box: list[tuple[Fraction, Fraction]]):
+        self.box = box
+        self.free = [q for q, (a, c) in enumerate(box) if a < c]
+        self.m = len(self.free)
+        self.xlo = [floor(a * _ONE) for a, _ in box]
+        self.xhi = [-floor(-c * _ONE) for _, c in box]
+        self.every = sum(max(abs(a), abs(c)) for a, c in zip(self.xlo, self.xhi, strict=True))  # Σ |x_q|
+        self.lo, self.hi = [self.xlo[q] for q in self.free], [self.xhi[q] for q in self.free]
+        # a form's coefficients rounded: its value moves by less than ``slack`` units
+        self.slack = -(-sum(max(abs(a), abs(c)) for a, c in zip(self.lo, self.hi, strict=True)) >> FRACTION_BITS) + 1
+        self.zero: Form = [0] * (self.m + 1)
+
+    def low(self, f: Form) -> int:
+        """The form's minimum over the box, rounded down."""
+        m = self.m
+        terms = sum(c * (a if c >= 0 else z) for c, a, z in zip(f[:m], self.lo, self.hi, strict=True))
+        return _down(terms + (f[m] << FRACTION_BITS))
+
+    def high(self, f: Form) -> int:
+        """The form's maximum over the box, rounded up."""
+        m = self.m
+        terms = sum(c * (z if c >= 0 else a) for c, a, z in zip(f[:m], self.lo, self.hi, strict=True))
+        return _up(terms + (f[m] << FRACTION_BITS))
+
+    def first(self, net: Net, upper: bool) -> list[Form]:
+        """W x + b for the first layer: the free coordinates' weights are the coefficients, the fixed ones'
+        products with their values go into the constant (rounded outward with the weights' rounding)."""
+        error = -(-(self.every + _ONE) >> FRACTION_BITS) + 1
+        ends = (self.xhi, self.xlo) if upper else (self.xlo, self.xhi)
+        fixed = [q for q, (a, c) in enumerate(self.box) if a == c]
+        out = []
+        for pos, neg, c in zip(net.pos, net.neg, net.b, strict=True):
+            w = [x + y for x, y in zip(pos, neg, strict=True)]
+            rest = sum(w[q] * (ends[0][q] if w[q] > 0 else ends[1][q]) for q in fixed)
+            coefficients = [w[q] for q in self.free]
+            out.append(coefficients + [_up(rest) + c + error] if upper else coefficients + [_down(rest) + c - error])
+        return out
+
+    def combine(self, net: Net, L: list[Form], U: list[Form], size: list[int], upper: bool,
+                bias: bool = True) -> list[Form]:
+        """W h + b (W h without ``bias``) as forms of x from the forms (L, U) of h, whose entries are at most
+        ``size`` in absolute value: lower forms (W⁺ L + W⁻ U + b, rounded down) or upper ones (W⁺ U + W⁻ L + b,
+        rounded up)."""
+        m = self.m
+        one, other = (U, L) if upper else (L, U)
+        cols1 = list(zip(*one, strict=True))
+        cols2 = list(zip(*other, strict=True))
+        # the weights' and the bias's rounding (half a unit each) times the inputs' sizes, and the coefficients'
+        error = -(-(sum(size) + _ONE) >> FRACTION_BITS) + self.slack + 1
+        out = []
+        for pos, neg, c in zip(net.pos, net.neg, net.b, strict=True):
+            s = [sum(map(mul, pos, c1)) + sum(map(mul, neg, c2)) for c1, c2 in zip(cols1, cols2, strict=True)]
+            c = c if bias else 0
+            if upper:
+                out.append([_up(v) for v in s[:m]] + [_up(s[m]) + c + error])
+            else:
+                out.append([_down(v) for v in s[:m]] + [_down(s[m]) + c - error])
+        return out
+
+    def scaled(self, f: Form, s: int, shift: int, upper: bool) -> Form:
+        """s (f − shift) at scale 2^−F (s at scale 2^−F, s ≥ 0), rounded outward."""
+        m = self.m
+        g = [*f[:m], f[m] - shift]
+        if upper:
+            return [_up(s * c) for c in g[:m]] + [_up(s * g[m]) + self.slack]
+        return [_down(s * c) for c in g[:m]] + [_down(s * g[m]) - self.slack]
+
+    def hidden(self, layers: list[Net]) -> tuple[list[Form], list[Form], list[int]]:
+        """The forms (lower, upper) of one network's last hidden layer h_L, and bounds on |h_L|."""
+        L: list[Form] = []
+        U: list[Form] = []
+        size: list[int] = []
+        for ell, net in enumerate(layers):
+            La, Ua = (self.first(net, False), self.first(net, True)) if ell == 0 else \
+                (self.combine(net, L, U, size, False), self.combine(net, L, U, size, True))
+            L, U, size = _relu(La, Ua, [(self.low(a), self.high(c)) for a, c in zip(La, Ua, strict=True)],
+                               self.zero, self.scaled)
+        return L, U, size
+
+
+def margin_products(widths: list[int], free: int) -> int:
+    """The products ``leads`` takes on one region for one network (an upper estimate): 4 n_1 (m + 1), then
+    4 n_ℓ (n_{ℓ−1} + 1)(free + 1) per later hidden layer and 2 (k − 1)(n_L + 1)(free + 1) for the margins."""
+    k, hidden = widths[-1], widths[:-1]
+    return 4 * hidden[1] * (hidden[0] + 1) + sum(4 * n * (p + 1) * (free + 1) for p, n in
+                                                zip(hidden[1:], hidden[2:], strict=False)) + \
+        2 * (k - 1) * (hidden[-1] + 1) * (free + 1)
+
+
+def leads(W: list[list[list[Fraction]]], b: list[list[Fraction]], box: list[tuple[Fraction, Fraction]],
+          c: int) -> bool:
+    """Every margin f_c − f_j (j ≠ c) of one network (layers W, b over Fractions, no output ReLU) has a lower
+    form whose minimum over the box is > 0: its last hidden layer's forms, then the rows W_c − W_j with the
+    biases b_c − b_j, combined like any layer. Charged before the work (``margin_products``)."""
+    sp = Space(box)
+    widths = [len(W[0][0]), *(len(x) for x in b)]
+    charge(-(-margin_products(widths, sp.m) // PRODUCTS_PER_UNIT), "the symbolic margins")
+    nets = [Net(Wl, bl) for Wl, bl in zip(W[:-1], b[:-1], strict=True)]
+    L, U, size = sp.hidden(nets)
+    k = len(b[-1])
+    rows = [[x - y for x, y in zip(W[-1][c], W[-1][j], strict=True)] for j in range(k) if j != c]
+    margins = Net(rows, [b[-1][c] - b[-1][j] for j in range(k) if j != c])
+    return all(sp.low(f) > 0 for f in sp.combine(margins, L, U, size, False))
 
 
 def _add(f: Form, g: Form) -> Form:
