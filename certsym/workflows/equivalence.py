@@ -14,7 +14,7 @@ from flint import fmpq
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
 from certsym.certify.deep import deep_certificate
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
-from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import search_float_witness, search_witness
@@ -299,4 +299,7 @@ def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> Equivalence:
     distance = None
     if verdict.status == UNDECIDED and t1.field == QQ:
         distance = deep_distance(t1, t2, [(fmpq(0), fmpq(1))] * t1.m, verdict=verdict)
+        if distance.lower > 0:  # the distance's witness, evaluated exactly, already tells them apart
+            verdict = DeepVerdict(NOT_EQUIVALENT, t1, t2, witness=distance.witness, values=distance.values)
+            distance = None
     return Equivalence("deep", verdict, (A.record, B.record), readings=readings, distance=distance)

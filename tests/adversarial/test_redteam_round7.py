@@ -1,7 +1,7 @@
 """Red team, round seven: the symbolic-difference rule of ``deep_distance_bound`` (checker kinds/symbolic.py,
 ``_check_symbolic`` in kinds/deep_distance.py).
 
-Holes found (each an xfail test below, strict):
+Holes found, each fixed and kept as a regression test:
 
 - A hidden layer of width 0 (``{"W": [], "b": []}``, accepted by the deep-network reader) crashes the rule with
   IndexError, reported as "malformed certificate (IndexError)" instead of a reason: a first hidden layer of width 0
@@ -99,7 +99,6 @@ _ZERO_FIRST = [{"W": [], "b": []}, {"W": [[]], "b": ["0"]}]
 _ZERO_MIDDLE = [{"W": [["1"]], "b": ["0"]}, {"W": [], "b": []}, {"W": [[]], "b": ["1"]}]
 
 
-@pytest.mark.xfail(strict=True, reason="a hidden layer of width 0 crashes the symbolic rule (IndexError)")
 @pytest.mark.parametrize("layers", [_ZERO_FIRST, _ZERO_MIDDLE], ids=["first", "middle"])
 def test_a_hidden_layer_of_width_zero_is_a_reason_not_a_crash(layers: list) -> None:
     doc = _doc(layers, layers, 1, {"box": [["-1", "1"]], "tree": [["leaf", "1"]], "upper": "1", "witness": ["0"]})
@@ -130,7 +129,6 @@ def _balanced(box: list, depth: int) -> list:
     return left + right, [["split", 0], *t1, *t2]
 
 
-@pytest.mark.xfail(strict=True, reason="products of huge fixed-point integers are charged 1/20 unit each")
 def test_the_products_of_huge_fixed_point_integers_are_charged_by_their_size() -> None:
     """Weights near 2^1950 in the first two layers of [1, 60, 60, 1], 8 leaves: layer 2's forms are sums of
     products of 2,000-bit integers, 4 n² of them at least per region (a1's and a2's two forms, the coefficient of

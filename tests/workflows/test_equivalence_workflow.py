@@ -140,3 +140,25 @@ def test_the_same_verdicts_as_json() -> None:
     jf, jg = fast.to_json(), general.to_json()
     assert set(jf) == set(jg) and jf["equivalent"] is jg["equivalent"] is True
     assert fast.counts() == general.counts() and fast.counts()[0] == 4
+
+
+def test_an_undecided_deep_pair_whose_distance_found_a_difference_is_not_equivalent(tmp_path, monkeypatch) -> None:
+    """When the deep decision leaves a pair UNDECIDED but the distance on [0, 1]^m finds L > 0, its witness,
+    evaluated exactly, is the verdict: NOT EQUIVALENT, with a deep_not_equivalent certificate that replays."""
+    import json
+
+    from certsym.decide.deep import UNDECIDED, DeepVerdict
+    from certsym.workflows import equivalence as workflow
+    from certsym_check import check
+
+    one = {"W": [["1"], ["-1"]], "b": ["0", "1"]}
+    a = {"layers": [one, {"W": [["1", "2"]], "b": ["0"]}, {"W": [["1"]], "b": ["0"]}]}
+    b = {"layers": [one, {"W": [["1", "2"]], "b": ["1/8"]}, {"W": [["1"]], "b": ["0"]}]}
+    pa, pb = tmp_path / "a.json", tmp_path / "b.json"
+    pa.write_text(json.dumps(a))
+    pb.write_text(json.dumps(b))
+    monkeypatch.setattr(workflow, "decide_deep", lambda t1, t2: DeepVerdict(UNDECIDED, t1, t2, reason="forced"))
+    v = workflow.equivalent(str(pa), str(pb))
+    assert v.status == "not_equivalent" and v.witness is not None
+    assert v.values[0] != v.values[1]
+    assert check(json.loads(json.dumps(v.certificate()))).valid

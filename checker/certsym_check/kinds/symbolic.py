@@ -27,11 +27,12 @@ of integers of a few words (``region_products``), charged before the work at PRO
 
 from __future__ import annotations
 
+import itertools
 from fractions import Fraction
 from math import floor
 from operator import mul
 
-from certsym_check.budget import charge
+from certsym_check.budget import charge, charge_ops, int_ops
 from certsym_check.errors import Reject
 
 FRACTION_BITS = 64
@@ -59,9 +60,13 @@ class Net:
     of rounding them) nothing else: every entry is within half a unit of the exact one."""
 
     def __init__(self, W: list[list[Fraction]], b: list[Fraction]):
+        if not b or not all(W):
+            raise Reject("the symbolic rule reads layers of positive width")
         self.pos = [[max(_fixed(x), 0) for x in row] for row in W]
         self.neg = [[min(_fixed(x), 0) for x in row] for row in W]
         self.b = [_fixed(x) for x in b]
+        # the longest entry: a product's cost beyond a word's is charged by it (``Space.combine``)
+        self.bits = max(max(abs(x).bit_length() for x in row) for row in (*self.pos, *self.neg, self.b))
 
 
 def region_products(widths: list[int], free: int) -> int:
@@ -176,6 +181,10 @@ class Space:
         rounded up)."""
         m = self.m
         one, other = (U, L) if upper else (L, U)
+        # what the charge per region (PRODUCTS_PER_UNIT products a unit) assumes is a product of words: the size
+        # part of longer ones is charged here, by the longest weight and the longest coefficient of the forms
+        longest = max(map(int.bit_length, map(abs, itertools.chain.from_iterable((*L, *U)))))
+        charge_ops(2 * len(net.pos) * len(L) * (m + 1) * (int_ops(net.bits, longest) - 1), "long products")
         cols1 = list(zip(*one, strict=True))
         cols2 = list(zip(*other, strict=True))
         # the weights' and the bias's rounding (half a unit each) times the inputs' sizes, and the coefficients'
