@@ -236,6 +236,7 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
 
     influence = np.abs(rule.l1[0][0]).sum(axis=0) + np.abs(rule.l2[0][0]).sum(axis=0)
     root = _Node(box, value(box))
+    root_widths = [float(c - a) or 1.0 for a, c in box]
     heap = [(-root.upper, 0, root)]
     count, regions = 0, 1
     while True:
@@ -252,13 +253,17 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
             candidates = [q for q in range(m) if widths[q] > 0]
         else:
             candidates = sorted(range(m), key=lambda q: -widths[q] * influence[q])[:2]
-        best = None
+        tried = []
         for q in candidates:
             halves = _halves(node.box, q)
-            bounds = [value(h) for h in halves]
+            tried.append((q, [value(h) for h in halves], halves))
             regions += 2
-            if best is None or max(bounds) < max(best[1]):
-                best = (q, bounds, halves)
+        # the halving whose halves bound least in all (the largest alone stalls where the worst part of the region
+        # needs several coordinates halved: every single halving keeps one half as bad); among near ties the
+        # widest coordinate relative to the box, so that no coordinate is halved without end
+        least = min((sum(t[1]) for t in tried), default=None)
+        near = [t for t in tried if sum(t[1]) <= least * (1 + 2.0**-20)] if least is not None else []
+        best = max(near, key=lambda t: widths[t[0]] / root_widths[t[0]]) if near else None
         if best is None:
             reason = "a region no halving shrinks"
             break
