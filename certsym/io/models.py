@@ -559,7 +559,16 @@ def reading(record: dict | None) -> str | None:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
         return "read as a ReLU network (the file holds no activation)"
+    if record.get("head"):
+        return (f"a ReLU network (the graph's Relu nodes) ending in a {record['head']}, read as the logits it "
+                "normalizes: a top-1 answer is the same for both")
     return "a ReLU network (the graph's Relu nodes)"
+
+
+def head_refusal(name: str, head: str) -> str:
+    """Why a Softmax-headed file is refused where the values of its outputs matter."""
+    return (f"{name}: the graph ends in a {head}, so its outputs are not the logits certsym reads; only top-1 "
+            f"questions (certsym distance --top1), which a {head} cannot change, are answered about it")
 
 
 def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] | None = None,
@@ -583,11 +592,12 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if selection != Selection():
                 raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
                                  "--state-key do not apply")
-            arrays, names, external = read_onnx(path)
+            chain = read_onnx_chain(path)
+            arrays, names, external = read_onnx(path, chain)
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
-            record = _onnx_record(names, external)
+            record = _onnx_record(names, external, chain.head)
         else:
             if selection.keys is not None and len(selection.keys) != 4:
                 raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
@@ -673,7 +683,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
         if len(set(chain.names)) != len(chain.names):
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
-        return chain.layers, _onnx_record(chain.names, chain.external), chain.output_relu
+        return chain.layers, _onnx_record(chain.names, chain.external, chain.head), chain.output_relu
     if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
         tensors, extra = _chain_tensors(path, fmt, selection, blob)
         chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
@@ -720,11 +730,13 @@ def _chain_tensors(path: Path, fmt: str, selection: Selection, blob: FileBytes |
             from None
 
 
-def _onnx_record(names: list[str], external: list[tuple[str, str]]) -> dict:
-    """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph."""
-    return {"format": "onnx", "rule": "graph", "tensors": list(names),
-            "external": [{"location": loc, "sha256": digest} for loc, digest in external],
-            "activation": ACTIVATION_GRAPH}
+def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | None = None) -> dict:
+    """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph; "head" names a
+    final Softmax or LogSoftmax, the layers being its logits."""
+    record = {"format": "onnx", "rule": "graph", "tensors": list(names),
+              "external": [{"location": loc, "sha256": digest} for loc, digest in external],
+              "activation": ACTIVATION_GRAPH}
+    return record | ({"head": head} if head else {})
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,

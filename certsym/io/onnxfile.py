@@ -81,12 +81,16 @@ _SCALAR_ATTR_FIELDS = ("f", "i", "s", "t", "g", "sparse_tensor", "tp")
 _LIST_ATTR_FIELDS = ("floats", "ints", "strings", "tensors", "graphs", "sparse_tensors", "type_protos")
 
 # The operators of the chain: number of inputs, allowed attributes (name → (type, default)).
-_ARITY = {"Gemm": 3, "MatMul": 2, "Add": 2, "Relu": 1, "Identity": 1, "Flatten": 1, "Reshape": 2}
+_ARITY = {"Gemm": 3, "MatMul": 2, "Add": 2, "Relu": 1, "Identity": 1, "Flatten": 1, "Reshape": 2, "Softmax": 1,
+          "LogSoftmax": 1}
+HEADS = ("Softmax", "LogSoftmax")  # a head read as the logits it normalizes: top-1 questions only
 _ATTRIBUTES: dict[str, dict[str, tuple[int, float | int]]] = {
     "Gemm": {"alpha": (_ATTR_FLOAT, 1.0), "beta": (_ATTR_FLOAT, 1.0), "transA": (_ATTR_INT, 0),
              "transB": (_ATTR_INT, 0)},
     "Flatten": {"axis": (_ATTR_INT, 1)},
     "Reshape": {"allowzero": (_ATTR_INT, 0)},
+    "Softmax": {"axis": (_ATTR_INT, -1)},  # the default before opset 13 is 1 (``attributes``)
+    "LogSoftmax": {"axis": (_ATTR_INT, -1)},
 }
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 _MIN_OPSET, _MAX_OPSET = 7, 28  # default-domain opsets whose Gemm, MatMul, Add, Relu, Flatten, Reshape are known here
@@ -215,7 +219,7 @@ class _Reader:
                       "('' or 'ai.onnx')")
         if len(imports) > 1:
             self.fail(f"imports the default domain {len(imports)} times; expected once")
-        version = imports[0].version
+        version = self.opset = imports[0].version
         if version < _MIN_OPSET:
             self.fail(f"uses opset {version} of the default domain; certsym reads opset {_MIN_OPSET} and later (Gemm "
                       "and Add broadcast differently before)")
@@ -310,8 +314,8 @@ class _Reader:
             self.fail(f"found node {node.op_type} {_q(node.name)} of the custom domain {_q(node.domain)}; "
                       "certsym reads only the default domain")
         if node.op_type not in _ARITY:
-            self.fail(f"found node {label}; expected only Flatten, Reshape, Identity, Gemm, MatMul, Add and Relu, "
-                      f"as {_CHAIN}")
+            self.fail(f"found node {label}; expected only Flatten, Reshape, Identity, Gemm, MatMul, Add and Relu "
+                      f"(and a final Softmax or LogSoftmax), as {_CHAIN}")
         if node.overload:
             self.fail(f"{label} names the overload {_q(node.overload)}; certsym reads standard operators only")
         arity = _ARITY[node.op_type]
@@ -358,6 +362,8 @@ class _Reader:
                 self.fail(f"{label} has transA = {values['transA']}; certsym reads transA = 0 only")
             if values["transB"] not in (0, 1):
                 self.fail(f"{label} has transB = {values['transB']}; certsym reads transB = 0 or 1")
+        elif node.op_type in HEADS and "axis" not in seen and self.opset < 13:
+            values["axis"] = 1  # the default before opset 13, on the input coerced to 2-D
         elif node.op_type == "Flatten" and values["axis"] != 1:
             self.fail(f"{label} has axis = {values['axis']}; certsym reads axis = 1 only")
         elif node.op_type == "Reshape":
@@ -386,6 +392,7 @@ class _Reader:
         """Follow the data flow from x to y by value names; fills steps, layers, uses and output_relu."""
         self.steps: list[_Step] = []
         self.layers: list[_Layer] = []
+        self.head: str | None = None
         self.uses: list[str] = []  # initializer names in order of first use along the chain
         visited: set[int] = set()
         v, stage = self.x, _PRE
@@ -433,6 +440,10 @@ class _Reader:
             elif op == "Relu" and stage == _LINEAR:
                 self.steps.append(_Step("relu", label, out))
                 stage = _RELU
+            elif op in HEADS and stage == _LINEAR and out == self.y and self.layers:
+                # the logits' normalization, last: read as the logits, for the questions it cannot change
+                self.head = op
+                self.steps.append(_Step("head", label, out, self.attributes(i, node)["axis"]))
             else:
                 self.fail(f"found {label} {self.stage_text(stage)}; expected {_STAGE_EXPECT[stage]}{_hint(op, stage)}")
             v = out
@@ -613,6 +624,10 @@ class _Reader:
                     shape = shape[:-1] + [out]
                 if layer.mid in value_info:  # the MatMul's output has the shape of the Add's
                     self.agree(self.declared(value_info[layer.mid], "the value", dtype), shape, "the value", layer.mid)
+            elif step.kind == "head" and step.arg not in (-1, None if shape is None else len(shape) - 1):
+                self.fail(f"{label} normalizes axis {step.arg}" + (f" of a value of rank {len(shape)}" if shape else
+                                                                     " of a value of unknown rank") +
+                          "; certsym reads a head over the last axis, the logits")
             if step.out in value_info and step.out != self.y:
                 self.agree(self.declared(value_info[step.out], "the value", dtype), shape, "the value", step.out)
         self.agree(self.declared(self.y_info, "the graph output", dtype), shape, "the graph output", self.y)
@@ -780,7 +795,7 @@ class _Reader:
         for name, arr in zip(names, (a for pair in layers for a in pair), strict=True):
             if not np.isfinite(arr).all():
                 self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
-        return Chain(layers, names, self.external, self.output_relu)
+        return Chain(layers, names, self.external, self.output_relu, self.head)
 
 
 @dataclass
@@ -788,12 +803,14 @@ class Chain:
     """What an ONNX file computes: ``layers`` [(W_ℓ (out, in), b_ℓ)] in the file's element type (bfloat16 as
     exact float32; W may be a transposed, read-only view of the file's bytes), ``names`` the initializer names
     (weight and bias of each layer in turn), ``external`` [(location, sha256 hex)] for every external data file
-    read (in order of first use, without repeats), and ``output_relu``: whether a Relu follows the last layer."""
+    read (in order of first use, without repeats), ``output_relu``: whether a Relu follows the last layer, and
+    ``head``: the Softmax or LogSoftmax after it, if any (the layers are then its logits)."""
 
     layers: list[tuple[np.ndarray, np.ndarray]]
     names: list[str]
     external: list[tuple[str, str]]
     output_relu: bool
+    head: str | None = None  # "Softmax" or "LogSoftmax" after the last layer: ``layers`` are its logits
 
 
 def read_onnx_chain(path: str | os.PathLike) -> Chain:
@@ -812,11 +829,13 @@ def read_onnx_chain(path: str | os.PathLike) -> Chain:
         raise InputError(f"{label}: cannot read the ONNX file ({type(exc).__name__}: {detail})") from None
 
 
-def read_onnx(path: str | os.PathLike) -> tuple[list[np.ndarray], list[str], list[tuple[str, str]]]:
+def read_onnx(path: str | os.PathLike,
+              chain: Chain | None = None) -> tuple[list[np.ndarray], list[str], list[tuple[str, str]]]:
     """A one-hidden-layer ONNX network without an output ReLU (``read_onnx_chain``, refusing any other):
     (arrays, names, external) with arrays = [W1 (n, m), b1 (n,), W2 (k, n), b2 (k,)], names the four initializer
-    names and external as in ``Chain``. Cost: linear in the file sizes."""
-    chain = read_onnx_chain(path)
+    names and external as in ``Chain`` (``read_onnx_chain`` gives the head too; ``chain``, when the caller has it
+    already, is not read again). Cost: linear in the file sizes."""
+    chain = chain or read_onnx_chain(path)
     if len(chain.layers) != 2 or chain.output_relu:
         what = f"{len(chain.layers) - 1} hidden layers" + (" and an output ReLU" if chain.output_relu else "")
         raise InputError(f"{os.fspath(path)}: a network with {what}: this command decides one-hidden-layer networks "

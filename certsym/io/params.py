@@ -28,7 +28,7 @@ from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
 from certsym.errors import InputError
 from certsym.io.hub import resolve
-from certsym.io.models import Selection, exact, is_model_file, read_layers, read_model
+from certsym.io.models import Selection, exact, head_refusal, is_model_file, read_layers, read_model
 from certsym.numbers import DEFAULT_MAX_DIGITS, Field, Scalar, parse_number, parse_number_atoms, to_field
 
 _KEYS = {"M", "A", "b", "c", "shape"}
@@ -202,6 +202,8 @@ class _RawNetwork:
     def from_model(cls, path: str, keys: Any) -> _RawNetwork:
         """A model file (npz, safetensors, torch, onnx): exact dyadic values, no atoms."""
         data = read_model(path, keys)
+        if data["model"].get("head"):
+            raise InputError(head_refusal(path, data["model"]["head"]))
         raw = cls.__new__(cls)
         raw.source, raw.values, raw.atoms = path, [], {}
         raw.shape = {"m": data.pop("m")}
@@ -220,6 +222,8 @@ class _RawNetwork:
     def from_layers(cls, path: str, keys: Any) -> _RawNetwork:
         """A model file of any depth (``read_layers``): exact dyadic values, no atoms."""
         arrays, model, output_relu = read_layers(path, Selection.of(keys))
+        if model.get("head"):
+            raise InputError(head_refusal(path, model["head"]))
         raw = cls.__new__(cls)
         raw.source, raw.values, raw.atoms, raw.model, raw.output_relu = path, [], {}, model, output_relu
         raw.shape, raw.layers = {"m": arrays[0][0].shape[1]}, []

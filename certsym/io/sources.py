@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,16 @@ from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
 from certsym.io.filebytes import FileBytes
 from certsym.io.hub import resolve
-from certsym.io.models import Selection, chain_choice, default_choice, exact, is_model_file, parse_keys, read_layers
+from certsym.io.models import (
+    Selection,
+    chain_choice,
+    default_choice,
+    exact,
+    head_refusal,
+    is_model_file,
+    parse_keys,
+    read_layers,
+)
 from certsym.io.models import reading as reading_of
 from certsym.io.params import file_digest, load_inputs
 from certsym.numbers import QQ
@@ -43,6 +52,22 @@ class Model:
     _deep: LayeredNetwork | None = field(default=None, repr=False)
     _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
     finite: bool = False  # every entry of ``arrays`` verified finite (by a model file's reader)
+    as_logits: bool = False  # a Softmax-headed file read as its logits, for a question the head cannot change
+
+    @property
+    def head(self) -> str | None:
+        """The Softmax or LogSoftmax that ends an ONNX graph (the layers are its logits), else None."""
+        return (self.record.model or {}).get("head")
+
+    def logits(self) -> Model:
+        """This source with a Softmax head read as the logits it normalizes: for top-1 questions only, which a
+        monotone normalization of the outputs cannot change. Cost O(1)."""
+        return replace(self, as_logits=True)
+
+    def _values(self) -> None:
+        """Refuse to give the network of a Softmax-headed file where the values of its outputs matter."""
+        if self.head and not self.as_logits:
+            raise InputError(head_refusal(self.name, self.head))
 
     def __repr__(self) -> str:
         """One line: the name, the format and element type, the widths (never the arrays)."""
@@ -61,6 +86,7 @@ class Model:
     def dyadic(self) -> DyadicNetwork | None:
         """The fast path's network of the four arrays (None when an entry is not float16/bfloat16/float32-exact,
         or the source has no arrays), built once. Cost O(n(m + k)) the first time."""
+        self._values()
         if self._dyadic is False:
             self._dyadic = DyadicNetwork.from_arrays(*self.arrays, finite=self.finite) \
                 if self.arrays is not None else None
@@ -82,6 +108,7 @@ class Model:
 
     def layered(self) -> LayeredNetwork:
         """θ as a LayeredNetwork, whatever its depth (a shallow one as its two layers)."""
+        self._values()
         if self._deep is None:
             if self.layers is None:
                 return LayeredNetwork.from_shallow(self.network)
@@ -95,6 +122,7 @@ class Model:
     @property
     def network(self) -> Network:
         """θ over its exact field (rationals for arrays: every float is the dyadic rational it denotes)."""
+        self._values()
         if self.is_deep:
             raise InputError(f"{self.name}: a deep network: this decision reads one-hidden-layer networks without an "
                              "output ReLU (certsym.equivalent decides deep ones)")

@@ -244,7 +244,9 @@ def top1(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, deadline:
     """AGREE / DIFFER / UNKNOWN on whether f_A and f_B have the same unique largest output at every point of
     ``box`` (default [0, 1]^m), at any depth, within ``deadline`` and ``regions`` (defaults as for ``distance``).
     An UNKNOWN answer has no certificate. Cost: per region 2(k − 1) linear programs and exact bounds (one hidden
-    layer) or one exact interval pass (deep networks)."""
+    layer) or symbolic margins (deep networks). A Softmax-headed file is read as its logits (the head cannot change
+    the largest output)."""
+    A, B = A.logits(), B.logits()
     if A.is_deep or B.is_deep:
         nets = (A.layered(), B.layered())
         records = (A.record, B.record)

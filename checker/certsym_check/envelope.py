@@ -67,6 +67,8 @@ CLAIMS = {
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
+# the claims a monotone normalization of the outputs (a final Softmax or LogSoftmax) cannot change
+TOP1_KINDS = ("top1_agreement", "top1_disagreement", "deep_top1_agreement", "deep_top1_disagreement")
 MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
 # the kinds whose inputs may be referenced by SHA-256 instead of embedded
 REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable", "top1_agreement",
@@ -224,6 +226,11 @@ def _same_files(records: list, referenced: list, files: list[InputFile] | None, 
 def _bound_replay(F, d: dict, records: list, referenced: list, files: list[InputFile] | None, rep: Report) -> None:
     """The inputs read (embedded, or from the referenced files) and bound to the files given, then the replay."""
     count, verify = KINDS[rep.kind][0], replay_of(rep.kind)
+    for i, r in enumerate(records):
+        model = r.get("model")
+        if isinstance(model, dict) and "head" in model and rep.kind not in TOP1_KINDS:
+            raise Reject(f"inputs[{i}]: a file ending in a {model['head']} is read as its logits for top-1 claims "
+                         f"only, not for {rep.kind}")
     reader = Net
     if rep.kind in LAYERED:
         from certsym_check.kinds.deep import DeepNet as reader

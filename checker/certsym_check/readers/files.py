@@ -465,7 +465,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     ``file`` has ``data`` (bytes) and ``sibling(location)`` (bytes of a file next to it, for ONNX external data).
     An absent bias is the zero vector."""
     fmt = model.get("format") if isinstance(model, dict) else None
-    if fmt not in _RECORD or set(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
+    if fmt not in _RECORD or _fields(model) != _RECORD[fmt] or model["rule"] not in _RULES[fmt]:
         raise Reject("model must be {format, rule, tensors, layout, activation} (+ root for torch, + shards for "
                      "sharded safetensors; {format, rule: graph, tensors, external, activation} for onnx) with a rule "
                      "of its format")
@@ -518,6 +518,15 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}; {_READING[kind]}"
 
 
+def _fields(model: dict) -> set:
+    """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax) aside."""
+    if model.get("format") == "onnx" and "head" in model:
+        if model["head"] not in ("Softmax", "LogSoftmax"):
+            raise Reject("model.head must be Softmax or LogSoftmax")
+        return set(model) - {"head"}
+    return set(model)
+
+
 def _onnx_chain(file, model: dict):
     """The chain an ONNX file computes, after checking that its initializers and external data files (by SHA-256)
     are the ones the record names; and the words naming the external files."""
@@ -525,7 +534,11 @@ def _onnx_chain(file, model: dict):
     hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in chain.locations]
     if chain.names != model["tensors"] or model["external"] != hashes:
         raise Reject("the graph's initializers or external data files are not the ones the certificate names")
-    return chain, "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes)
+    if chain.head != model.get("head"):
+        raise Reject(f"the graph ends in {chain.head or 'no Softmax'}; the certificate's record says "
+                     f"{model.get('head') or 'none'}")
+    head = f"; a final {chain.head}, read as the logits it normalizes (top-1 only)" if chain.head else ""
+    return chain, "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes) + head
 
 
 def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[list, str]:
@@ -565,7 +578,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     networks or an ONNX file's graph, and the line saying what was bound. A one-hidden-layer file is read as
     ``model_entries`` reads it. Only an ONNX graph can end in a Relu: a tensor file holds no activation."""
     fmt = model.get("format") if isinstance(model, dict) else None
-    if fmt == "onnx" and set(model) == _RECORD[fmt] and model["rule"] == "graph":
+    if fmt == "onnx" and _fields(model) == _RECORD[fmt] and model["rule"] == "graph":
         return _onnx_layered(file, model, widths, output_relu)
     if output_relu:
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")

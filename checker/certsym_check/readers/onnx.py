@@ -17,7 +17,8 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
       → [Identity]* → [Relu → [Identity]*] → y,
     L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C) | Add(MatMul(B, h), C)
 
-  (Add in either operand order, directly after its MatMul), every node on it, every intermediate value used
+  (Add in either operand order, directly after its MatMul), optionally ended by a Softmax or LogSoftmax over the
+  last axis (the head: the layers are its logits, recorded as "head"), every node on it, every intermediate value used
   once and not a graph output, B, C and s initializers, and every initializer used (node order is free:
   the data flow decides);
 - the nodes' domain is ``""`` or ``ai.onnx``, no overload, and no attribute other than the ones above (each
@@ -446,7 +447,9 @@ class _Reader:
 
 _ATTRIBUTE_TYPES = {"alpha": 1, "beta": 1, "transA": 2, "transB": 2, "axis": 2, "allowzero": 2}  # FLOAT 1, INT 2
 _ATTRIBUTES = {"Gemm": {"alpha", "beta", "transA", "transB"}, "Flatten": {"axis"}, "Reshape": {"allowzero"},
-               "MatMul": set(), "Add": set(), "Relu": set(), "Identity": set()}
+               "MatMul": set(), "Add": set(), "Relu": set(), "Identity": set(), "Softmax": {"axis"},
+               "LogSoftmax": {"axis"}}
+HEADS = ("Softmax", "LogSoftmax")  # a final normalization, read as its logits (certificates of top-1 claims only)
 _DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "axis": 1, "allowzero": 0}
 
 
@@ -466,6 +469,8 @@ def _attributes(node: dict, opset: int) -> dict:
         if ("i" if _ATTRIBUTE_TYPES[name] == 1 else "f") in attribute:
             raise Reject(f"ONNX {op} attribute {_q(name)} holds a value of another type")
         out[name] = attribute.get("f", 0.0) if _ATTRIBUTE_TYPES[name] == 1 else attribute.get("i", 0)
+    if op in HEADS and "axis" not in out:
+        out["axis"] = -1 if opset >= 13 else 1  # the operator's default axis changed at opset 13
     return {name: out.get(name, _DEFAULTS[name]) for name in _ATTRIBUTES[op]}
 
 
@@ -479,11 +484,11 @@ def _opset(model: dict) -> int:
     return version
 
 
-def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool]:
+def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None]:
     """Walks the data flow from x to y, checking that every node is on the chain and every value is used once.
     Returns the layers [(B, C, transposed)], at least two (transposed: W = Bᵀ), the Reshape targets, the steps
     that change shapes [(op, Reshape target or None)], the chain's values [x, …, y] and whether a Relu follows
-    the last layer."""
+    the last layer, and the head (a final Softmax or LogSoftmax) or None."""
     inputs = [v.get("name", "") for v in graph.get("input", [])]
     outputs = [v.get("name", "") for v in graph.get("output", [])]
     if len(set(inputs)) != len(inputs):
@@ -513,7 +518,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     targets: list = []
     steps: list = []
     values = [x]
-    state, current, seen, pending, pending_transposed = "pre", x, set(), None, True
+    state, current, seen, pending, pending_transposed, head = "pre", x, set(), None, True, None
     while current != y:
         uses = users.get(current, [])
         if len(uses) != 1:
@@ -526,9 +531,11 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         node = nodes[index]
         op, ins = node.get("op_type", ""), node.get("input", [])
         if op not in _ATTRIBUTES:
-            raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity)")
+            raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity, and a final "
+                         "Softmax or LogSoftmax)")
         attributes = _attributes(node, opset)
-        expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3}[op]
+        expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3,
+                    "Softmax": 1, "LogSoftmax": 1}[op]
         # MatMul(W, h): the weight first, read only of a value declared 1-D (``_check_input_shape``)
         weight_first = op == "MatMul" and len(ins) == 2 and ins[1] == current != ins[0]
         if len(ins) != expected or (op != "Add" and ins[0] != current and not weight_first):
@@ -558,6 +565,11 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             if state != "linear":
                 raise Reject("ONNX Relu that does not follow a linear layer (one Relu after each)")
             state = "relu"
+        elif op in HEADS:
+            if state != "linear" or node["output"][0] != y:
+                raise Reject(f"ONNX {op} that is not the last node after the last linear layer")
+            head, state = op, "head"
+            steps.append(("Head", attributes["axis"]))
         elif op in ("Gemm", "MatMul"):
             if state not in ("pre", "relu"):
                 raise Reject("ONNX linear layer where the chain does not allow one (two linear layers need a Relu "
@@ -577,7 +589,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             raise Reject("ONNX Add that does not follow a MatMul")
         current = node["output"][0]
         values.append(current)
-    if state not in ("linear", "relu") or len(layers) < 2:
+    if state not in ("linear", "relu", "head") or len(layers) < 2:
         raise Reject("the ONNX graph output is not the end of a chain Linear, Relu, Linear, …, Linear (and "
                      "optionally Relu)")
     if users.get(y):
@@ -589,7 +601,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     unused = sorted(set(initializers) - used)
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
-    return layers, targets, steps, values, state == "relu"
+    return layers, targets, steps, values, state == "relu", head
 
 
 def _declared(value: dict, name: str) -> tuple[int, list | None] | None:
@@ -682,6 +694,10 @@ def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: d
                     if remainder:
                         raise Reject(f"ONNX Reshape [-1, {width}] does not fit the declared input shape")
                 shape = [None, width]
+        elif op == "Head":
+            if target != -1 and (shape is None or target != len(shape) - 1):
+                raise Reject(f"ONNX head over axis {target}, not the last axis of the logits"
+                             + (" (their rank is not declared)" if shape is None else ""))
         else:
             width, out = widths[layer], widths[layer + 1]
             layer += 1
@@ -707,6 +723,7 @@ class Chain(NamedTuple):
     names: list[str]
     locations: list[str]
     output_relu: bool
+    head: str | None = None  # a final Softmax or LogSoftmax: the tensors are its logits
 
 
 def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Chain:
@@ -744,7 +761,7 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
-    layers, targets, steps, values, output_relu = _chain(graph, opset, initializers)
+    layers, targets, steps, values, output_relu, head = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
     types = {initializers[name].get("data_type", 0) for name in names}
@@ -787,4 +804,4 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
         code = _WEIGHT_TYPES[initializers[B]["data_type"]][0]
         tensors.append(Tensor((rows, cols), reader.weights(initializers[B], B), transposed, code))
         tensors.append(Tensor((rows,), reader.weights(initializers[C], C), False, code))
-    return Chain(tensors, names, reader.locations, output_relu)
+    return Chain(tensors, names, reader.locations, output_relu, head)

@@ -112,7 +112,7 @@ def _scale(tensors: list, x: list[float]) -> float:
 def _check(data: bytes, elem: int = F32, in_shape: tuple = (M,), reference: bytes | None = None,
            external=None, batch: bool = True) -> tuple[list, list, list]:
     """read_onnx(data) agrees with onnxruntime on `reference` (default: data itself) at random points."""
-    tensors, names, locations, _ = read_onnx(data, external)
+    tensors, names, locations, *_ = read_onnx(data, external)
     assert [t.shape for t in tensors] == [(N, M), (N,), (K, N), (K,)]
     run_elem = F32 if elem == BF16 else elem
     session = ort.InferenceSession(reference or data, providers=["CPUExecutionProvider"])
@@ -524,7 +524,7 @@ def test_random_mutations_never_crash() -> None:
             else:
                 mutant.insert(position, rng.randrange(256))
         try:
-            tensors, names, locations, _ = read_onnx(bytes(mutant))
+            tensors, names, locations, *_ = read_onnx(bytes(mutant))
         except Reject:
             continue
         accepted += 1

@@ -1293,7 +1293,7 @@ def onnx_checker(path: Path) -> Outcome:
     who = "checker"
     data = path.read_bytes()
     try:
-        tensors, names, _, _ = checker_read_onnx(data, InputFile(data, str(path)).sibling)
+        tensors, names, *_ = checker_read_onnx(data, InputFile(data, str(path)).sibling)
     except Reject as exc:
         return _refused(who, exc)
     keys = [f"{role}={name}" for role, name in zip(_roles(len(names)), names, strict=True)]
