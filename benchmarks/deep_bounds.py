@@ -2,11 +2,12 @@
 in one run (MATH.md Part IV).
 
 For each pair, box and question the script runs ``certsym.decide.deep_distance`` (or ``deep_top1``) twice with the
-same time budget, once with ``method="intervals"`` and once with the default (symbolic differences where the
-interval rule does not settle the question), writes each certificate, replays it with the independent checker
-and prints U, L, the leaves, the search's and the replay's seconds, the verdict and whether the replay is VALID,
-with the ratio of the two U. The files are read raw (ONNX weight first, VNN-LIB constant first); the 16-bit copies
-are the float16 roundings of the original's weights.
+same time budget, once with ``method="intervals"`` (the tree sized to the checker's work budget from its root's
+replay, as ``certsym distance`` sizes it) and once with the default (symbolic differences where the interval rule
+does not settle the question; such a tree sizes itself), writes each certificate, replays it with the independent
+checker and prints U, L, the leaves, the search's and the replay's seconds, the verdict and whether the replay is
+VALID, with the ratio of the two U. The files are read raw (ONNX weight first, VNN-LIB constant first); the 16-bit
+copies are the float16 roundings of the original's weights.
 
     python benchmarks/deep_bounds.py DIR [--seconds 100]
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq
 
-from certsym.certify import InputRecord
+from certsym.certify import InputRecord, replay_share
 from certsym.certify.deep import deep_distance_certificate, deep_top1_certificate
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep_distance import deep_distance
@@ -42,6 +43,14 @@ def _half(onnx: Path, out: Path) -> str:
                      for kind, a in (("weight", np.ascontiguousarray(W).astype(np.float16)),
                                      ("bias", b.astype(np.float16)))})
     return str(out)
+
+
+def _sized(nets: tuple, box: list, epsilon) -> int:
+    """The regions an interval tree may have for its certificate to replay, as ``certsym distance`` sizes it: the
+    root's replay share of the checker's work budget, 80% of the budget at that cost per leaf."""
+    root = deep_distance(*nets, box, method="intervals")
+    share = replay_share(deep_distance_certificate(root, RECORDS, nets, epsilon))
+    return 2 * (1 if share is None else max(1, int(0.8 / max(share, 1e-9)))) - 1
 
 
 def _replay(doc: dict) -> tuple[bool, float]:
@@ -85,7 +94,9 @@ def main() -> None:
                       f"{r.leaves:>6} {seconds:>8.1f} {replay:>8.1f}  {r.verdict.upper()}"
                       f"{'' if valid is None else ', VALID' if valid else ', INVALID'}")
                 continue
-            r = deep_distance(*nets, box, deadline=Deadline(args.seconds), epsilon=epsilon, method=method)
+            regions = _sized(nets, box, epsilon) if method == "intervals" else None
+            r = deep_distance(*nets, box, deadline=Deadline(args.seconds), epsilon=epsilon, method=method,
+                              max_regions=regions)
             seconds = time.perf_counter() - start
             valid, replay = _replay(deep_distance_certificate(r, RECORDS, nets, epsilon))
             uppers[method] = r.upper

@@ -8,11 +8,11 @@ certificate; a certificate the checker would refuse is never written, and the ve
 
 The files are VeryDiff's development examples (``shared`` benchmark directory: ACAS Xu 1_1 and its pruned copy,
 MNIST 3×100 and its pruned copy, the LHC 2_80 classifiers, property 1, two MNIST local boxes, sigma_0.1). Their
-ONNX graphs compute ``MatMul(W, X)`` weight first (and the LHC ones end in a Softmax), which certsym's ONNX reader
-does not take yet, so the script writes the same layers to ``.npz`` with onnx's numpy helper (the Softmax dropped:
-it cannot change a top-1 answer; an ε answer is then about the logits), and a float16 copy of ACAS Xu and MNIST
-as the quantized copies. The MNIST and ACAS boxes are read from the VNN-LIB files and written back with the
-variable first (certsym's VNN-LIB 1.0 reader takes ``(<= X_i c)`` only, for now).
+ONNX graphs compute ``MatMul(W, X)`` weight first (and the LHC ones end in a Softmax); certsym reads them raw now,
+but the script writes the same layers to ``.npz`` with onnx's numpy helper so that the ε questions about the LHC
+pair are about the logits (the Softmax dropped: it cannot change a top-1 answer), and a float16 copy of ACAS Xu
+and MNIST as the quantized copies. The MNIST and ACAS boxes are read from the VNN-LIB files and written back with
+the variable first (as they were before certsym's reader took the constant on either side).
 
     python benchmarks/verification_pairs.py DIR [--seconds 20] [--only NAME]
 """

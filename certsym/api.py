@@ -15,6 +15,7 @@ every verdict says so. Decisions are those of the command line (the same paths, 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -209,10 +210,19 @@ def _box(box: Sequence[tuple[Any, Any]] | None) -> list | None:
 
 
 def _exact(x: Any):
-    """An exact box end: an int, a Fraction, an fmpq or an exact decimal or p/q string (a float is refused)."""
+    """An exact box end: an int, a Fraction, an fmpq, an exact decimal or p/q string, or a binary floating-point
+    number (a Python float, a numpy floating scalar, a 0-d tensor) read as the dyadic rational it is, as certsym
+    reads float weights: 0.1 is 3602879701896397/36028797018963968, not 1/10 (write '0.1' for that)."""
+    if getattr(x, "ndim", None) == 0 and callable(getattr(x, "item", None)):
+        x = x.item()  # a numpy scalar or a 0-d tensor: its value, as a Python number
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise InputError(f"a box end must be finite, not {x!r}")
+        return parse_rational("{}/{}".format(*x.as_integer_ratio()))
     value = parse_rational(str(x)) if isinstance(x, str | int | Fraction) or type(x).__name__ == "fmpq" else None
     if value is None:
-        raise InputError(f"a box end must be an exact number (int, Fraction or a string such as '1/3'), not {x!r}")
+        raise InputError(f"a box end must be an exact number (int, Fraction, a string such as '1/3', or a float read "
+                         f"as the dyadic it is), not {x!r}")
     return value
 
 

@@ -178,6 +178,14 @@ class Top1(_Bound):
         return top1_text("Top1", self.verdict, self.box, self.classes, self.regions, self.stopped)
 
 
+def _nonempty(box: Box | None) -> Box | None:
+    """The box, each of whose intervals must have lo ≤ hi (an empty box asks nothing)."""
+    for q, (lo, hi) in enumerate(box or []):
+        if lo > hi:
+            raise InputError(f"the box's interval {q} has lo > hi ({float(lo):.17g} > {float(hi):.17g})")
+    return box
+
+
 def _embeds(A: Model, B: Model, nets: tuple, reference: bool) -> bool:
     """Whether a certificate embeds both networks: parameter files and in-memory sources always (the checker
     re-reads model files only), model files up to EMBED_LIMIT weights unless ``reference`` asks for references."""
@@ -218,7 +226,7 @@ def distance(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, epsil
     networks), until U ≤ ``target``·L or, with ``epsilon``, until U ≤ ε or L > ε. ``sized``: a deep tree is sized
     so that its certificate replays. Cost: the search's (linear in the weights per region) plus, when ``sized``,
     one replay of the root's certificate."""
-    records = (A.record, B.record)
+    records, box = (A.record, B.record), _nonempty(box)
     if A.is_deep or B.is_deep:
         nets = (A.layered(), B.layered())
         box = parse_box(None, nets[0].m) if box is None else box
@@ -246,7 +254,7 @@ def top1(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, deadline:
     An UNKNOWN answer has no certificate. Cost: per region 2(k − 1) linear programs and exact bounds (one hidden
     layer) or symbolic margins (deep networks). A Softmax-headed file is read as its logits (the head cannot change
     the largest output)."""
-    A, B = A.logits(), B.logits()
+    A, B, box = A.logits(), B.logits(), _nonempty(box)
     if A.is_deep or B.is_deep:
         nets = (A.layered(), B.layered())
         records = (A.record, B.record)

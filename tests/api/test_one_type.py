@@ -100,3 +100,20 @@ def test_an_unknown_top1_has_no_certificate(tmp_path, depth: list[int]) -> None:
     assert r.outcome == UNKNOWN and not r and not r.has_certificate and r.reason.startswith("stopped at")
     with pytest.raises(InputError, match="no certificate"):
         r.certificate()
+
+
+def test_box_ends_may_be_floats_read_as_the_dyadics_they_are(pairs) -> None:
+    """A Python float, a numpy scalar or a 0-d tensor is the dyadic rational it denotes (0.1 is not 1/10); NaN and
+    lists are refused with the reason."""
+    import torch
+
+    a, _, c = pairs["shallow"]
+    d = certsym.distance(a, c, box=[(np.float32(-1), 1.0), (-0.5, torch.tensor(0.75)), ("1/10", 0.1)], regions=3)
+    assert d.box[0] == (-1, 1) and d.box[1] == (fmpq(-1, 2), fmpq(3, 4))
+    assert d.box[2] == (fmpq(1, 10), fmpq(*0.1.as_integer_ratio()))  # 0.1 as a double is above 1/10
+    with pytest.raises(InputError, match="lo > hi"):
+        certsym.top1(a, c, box=[(0.1, "1/10")] * 3)
+    with pytest.raises(InputError, match="finite"):
+        certsym.distance(a, c, box=[(float("nan"), 1)] * 3)
+    with pytest.raises(InputError, match="exact number"):
+        certsym.distance(a, c, box=[([0], 1)] * 3)
