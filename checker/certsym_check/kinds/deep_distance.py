@@ -318,16 +318,9 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     differences = None if alignment is None else _differences(t1, t2, alignment)
     if tree:
         weights = sum(len(row) + 1 for t in (t1, t2) for W in t.W for row in W)
-        leaves = 0
         box_numbers_short([y for b in box for y in b], "the box")
-        for where, stated, region in halvings(p["tree"], box, _leaf_bound, weights, MAX_DISTANCE_WORK):
-            value = _bound(t1, t2, alignment, differences, region)
-            if stated < value:
-                raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
-                             f"({show(value)})")
-            if upper < stated:
-                raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
-            leaves += 1
+        leaves = _leaves_bounded(p["tree"], box, upper, lambda region: _bound(t1, t2, alignment, differences, region),
+                                 weights, MAX_DISTANCE_WORK)
         rep.checks["deep distance: U recomputed on every leaf of the halvings, which cover the box"] += leaves
     else:
         computed = _bound(t1, t2, alignment, differences, box)
@@ -335,12 +328,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
             raise Reject(f"the stated upper bound is below the one the rule gives ({show(computed)})")
     if not tree:
         rep.checks["deep distance: U recomputed from the box" + (" and the alignment" if alignment else "")] += 1
-    if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
-        raise Reject("the witness lies outside the box")
-    value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
-    if lower > value:
-        raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({show(value)})")
-    rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
+    _witness_below(t1, t2, x, box, lower, rep)
     rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
                      f"{box_text(box)}" + (f", {leaves} leaves" if tree else ""))
     epsilon_verdict(p, lower, upper, rep)
@@ -373,26 +361,39 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
         charge_products(entries, [1 << symbolic.FRACTION_BITS] * len(entries), "the weights in fixed point",
                         accumulate=False)
     rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
-    leaves = 0
     products = symbolic.region_products(widths, sum(1 for a, c in box if a < c))
-    for where, stated, region in halvings(p["tree"], box, _leaf_bound, products, MAX_SYMBOLIC_WORK):
-        value = rule.bound(region)
+    leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK)
+    rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
+    _witness_below(t1, t2, x, box, lower, rep)
+    rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
+                     f"{box_text(box)}, {leaves} leaves, symbolic differences")
+    epsilon_verdict(p, lower, upper, rep)
+
+
+def _leaves_bounded(tree: object, box: list, upper: Fraction, rule: Callable[[list], Fraction], per_leaf: int,
+                    max_work: int) -> int:
+    """Every leaf of the tree of halvings states a bound at least ``rule`` on its region, and U at least every
+    stated bound; the number of leaves. Bounds as ``halvings``."""
+    leaves = 0
+    for where, stated, region in halvings(tree, box, _leaf_bound, per_leaf, max_work):
+        value = rule(region)
         if stated < value:
             raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
                          f"({show(value)})")
         if upper < stated:
             raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
         leaves += 1
-    rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
+    return leaves
+
+
+def _witness_below(t1: DeepNet, t2: DeepNet, x: list, box: list, lower: Fraction, rep: Report) -> None:
+    """The witness lies in the box and L ≤ ‖f1(x*) − f2(x*)‖∞ there, evaluated exactly."""
     if any(not lo <= y <= hi for y, (lo, hi) in zip(x, box, strict=True)):
         raise Reject("the witness lies outside the box")
     value = max(abs(a - b) for a, b in zip(t1.evaluate(x), t2.evaluate(x), strict=True))
     if lower > value:
         raise Reject(f"the stated lower bound exceeds ‖f1(x*) − f2(x*)‖∞ at the witness ({show(value)})")
     rep.checks["deep distance: L ≤ ‖f1(x*) − f2(x*)‖∞ evaluated exactly, witness in the box"] += 1
-    rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
-                     f"{box_text(box)}, {leaves} leaves, symbolic differences")
-    epsilon_verdict(p, lower, upper, rep)
 
 
 def _leaf_bound(value: object, where: str) -> Fraction:
