@@ -36,7 +36,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     # a log file gets the whole table: rich would cut it at 80 columns
     console = Console(stderr=args.json, width=None if (sys.stderr if args.json else sys.stdout).isatty() else 200)
-    ctx = Context(not args.full, write)
+    beat = _Heartbeat()
+    ctx = Context(not args.full, write, beat)
     modules = statement_modules()
     mode = "full" if args.full else "representative"
     total = sum(module.SECONDS[args.full] for module in modules) + REPLAY_SECONDS[args.full]
@@ -52,7 +53,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     # replay every certificate written, from disk, with the independent checker
     print(f"reproduce: replaying the {len(ctx.written)} certificates from disk with the independent checker",
           file=sys.stderr, flush=True)
-    rejected = [rel for rel in ctx.written if not check_certificate(json.loads((certs / rel).read_text())).valid]
+    rejected = []
+    for count, rel in enumerate(ctx.written, 1):
+        if not check_certificate(json.loads((certs / rel).read_text())).valid:
+            rejected.append(rel)
+        beat(f"{count} of {len(ctx.written)} replayed")
     print(f"reproduce: done in {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
     rows = list(ctx.rows.values())
     ok = all(r.reproduced for r in rows) and not rejected
@@ -75,3 +80,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     console.print(f"{len(ctx.written)} certificates in {certs}/ replayed from disk by the independent checker; "
                   f"report: {out / 'REPORT.md'}, {out / 'report.html'} ({len(figures)} figures).")
     return EXIT_OK if ok else EXIT_NEGATIVE
+
+
+class _Heartbeat:
+    """A progress line on stderr when ``SECONDS`` have passed since the last one: the run is never silent for long
+    (the clock only paces the printing; nothing is decided by it)."""
+
+    SECONDS = 3.0
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+
+    def __call__(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.SECONDS:
+            print(f"reproduce:   … {text}", file=sys.stderr, flush=True)
+            self.last = now

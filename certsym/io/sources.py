@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -52,22 +52,25 @@ class Model:
     _deep: LayeredNetwork | None = field(default=None, repr=False)
     _dyadic: DyadicNetwork | None | bool = field(default=False, repr=False)  # False: not built yet
     finite: bool = False  # every entry of ``arrays`` verified finite (by a model file's reader)
-    as_logits: bool = False  # a Softmax-headed file read as its logits, for a question the head cannot change
 
     @property
     def head(self) -> str | None:
         """The Softmax or LogSoftmax that ends an ONNX graph (the layers are its logits), else None."""
         return (self.record.model or {}).get("head")
 
-    def logits(self) -> Model:
-        """This source with a Softmax head read as the logits it normalizes: for top-1 questions only, which a
-        monotone normalization of the outputs cannot change. Cost O(1)."""
-        return replace(self, as_logits=True)
-
     def _values(self) -> None:
         """Refuse to give the network of a Softmax-headed file where the values of its outputs matter."""
-        if self.head and not self.as_logits:
+        if self.head:
             raise InputError(head_refusal(self.name, self.head))
+
+    def logits_network(self) -> Network:
+        """``network``, a Softmax head aside: the logits, which only top-1 questions may read in place of the
+        file's outputs (a monotone normalization cannot change the largest output). Cost as ``network``."""
+        return self._exact_network()
+
+    def logits_layered(self) -> LayeredNetwork:
+        """``layered()``, a Softmax head aside (as ``logits_network``)."""
+        return self._exact_layered()
 
     def __repr__(self) -> str:
         """One line: the name, the format and element type, the widths (never the arrays)."""
@@ -76,7 +79,7 @@ class Model:
         elif self.arrays is not None:
             widths = [self.arrays[0].shape[1], self.arrays[0].shape[0], self.arrays[2].shape[0]]
         else:
-            widths = list(self.layered().widths)
+            widths = list(self._exact_layered().widths)
         kind = (self.record.model or {}).get("format") or ("parameters" if self.path else "in memory")
         dtype = f" {self.arrays[0].dtype}" if self.arrays is not None and hasattr(self.arrays[0], "dtype") else \
             f" {self.layers[0][0].dtype}" if self.layers is not None and hasattr(self.layers[0][0], "dtype") else ""
@@ -99,7 +102,7 @@ class Model:
             return self.layers[0][0].shape[1]
         if self.arrays is not None:
             return self.arrays[0].shape[1]
-        return (self.layered() if self.is_deep else self.network).m
+        return (self._exact_layered() if self.is_deep else self._exact_network()).m
 
     @property
     def is_deep(self) -> bool:
@@ -109,9 +112,12 @@ class Model:
     def layered(self) -> LayeredNetwork:
         """θ as a LayeredNetwork, whatever its depth (a shallow one as its two layers)."""
         self._values()
+        return self._exact_layered()
+
+    def _exact_layered(self) -> LayeredNetwork:
         if self._deep is None:
             if self.layers is None:
-                return LayeredNetwork.from_shallow(self.network)
+                return LayeredNetwork.from_shallow(self._exact_network())
             rows = []
             for W, b in self.layers:
                 (r, c), flat = W.shape, exact(W)
@@ -123,6 +129,9 @@ class Model:
     def network(self) -> Network:
         """θ over its exact field (rationals for arrays: every float is the dyadic rational it denotes)."""
         self._values()
+        return self._exact_network()
+
+    def _exact_network(self) -> Network:
         if self.is_deep:
             raise InputError(f"{self.name}: a deep network: this decision reads one-hidden-layer networks without an "
                              "output ReLU (certsym.equivalent decides deep ones)")
@@ -278,14 +287,15 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     return Model(path, rec, None, path, _deep=item.network)
 
 
-def read_pair(a: Any, b: Any) -> tuple[Network, Network, tuple[InputRecord, InputRecord]]:
-    """Both networks over one field: parameter files with radicals are read together. Cost: reading both."""
+def read_pair(a: Any, b: Any, logits: bool = False) -> tuple[Network, Network, tuple[InputRecord, InputRecord]]:
+    """Both networks over one field: parameter files with radicals are read together; with ``logits`` (top-1
+    questions only), a Softmax-headed file's logits. Cost: reading both."""
     A, B = load(a), load(b)
     if A.arrays is None and B.arrays is None and A.path and B.path:
         loaded, _ = load_inputs([A.path, B.path])
         recs = tuple(InputRecord(x.name, x.sha256, x.atoms, x.model) for x in loaded)
         return loaded[0].network, loaded[1].network, recs
-    t1, t2 = A.network, B.network
+    t1, t2 = (A.logits_network(), B.logits_network()) if logits else (A.network, B.network)
     if t1.field != t2.field:
         raise InputError("the two networks are over different number fields; give both as parameter files")
     return t1, t2, (A.record, B.record)

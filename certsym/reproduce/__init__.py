@@ -80,9 +80,11 @@ class Row:
 class Context:
     """Collects verdicts; writes and replays certificates. ``write(relative_path, document)`` may be None."""
 
-    def __init__(self, quick: bool, write: Callable[[str, dict], None] | None = None):
+    def __init__(self, quick: bool, write: Callable[[str, dict], None] | None = None,
+                 progress: Callable[[str], None] | None = None):
         self.quick = quick
         self.write = write
+        self.progress = progress  # told of every instance recorded (the caller decides what to print, and when)
         self.rows: dict[str, Row] = {}
         self.figures: list[tuple[str, str]] = []  # (caption, relative path)
         self.written: list[str] = []
@@ -100,6 +102,8 @@ class Context:
         row = self.row(statement)
         row.instances += 1
         row.agreeing += agrees
+        if self.progress is not None:
+            self.progress(f"{row.instances} instances, {row.certificates + (certificate is not None)} certificates")
         if not agrees:
             row.failures.append(instance + detail)
         if certificate is not None:

@@ -254,15 +254,15 @@ def top1(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, deadline:
     An UNKNOWN answer has no certificate. Cost: per region 2(k − 1) linear programs and exact bounds (one hidden
     layer) or symbolic margins (deep networks). A Softmax-headed file is read as its logits (the head cannot change
     the largest output)."""
-    A, B, box = A.logits(), B.logits(), _nonempty(box)
+    box = _nonempty(box)
     if A.is_deep or B.is_deep:
-        nets = (A.layered(), B.layered())
+        nets = (A.logits_layered(), B.logits_layered())
         records = (A.record, B.record)
         box = parse_box(None, nets[0].m) if box is None else box
         r = deep_top1(*nets, box, seed, deadline=deadline, max_regions=regions, progress=progress)
         write = None if r.verdict == "unknown" else lambda: deep_top1_certificate(r, records, nets)
         return _result(Top1, r, A, B, True, max(len(t.layers) - 1 for t in nets), write)
-    t1, t2, records = read_pair(A, B)
+    t1, t2, records = read_pair(A, B, logits=True)
     box = parse_box(None, t1.m) if box is None else box
     r = shallow_top1(t1, t2, box, seed, deadline=deadline, max_regions=MAX_REGIONS if regions is None else regions,
                      progress=progress)

@@ -34,8 +34,9 @@ def test_distance_of_deep_modules() -> None:
     d = certsym.distance(a, b, box=[("-1", "1")] * 3)
     assert d.lower == d.upper == fmpq(1, 2)
     assert certsym.distance(a, a).upper == 0
+    assert certsym.distance(a, b, box=[(0.5, 1)] * 3).box[0] == (fmpq(1, 2), 1)  # a float is the dyadic it is
     with pytest.raises(InputError, match="exact number"):
-        certsym.distance(a, b, box=[(0.5, 1)] * 3)
+        certsym.distance(a, b, box=[("a half", 1)] * 3)
 
 
 def test_a_region_budget_bounds_every_depth() -> None:

@@ -230,3 +230,24 @@ def test_oracle_width_2_classes() -> None:
         for net in classes[key]:
             assert same_function_m1(net, rep)[0], (net, rep)
             assert not same_function_m1(net, other)[0], (net, other)
+
+
+def test_the_heartbeat_prints_when_three_seconds_have_passed(monkeypatch, capsys) -> None:
+    """``certsym reproduce`` is never silent for long: every instance and every replay tells the heartbeat, which
+    prints a line when 3 s have passed since its last (a fake clock here: nothing races the real one)."""
+    from certsym.cli import reproduce
+
+    now = [100.0]
+    monkeypatch.setattr(reproduce.time, "monotonic", lambda: now[0])
+    beat = reproduce._Heartbeat()
+    beat("1 instance")
+    now[0] += 2.9
+    beat("2 instances")
+    assert capsys.readouterr().err == ""
+    now[0] += 0.2
+    beat("3 instances")
+    assert capsys.readouterr().err == "reproduce:   … 3 instances\n"
+    ctx = Context(True, None, beat)
+    now[0] += 6
+    ctx.record("S", "s", "i", True)
+    assert "1 instances, 0 certificates" in capsys.readouterr().err
