@@ -231,11 +231,14 @@ def distance(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, epsil
         nets = (A.layered(), B.layered())
         box = parse_box(None, nets[0].m) if box is None else box
         verdict = deep.decide(*nets, seed)
+        asked = regions
         if sized and not verdict.equivalent and not symbolic.applies(*nets):  # a symbolic tree sizes itself
             regions = _replayable_regions(deep_distance(*nets, box, seed=seed, verdict=verdict), records, nets,
                                           epsilon, regions)
         d = deep_distance(*nets, box, seed=seed, verdict=verdict, deadline=deadline, target=target, epsilon=epsilon,
                           max_regions=regions, progress=progress)
+        if d.stopped == "the region budget" and (asked is None or regions < asked):
+            d.stopped = "the checker's bounds"  # the tree was sized to the checker's work budget, not to --regions
         depth = max(len(t.layers) - 1 for t in nets)
         return _result(Distance, d, A, B, True, depth, lambda: deep_distance_certificate(d, records, nets, epsilon))
     t1, t2, records = read_pair(A, B)
