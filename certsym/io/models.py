@@ -460,8 +460,10 @@ def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
     kinds = sorted({k for k in map(_kind, present) if k})
     if kinds:
         named = ", ".join(n for n in present if _kind(n))[:200]
+        recipe = " (a BatchNorm in eval mode folds into the Linear before it: torch.nn.utils.fusion." \
+            "fuse_linear_bn_eval, in floats; then compare folds with certsym distance)" if "BatchNorm" in kinds else ""
         return InputError(f"{path}: found {' and '.join(kinds)} tensors ({named}); certsym reads Linear, ReLU, Linear "
-                          "only")
+                          f"only{recipe}")
     if len(layers) > 2 and chain_choice(present) is not None:
         return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}), "
                           f"{len(layers) - 1} hidden: this command decides one-hidden-layer networks (certsym equiv "

@@ -185,6 +185,12 @@ def _from_module(module: Any) -> Model:
             raise InputError(f"a {type(mod).__name__}: certsym cannot see its forward; it reads a torch.nn.Sequential "
                              "of Linear, ReLU, Identity, Flatten and Dropout (pass module.state_dict() to read its "
                              "tensors as a ReLU network)")
+        elif isinstance(mod, nn.modules.batchnorm._BatchNorm):
+            raise InputError(f"{label}: certsym reads ReLU networks: a Sequential of Linear, ReLU, Identity, Flatten "
+                             f"and Dropout. In eval mode a {type(mod).__name__} is an affine map, but its exact fold "
+                             "into the Linear before it has 1/√(var + eps), irrational for most stored values: fold "
+                             "it in floats (torch.nn.utils.fusion.fuse_linear_bn_eval) and compare folds with "
+                             "certsym distance")
         else:
             raise InputError(f"{label}: certsym reads ReLU networks: a Sequential of Linear, ReLU, Identity, Flatten "
                              f"and Dropout; a {type(mod).__name__} computes a different function")

@@ -214,3 +214,19 @@ def test_near_miss_summary_is_short_and_exact(tmp_path: Path, capfd) -> None:
     assert main(["equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--json"]) == 1
     doc = json.loads(capfd.readouterr().out)
     assert len(doc["witness"]) == 784 and doc["near_miss"]["neurons"] == 16
+
+
+def test_a_batchnorm_is_refused_with_the_reason_and_the_recipe(tmp_path) -> None:
+    """A BatchNorm (module or state dict): refused, saying why no exact fold exists and how to ask the question
+    certsym can answer (fold in floats, then compare the folds)."""
+    import certsym
+    from certsym.errors import InputError
+
+    model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4), torch.nn.ReLU(),
+                                torch.nn.Linear(4, 2)).eval()
+    with pytest.raises(InputError, match=r"irrational.*fuse_linear_bn_eval.*certsym distance"):
+        certsym.load(model)
+    path = tmp_path / "bn.pt"
+    torch.save(model.state_dict(), path)
+    with pytest.raises(InputError, match=r"BatchNorm tensors.*fuse_linear_bn_eval"):
+        certsym.load(str(path))
