@@ -31,6 +31,7 @@ class Report:
     reason: str = ""
     cannot_check: bool = False
     usage: bool = False
+    unbound: bool = False  # VALID about the embedded parameters only: no file was compared with them
     work: int = 0
     checks: Counter = field(default_factory=Counter)
     notes: list = field(default_factory=list)
@@ -41,7 +42,8 @@ class Report:
         return self.valid
 
     def __str__(self) -> str:
-        head = (f"VALID {self.kind}" if self.valid else f"CANNOT CHECK ({self.kind}): {self.reason}"
+        head = (f"VALID {self.kind}" + (" about the embedded parameters (no file bound)" if self.unbound else "")
+                if self.valid else f"CANNOT CHECK ({self.kind}): {self.reason}"
                 if self.cannot_check else f"INVALID ({self.kind}): {self.reason}")
         lines = [head] + ([f"  {x}" for x in self.bound + self.facts] +
                           [f"  verified {n} x {s}" for s, n in self.checks.items()] if self.valid else [])

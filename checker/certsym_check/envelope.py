@@ -258,6 +258,7 @@ def _bound_replay(F, d: dict, records: list, referenced: list, files: list[Input
             rep.bound.insert(i, f"inputs[{i}] {rec['name']} (sha256 {rec['sha256'][:16]}…, equal to the embedded "
                                 f"parameters): {bound}")
     elif count:
+        rep.unbound = True
         rep.bound.append("inputs not bound to files (embedded parameters only): the names and SHA-256 in the "
                          "certificate were not compared with any file")
     verify(F, nets, d["proof"], rep)

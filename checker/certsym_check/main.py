@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                     "name (paths as recorded, relative to the current directory), by SHA-256 and entries as with "
                     "--inputs: an audit's certificates are re-checked in one command")
     ap.add_argument("--quiet", action="store_true", help="print one line per certificate")
+    ap.add_argument("--require-files", action="store_true", help="exit 2 for a certificate found VALID about its "
+                    "embedded parameters only (no file bound): an auditor's script can demand that files were checked")
     try:
         args = ap.parse_args(argv)
     except SystemExit as exc:
@@ -127,8 +129,14 @@ def main(argv: list[str] | None = None) -> int:
             print(_printable(f"certsym check: error: {path}: {rep.reason}"), file=sys.stderr)
             status = 2
             continue
+        if rep.valid and rep.unbound and args.require_files:
+            print(_printable(f"{path}: VALID {rep.kind} about the embedded parameters only, but --require-files asks "
+                             "for files bound to it (give --inputs or --named-inputs)"))
+            status = 2
+            continue
         if rep.valid:
-            lines = [f"{path}: VALID {rep.kind}: {CLAIMS[rep.kind]}"]
+            about = " about the embedded parameters (no file bound)" if rep.unbound else ""
+            lines = [f"{path}: VALID {rep.kind}{about}: {CLAIMS[rep.kind]}"]
             if not args.quiet:
                 lines += [f"  given file {i}: {f.path}" for i, f in enumerate(files or [])]
                 lines += [f"  given file {i}: {f.path} (named in the certificate)" for i, f in

@@ -90,3 +90,25 @@ def test_named_inputs_bind_the_files_a_certificate_names(tmp_path, capsys, monke
     (tmp_path / "b_copy.npz").unlink()
     assert main([str(relative), "--named-inputs", "--quiet"]) == 2
     assert "CANNOT CHECK" in capsys.readouterr().out
+
+
+def test_an_unbound_replay_says_so_and_require_files_refuses_it(tmp_path, capfd) -> None:
+    """With no file given, VALID is about the embedded parameters only, and the headline says so; --require-files
+    makes such a replay exit 2, while the same certificate bound to its files exits 0."""
+    import json
+
+    from certsym.cli import main as certsym_main
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"M": [["1"]], "A": [["1"]], "b": ["0"], "c": ["0"]}))
+    b.write_text(json.dumps({"M": [["2"]], "A": [["1/2"]], "b": ["0"], "c": ["0"]}))
+    cert = tmp_path / "c.json"
+    assert certsym_main(["equiv", str(a), str(b), "--cert", str(cert)]) == 0
+    capfd.readouterr()
+    assert certsym_main(["check", str(cert)]) == 0
+    assert "VALID equivalent about the embedded parameters (no file bound)" in capfd.readouterr().out
+    assert certsym_main(["check", str(cert), "--require-files"]) == 2
+    assert "--require-files asks for files bound to it" in capfd.readouterr().out
+    assert certsym_main(["check", str(cert), "--require-files", "--inputs", str(a), str(b)]) == 0
+    out = capfd.readouterr().out
+    assert "VALID equivalent:" in out and "no file bound" not in out
