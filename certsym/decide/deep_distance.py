@@ -40,6 +40,7 @@ from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.distance import Box, bounds_text, box_text, epsilon_verdict
+from certsym.decide.symbolic import halves
 from certsym.errors import InputError
 from certsym.numbers import QQ, outward
 
@@ -461,13 +462,6 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: Dea
     d.regions, d.stopped = nodes, reason
     if root.split is not None:
         d.tree = _preorder(root)
-
-
-def halves(box: Box, q: int) -> tuple[Box, Box]:
-    """The box cut at the midpoint of coordinate q: (x_q ≤ mid, x_q ≥ mid), the order of a preorder tree."""
-    lo, hi = box[q]
-    mid = (lo + hi) / 2
-    return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
 
 
 def _bits(end: tuple[fmpq, fmpq]) -> int:

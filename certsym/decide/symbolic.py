@@ -255,8 +255,8 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
             candidates = sorted(range(m), key=lambda q: -widths[q] * influence[q])[:2]
         tried = []
         for q in candidates:
-            halves = _halves(node.box, q)
-            tried.append((q, [value(h) for h in halves], halves))
+            parts = halves(node.box, q)
+            tried.append((q, [value(h) for h in parts], parts))
             regions += 2
         # the halving whose halves bound least in all (the largest alone stalls where the worst part of the region
         # needs several coordinates halved: every single halving keeps one half as bad); among near ties the
@@ -268,9 +268,9 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
             reason = "a region no halving shrinks"
             break
         heapq.heappop(heap)
-        q, bounds, halves = best
+        q, bounds, parts = best
         node.split = q
-        node.children = tuple(_Node(h, u) for h, u in zip(halves, bounds, strict=True))
+        node.children = tuple(_Node(h, u) for h, u in zip(parts, bounds, strict=True))
         for child in node.children:
             count += 1
             heapq.heappush(heap, (-child.upper, count, child))
@@ -289,7 +289,8 @@ def stated_bound(x: float) -> fmpq:
     return outward(fmpq(*float(x + abs(x) * MARGIN + 2.0**-60).as_integer_ratio()), up=True)
 
 
-def _halves(box: Box, q: int) -> tuple[Box, Box]:
+def halves(box: Box, q: int) -> tuple[Box, Box]:
+    """The box cut at the midpoint of coordinate q: (x_q ≤ mid, x_q ≥ mid), the order of a preorder tree."""
     lo, hi = box[q]
     mid = (lo + hi) / 2
     return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
