@@ -185,7 +185,8 @@ def _tolerance(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
 def _relu(La: np.ndarray, Ua: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The triangle relaxation of h = σ(a), rows by the neuron's range [lo, hi]."""
     tol = _tolerance(lo, hi)
-    active, inactive = lo >= tol, hi <= -tol
+    point = hi <= lo  # a neuron of one value: active or inactive by its sign, whatever the tolerance
+    active, inactive = (lo >= tol) | (point & (lo >= 0)), (hi <= -tol) | (point & (lo < 0))
     unstable = ~active & ~inactive
     s = np.where(unstable, hi / np.where(unstable, hi - lo, 1), 0)
     U = np.where(active[:, None], Ua, np.where(unstable[:, None], _chord(Ua, s, lo), 0))
