@@ -208,3 +208,13 @@ def test_symbolic_margins_agree_only_where_z3_finds_no_other_leader(seed: int) -
     leaf = next(s for s, (kind, _) in enumerate(forged["proof"]["tree"]) if kind == "leaf")
     forged["proof"]["tree"][leaf][1] = (forged["proof"]["tree"][leaf][1] + 1) % t1.k
     assert not check(forged).valid
+
+
+def test_a_point_box_with_a_neuron_at_zero_gives_a_finite_bound() -> None:
+    """Every coordinate fixed, and a neuron whose pre-activation is exactly 0 there: the float search classifies
+    it by its sign (it once divided 0 by 0), and its bound matches the checker's to a hair."""
+    t1, t2 = _pair([2, 3, 3, 1], 340973, fmpq(1, 256))
+    box = [(fmpq(0), fmpq(0))] * 2
+    approx = symbolic.Rule(t1, t2).bound(np.zeros(2), np.zeros(2))
+    exact = _checker_rule(t1, t2).bound(_fractions(box))
+    assert np.isfinite(approx) and abs(approx - float(exact)) <= 2.0**-40
