@@ -477,7 +477,17 @@ def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
                           "one hidden layer (Linear, ReLU, Linear); choose the four tensors with --keys")
     missing = [k for k in ("0.weight", "2.weight") if k not in stripped]
     return InputError(f"{path}: missing {', '.join(missing)} (found {', '.join(sorted(present))[:300] or 'nothing'}); "
-                      "set the tensor names with --keys W1,b1,W2,b2")
+                      f"set the tensor names with --keys {_named_keys(present) or 'W1,b1,W2,b2'}")
+
+
+def _named_keys(present: list[str]) -> str | None:
+    """The --keys of a chain of named Linear layers (``fc1.weight, fc1.bias, fc2.weight, …``, in the file's order),
+    when every weight has its bias; None otherwise."""
+    weights = [n for n in present if n.endswith(".weight")]
+    pairs = [(w, w[:-len("weight")] + "bias") for w in weights]
+    if len(weights) < 2 or any(b not in present for _, b in pairs):
+        return None
+    return ",".join(name for pair in pairs for name in pair)
 
 
 def safetensors_like(head: bytes, size: int) -> bool:

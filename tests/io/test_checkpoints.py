@@ -230,3 +230,23 @@ def test_a_batchnorm_is_refused_with_the_reason_and_the_recipe(tmp_path) -> None
     torch.save(model.state_dict(), path)
     with pytest.raises(InputError, match=r"BatchNorm tensors.*fuse_linear_bn_eval"):
         certsym.load(str(path))
+
+
+def test_named_layers_get_the_exact_keys_that_read_them(tmp_path, capfd) -> None:
+    """A Sequential(OrderedDict(fc1=…, act=…, fc2=…)) state dict: the error names the keys that read it, in the
+    file's order, and those keys do read it."""
+    import collections
+
+    import certsym
+    from certsym.cli import main
+    from certsym.errors import InputError
+
+    model = torch.nn.Sequential(collections.OrderedDict(fc1=torch.nn.Linear(3, 4), act=torch.nn.ReLU(),
+                                                        fc2=torch.nn.Linear(4, 2)))
+    path = tmp_path / "named.pt"
+    torch.save(model.state_dict(), path)
+    with pytest.raises(InputError, match="keys='fc1.weight,fc1.bias,fc2.weight,fc2.bias'"):
+        certsym.load(str(path))
+    assert main(["equiv", str(path), str(path)]) == 2
+    assert "--keys fc1.weight,fc1.bias,fc2.weight,fc2.bias" in capfd.readouterr().err
+    assert certsym.equivalent(certsym.load(str(path), keys="fc1.weight,fc1.bias,fc2.weight,fc2.bias"), model)
