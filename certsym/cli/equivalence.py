@@ -85,18 +85,9 @@ def _deep_minimal(args: argparse.Namespace, theta, record: InputRecord) -> int:
         out_record = InputRecord(name, hashlib.sha256(text.encode()).hexdigest(), record.atoms)
         write_json_atomic(args.cert, deep_certificate(verdict, (record, out_record)))
     print(_DEEP_NOTE, file=sys.stderr)
-    if args.output:
-        write_text_atomic(args.output, text)
-        print(f"reduced parameter written to {args.output}: widths {'-'.join(map(str, theta.widths))} → "
-              f"{'-'.join(map(str, reduced.widths))} ({len(red.steps)} moves D1–D4)"
-              + (f"; certificate {args.cert}" if args.cert else ""))
-        if args.trace:
-            print("\n".join(trace) if trace else "already reduced: no move applies")
-    else:
-        if args.trace:
-            print("\n".join(trace) if trace else "already reduced: no move applies", file=sys.stderr)
-        sys.stdout.write(text)
-    return EXIT_OK
+    return _write_reduced(args, text, trace, "already reduced",
+                          f"reduced parameter written to {args.output}: widths {'-'.join(map(str, theta.widths))} → "
+                          f"{'-'.join(map(str, reduced.widths))} ({len(red.steps)} moves D1–D4)")
 
 
 def cmd_minimal(args: argparse.Namespace) -> int:
@@ -110,20 +101,27 @@ def cmd_minimal(args: argparse.Namespace) -> int:
     if args.cert:
         write_json_atomic(args.cert, minimal_form_certificate(red, record))
     trace = [_step_text(net.field, st) for st in red.steps]
+    counts = {kind: sum(st.kind == kind for st in red.steps) for kind in ("zero", "bias_shift", "merge")}
+    left = net.n - len(red.steps)
+    return _write_reduced(args, dump_network(red.minimal), trace, "already minimal",
+                          f"θ_min written to {args.output}: {net.n} → {left} neuron{'' if left == 1 else 's'} "
+                          f"({counts['zero']} zeroed, {counts['bias_shift']} folded into c by bias shifting, "
+                          f"{counts['merge']} merged)")
+
+
+def _write_reduced(args: argparse.Namespace, text: str, trace: list[str], none: str, summary: str) -> int:
+    """The reduced parameter to --output (with ``summary`` and the certificate's path) or to stdout, and the moves
+    with --trace (on stderr when the parameter goes to stdout); exit 0."""
+    moves = "\n".join(trace) if trace else f"{none}: no move applies"
     if args.output:
-        write_text_atomic(args.output, dump_network(red.minimal))
-        counts = {kind: sum(st.kind == kind for st in red.steps) for kind in ("zero", "bias_shift", "merge")}
-        left = net.n - len(red.steps)
-        print(f"θ_min written to {args.output}: {net.n} → {left} neuron{'' if left == 1 else 's'} "
-              f"({counts['zero']} zeroed, {counts['bias_shift']} folded into c by bias shifting, "
-              f"{counts['merge']} merged)"
-              + (f"; certificate {args.cert}" if args.cert else ""))
+        write_text_atomic(args.output, text)
+        print(summary + (f"; certificate {args.cert}" if args.cert else ""))
         if args.trace:
-            print("\n".join(trace) if trace else "already minimal: no move applies")
+            print(moves)
     else:
         if args.trace:
-            print("\n".join(trace) if trace else "already minimal: no move applies", file=sys.stderr)
-        sys.stdout.write(dump_network(red.minimal))
+            print(moves, file=sys.stderr)
+        sys.stdout.write(text)
     return EXIT_OK
 
 

@@ -27,10 +27,10 @@ from __future__ import annotations
 import copy
 import itertools
 import random
-import sys
 from fractions import Fraction
 
 import pytest
+from helpers import decimal_text
 
 from certsym_check import check
 from certsym_check.budget import OPS_PER_UNIT, cost, int_ops, size
@@ -42,13 +42,9 @@ SYMBOLIC = "halvings of the box, symbolic differences in fixed point and exact e
 
 
 def _text(x: Fraction) -> str:
-    """x as "p/q", numbers of any length (Python's int-to-text limit lifted for the call, then restored)."""
-    limit = sys.get_int_max_str_digits()
-    sys.set_int_max_str_digits(0)
-    try:
-        return str(x)
-    finally:
-        sys.set_int_max_str_digits(limit)
+    """x as "p/q", numbers of any length."""
+    return decimal_text(x.numerator) if x.denominator == 1 else \
+        f"{decimal_text(x.numerator)}/{decimal_text(x.denominator)}"
 
 
 def _layers_json(layers: list) -> list:
