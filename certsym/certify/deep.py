@@ -72,7 +72,7 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
         proof = {"box": box, "alignment": alignment, "upper": str(d.upper), "lower": str(d.lower),
                  "witness": [str(x) for x in d.witness], "statement": "interval differences and exact evaluation"}
         if d.tree:
-            proof |= {"tree": [[kind, value if kind == "split" else str(value)] for kind, value in d.tree],
+            proof |= {"tree": [[x if isinstance(x, (str, int)) else str(x) for x in node] for node in d.tree],
                       "statement": "halvings of the box, interval differences and exact evaluation"}
         if d.method == "symbolic":
             proof["statement"] = "halvings of the box, symbolic differences in fixed point and exact evaluation"

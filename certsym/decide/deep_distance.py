@@ -92,7 +92,7 @@ class DeepDistance:
 
     @property
     def leaves(self) -> int:
-        return sum(1 for kind, _ in self.tree if kind == "leaf") if self.tree else 1
+        return sum(1 for node in self.tree if node[0] == "leaf") if self.tree else 1
 
 
 _ZERO = fmpq(0)

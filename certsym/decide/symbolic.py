@@ -30,9 +30,10 @@ from certsym.core.deep import LayeredNetwork
 from certsym.decide.deadline import Deadline
 from certsym.numbers import QQ, outward
 
-# the checker's bounds on a symbolic tree (certificates/FORMAT.md): leaves × region_products ≤ MAX_SYMBOLIC_WORK,
-# and each region's products charged at PRODUCTS_PER_UNIT a unit against the replay's WORK_BUDGET of 2·10^7 units;
-# the tree is sized to SHARE of that budget (the witness, the weights' reading and the rest take the remainder)
+# the checker's bounds (certificates/FORMAT.md): a distance tree's regions to bound × region_products ≤
+# MAX_SYMBOLIC_WORK, on the tree's own meter; a top-1 tree's leaves × margin_products, charged at PRODUCTS_PER_UNIT a
+# unit against the replay's WORK_BUDGET of 2·10^7 units. Trees are sized to SHARE of these (the long products, the
+# witness, the weights' reading and the rest take the remainder)
 MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
 TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
 MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
@@ -64,9 +65,9 @@ def margin_products(widths: tuple[int, ...], free: int) -> int:
 
 
 def max_leaves(widths: tuple[int, ...], free: int) -> int:
-    """The most leaves whose replay fits the checker's bounds (SHARE of its work budget)."""
-    per = region_products(widths, free)
-    return max(1, min(MAX_SYMBOLIC_WORK // per, int(SHARE * WORK_BUDGET * PRODUCTS_PER_UNIT) // per))
+    """The most leaves of a distance tree whose replay fits the checker's bounds (SHARE of MAX_SYMBOLIC_WORK): a tree
+    of n leaves has at most 2n − 1 regions the checker bounds."""
+    return max(1, (int(SHARE * MAX_SYMBOLIC_WORK) // region_products(widths, free) + 1) // 2)
 
 
 class Rule:
@@ -216,18 +217,21 @@ def _pair(La1, Ua1, La2, Ua2, Ld, Ud, r1, r2, rd) -> tuple[np.ndarray, np.ndarra
 @dataclass
 class _Node:
     box: Box
-    upper: float
+    upper: float  # the rule's float bound on the box
+    bound: float  # the bound that holds on it: the least of its own and its ancestors'
     split: int | None = None
     children: tuple = ()
 
 
 def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], leaves_cap: int, deadline: Deadline,
                   progress: Callable[[str], None] | None = None,
-                  witness: Callable[[Box], None] | None = None) -> tuple[list[tuple[str, object]], fmpq, int, str]:
+                  witness: Callable[[Box], None] | None = None) -> tuple[list[list], fmpq, int, str]:
     """Halve the leaf of largest bound until ``stop(U)`` names a reason (ε reached, the target, a witness above ε),
     ``leaves_cap`` leaves or the deadline; ``witness(region)`` is called on each new region (the caller's search
-    for L). Returns the preorder tree with each leaf's stated bound, the stated U, the regions bounded and the
-    reason it stopped. Cost: a bound per region tried (2m per halving when m ≤ TRY_ALL, else 4)."""
+    for L). A region's bound is the least of the rule's on it and its ancestors' (the rule is not monotone under
+    halving: the chords of a half can be looser than the whole's), so a halving never loses what its region had.
+    Returns the preorder tree (``_preorder``), the stated U, the regions bounded and the reason it stopped. Cost: a
+    bound per region tried (2m per halving when m ≤ TRY_ALL, else 4)."""
     m = len(box)
 
     def value(region: Box) -> float:
@@ -236,9 +240,10 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
         return rule.bound(lo, hi)
 
     influence = np.abs(rule.l1[0][0]).sum(axis=0) + np.abs(rule.l2[0][0]).sum(axis=0)
-    root = _Node(box, value(box))
+    first = value(box)
+    root = _Node(box, first, first)
     root_widths = [float(c - a) or 1.0 for a, c in box]
-    heap = [(-root.upper, 0, root)]
+    heap = [(-root.bound, 0, root)]
     count, regions = 0, 1
     while True:
         reason = stop(-heap[0][0])
@@ -257,30 +262,31 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
         tried = []
         for q in candidates:
             parts = halves(node.box, q)
-            tried.append((q, [value(h) for h in parts], parts))
+            bounds = [value(h) for h in parts]
+            tried.append((q, bounds, [min(u, node.bound) for u in bounds], parts))
             regions += 2
         # the halving whose halves bound least in all (the largest alone stalls where the worst part of the region
         # needs several coordinates halved: every single halving keeps one half as bad); among near ties the
         # widest coordinate relative to the box, so that no coordinate is halved without end
-        least = min((sum(t[1]) for t in tried), default=None)
-        near = [t for t in tried if sum(t[1]) <= least * (1 + 2.0**-20)] if least is not None else []
+        least = min((sum(t[2]) for t in tried), default=None)
+        near = [t for t in tried if sum(t[2]) <= least * (1 + 2.0**-20)] if least is not None else []
         best = max(near, key=lambda t: widths[t[0]] / root_widths[t[0]]) if near else None
         if best is None:
             reason = "a region no halving shrinks"
             break
         heapq.heappop(heap)
-        q, bounds, parts = best
+        q, bounds, held, parts = best
         node.split = q
-        node.children = tuple(_Node(h, u) for h, u in zip(parts, bounds, strict=True))
+        node.children = tuple(_Node(h, u, v) for h, u, v in zip(parts, bounds, held, strict=True))
         for child in node.children:
             count += 1
-            heapq.heappush(heap, (-child.upper, count, child))
+            heapq.heappush(heap, (-child.bound, count, child))
             if witness is not None:
                 witness(child.box)
         if progress is not None and count % 100 == 0:
             progress(f"{len(heap)} leaves, U ≈ {-heap[0][0]:.6g}")
     tree = _preorder(root)
-    stated = max(value for kind, value in tree if kind == "leaf")
+    stated = max(node[1] for node in tree if node[0] == "leaf")
     return tree, stated, regions, reason
 
 
@@ -297,13 +303,19 @@ def halves(box: Box, q: int) -> tuple[Box, Box]:
     return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
 
 
-def _preorder(root: _Node) -> list[tuple[str, object]]:
-    out, stack = [], [root]
+def _preorder(root: _Node) -> list[list]:
+    """The tree as the checker reads it: ``["split", q, v]`` where the region's own stated bound v is below what
+    its ancestors state (the checker computes it), ``["split", q]`` where it is not, and ``["leaf", v]`` with the
+    least stated bound that holds on the leaf (computed only where it is the leaf's own)."""
+    out: list[list] = []
+    stack: list[tuple[_Node, fmpq | None]] = [(root, None)]
     while stack:
-        node = stack.pop()
+        node, inherited = stack.pop()
+        own = stated_bound(node.upper)
+        held = own if inherited is None or own < inherited else inherited
         if node.split is None:
-            out.append(("leaf", stated_bound(node.upper)))
-        else:
-            out.append(("split", node.split))
-            stack.extend(reversed(node.children))
+            out.append(["leaf", held])
+            continue
+        out.append(["split", node.split, own] if held is own else ["split", node.split])
+        stack.extend((child, held) for child in reversed(node.children))
     return out

@@ -34,16 +34,19 @@ OPS_PER_UNIT = 16
 
 
 class _Meter:
-    """What is left of one replay's budget, and what it started with."""
+    """What is left of one replay's budget, what it started with, and what meters nested in it used (``allowed``:
+    its units and theirs)."""
 
-    __slots__ = ("left", "units")
+    __slots__ = ("allowed", "left", "nested", "units")
 
     def __init__(self, units: int):
-        self.left = self.units = units
+        self.left = self.units = self.allowed = units
+        self.nested = 0
 
     @property
     def used(self) -> int:
-        return self.units - self.left
+        """The units taken from this meter and from those nested in it."""
+        return self.units - self.left + self.nested
 
 
 _METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("certsym_check_meter", default=None)
@@ -52,13 +55,17 @@ _METER: contextvars.ContextVar[_Meter | None] = contextvars.ContextVar("certsym_
 @contextlib.contextmanager
 def metered(units: int | None = None) -> Iterator[_Meter]:
     """A fresh meter of ``units`` (default WORK_BUDGET) for the replay inside the ``with`` block (nested blocks get
-    their own)."""
+    their own, whose use the enclosing meter reports in ``used`` without charging it)."""
+    outer = _METER.get()
     meter = _Meter(WORK_BUDGET if units is None else units)
     token = _METER.set(meter)
     try:
         yield meter
     finally:
         _METER.reset(token)
+        if outer is not None:
+            outer.nested += meter.used
+            outer.allowed += meter.allowed
 
 
 def cost(a: tuple[int, int], b: tuple[int, int]) -> int:

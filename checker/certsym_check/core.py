@@ -24,7 +24,8 @@ class Report:
     certificate needs was not available (neither valid nor invalid). ``checks`` counts the statements
     verified, ``bound`` says what each input was bound to, ``facts`` what a landscape certificate proved. ``usage``
     marks a call that gave the wrong number of input files (a usage error, not a verdict); ``work`` is the part of
-    the work budget the replay used (budget.WORK_BUDGET units at most)."""
+    the work budget the replay used, of ``allowed`` units (budget.WORK_BUDGET, and the own meter of a part that has
+    one, such as a symbolic tree's)."""
 
     valid: bool = False
     kind: str = "?"
@@ -33,6 +34,7 @@ class Report:
     usage: bool = False
     unbound: bool = False  # VALID about the embedded parameters only: no file was compared with them
     work: int = 0
+    allowed: int = 0
     checks: Counter = field(default_factory=Counter)
     notes: list = field(default_factory=list)
     bound: list = field(default_factory=list)

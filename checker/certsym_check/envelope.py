@@ -153,7 +153,7 @@ def check_certificate(doc: object, files: list | None = None) -> Report:
                 _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f)
                                                          for f in files], rep)
             finally:
-                rep.work = meter.used
+                rep.work, rep.allowed = meter.used, meter.allowed
                 forget_scalings()  # nothing of one replay stays held after it
         rep.valid = True
     except WrongInputs as exc:

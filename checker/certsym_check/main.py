@@ -10,7 +10,6 @@ import os
 import stat
 import sys
 
-from certsym_check.budget import WORK_BUDGET
 from certsym_check.envelope import CLAIMS, check_certificate
 from certsym_check.errors import CannotCheck, Reject
 from certsym_check.inputs import InputFile, model_directory_file, read_regular, unique_object
@@ -144,8 +143,8 @@ def main(argv: list[str] | None = None) -> int:
                 lines += [f"  {line}" for line in rep.bound + rep.facts]
                 lines += [f"  verified {count} x {statement}" for statement, count in rep.checks.items()]
                 lines += [f"  {note}" for note in rep.notes]
-                lines.append(f"  work: {rep.work:,} of the {WORK_BUDGET:,} units of exact arithmetic a certificate may "
-                             "use")
+                lines.append(f"  work: {rep.work:,} of the {rep.allowed:,} units of exact arithmetic this certificate "
+                             "may use")
         elif rep.cannot_check:
             lines = [f"{path}: CANNOT CHECK ({rep.kind}): {rep.reason}"]
             status = 2

@@ -113,7 +113,7 @@ def test_a_symbolic_tree_replays_and_no_point_exceeds_it(tree) -> None:
 
 
 def _first_leaf(doc: dict) -> int:
-    return next(s for s, (kind, _) in enumerate(doc["proof"]["tree"]) if kind == "leaf")
+    return next(s for s, node in enumerate(doc["proof"]["tree"]) if node[0] == "leaf")
 
 
 def _lowered(doc: dict) -> None:
@@ -150,11 +150,83 @@ def test_forged_symbolic_certificates_are_refused(tree, edit, words: str) -> Non
 
 def test_more_leaves_than_the_work_bound_allows_are_refused(tree, monkeypatch) -> None:
     *_, doc = tree
-    leaves = sum(1 for kind, _ in doc["proof"]["tree"] if kind == "leaf")
+    inherited = checker_deep_distance.inherits([(n[0], None, Fraction(n[2]) if len(n) == 3 else None)
+                                                 for n in doc["proof"]["tree"]])
+    working = sum(1 for n, held in zip(doc["proof"]["tree"], inherited, strict=True)
+                  if len(n) == 3 or (n[0] == "leaf" and (held is None or Fraction(n[1]) < held)))
     per = symbolic.region_products((2, 6, 6, 2), 2)
-    monkeypatch.setattr(checker_deep_distance, "MAX_SYMBOLIC_WORK", per * leaves - 1)
+    monkeypatch.setattr(checker_deep_distance, "MAX_SYMBOLIC_WORK", per * working - 1)
     report = check(doc)
     assert not report.valid and "beyond the checker's bounds" in report.reason
+
+
+def _hand_tree(tree, nodes: list) -> dict:
+    """The fixture's certificate with its tree replaced by ``nodes`` (bounds as Fractions), U their largest and no
+    alignment (the rule then reads θ2 as it is, as ``_rule_on`` does)."""
+    *_, doc = tree
+    forged = copy.deepcopy(doc)
+    forged["proof"]["alignment"] = None
+    forged["proof"]["tree"] = [[x if isinstance(x, (str, int)) else str(x) for x in n] for n in nodes]
+    forged["proof"]["upper"] = str(max(n[-1] for n in nodes if n[0] == "leaf"))
+    return forged
+
+
+def _rule_on(tree, region: list) -> Fraction:
+    t1, t2, *_ = tree
+    return _checker_rule(t1, t2).bound(region)
+
+
+def test_a_leaf_may_state_the_bound_its_ancestor_proved(tree) -> None:
+    """A split's stated bound holds on its whole region, so a leaf below it may state that bound without a
+    computation of its own; a leaf stating less than both its ancestors' and its own rule is refused, and so is a
+    split stating less than the rule on its region."""
+    t1, t2, box, *_ = tree
+    whole = _fractions(box)
+    root = _rule_on(tree, whole)
+    (lo, hi) = whole[0]
+    mid = (lo + hi) / 2
+    halves = [[(lo, mid), whole[1]], [(mid, hi), whole[1]]]
+    inherited = _hand_tree(tree, [["split", 0, root], ["leaf", root], ["leaf", root]])
+    own = _hand_tree(tree, [["split", 0], ["leaf", _rule_on(tree, halves[0])], ["leaf", _rule_on(tree, halves[1])]])
+    a, b = check(inherited), check(own)
+    assert a.valid, a.reason
+    assert b.valid, b.reason
+    assert a.work < b.work  # the root's bound computed once, the leaves' not at all
+    smallest = min(_rule_on(tree, h) for h in halves)
+    for nodes, words in [
+        ([["split", 0, root / 2], ["leaf", root], ["leaf", root]], "below the one the rule gives"),
+        ([["split", 0, root], ["leaf", smallest / 2], ["leaf", root]], "below the one the rule gives"),
+    ]:
+        report = check(_hand_tree(tree, nodes))
+        assert not report.valid and words in report.reason, report.reason
+
+
+def test_a_bound_stated_in_one_subtree_is_not_inherited_by_another(tree) -> None:
+    """The left half's split states the left half's bound; the right half, its sibling, may not lean on it."""
+    t1, t2, box, *_ = tree
+    whole = _fractions(box)
+    (lo, hi), y = whole
+    mid = (lo + hi) / 2
+    left, right = [(lo, mid), y], [(mid, hi), y]
+    small = _rule_on(tree, left)
+    assert _rule_on(tree, right) > small, "the seeded pair's right half is the worse one"
+    nodes = [["split", 0], ["split", 0, small], ["leaf", small], ["leaf", small], ["leaf", small]]
+    report = check(_hand_tree(tree, nodes))
+    assert not report.valid and "proof.tree[4]" in report.reason, report.reason
+    fair = [["split", 0], ["split", 0, small], ["leaf", small], ["leaf", small], ["leaf", _rule_on(tree, right)]]
+    assert check(_hand_tree(tree, fair)).valid
+
+
+def test_a_bounded_split_is_refused_where_the_rule_has_no_inheritance(tree) -> None:
+    """Only the symbolic rule reads a split's bound: the interval tree's reader refuses a third entry."""
+    t1, t2, box, *_ = tree
+    d = deep_distance(t1, t2, box, deadline=no_time_limit(), max_regions=9, target=1.0, method="intervals")
+    doc = json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (t1, t2))))
+    assert check(doc).valid
+    s = next(s for s, n in enumerate(doc["proof"]["tree"]) if n[0] == "split")
+    doc["proof"]["tree"][s].append(doc["proof"]["upper"])
+    report = check(doc)
+    assert not report.valid and f"proof.tree[{s}]" in report.reason, report.reason
 
 
 def test_the_stated_products_are_the_checkers() -> None:
@@ -201,7 +273,9 @@ def test_symbolic_margins_agree_only_where_z3_finds_no_other_leader(seed: int) -
     assert doc["proof"]["statement"] == "halvings of the box and symbolic margins"
     regions = list(checker_deep_distance.halvings(doc["proof"]["tree"], _fractions(box), lambda v, _: v, 1,
                                                   10**9))
-    for _, c, region in regions:
+    for _, kind, c, region, _ in regions:
+        if kind != "leaf":
+            continue
         exact = [(fmpq(a.numerator, a.denominator), fmpq(b.numerator, b.denominator)) for a, b in region]
         assert not _z3_some_other_leads(t1, exact, c) and not _z3_some_other_leads(t2, exact, c)
     forged = copy.deepcopy(doc)

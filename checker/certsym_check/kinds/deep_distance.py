@@ -16,7 +16,10 @@
   coordinate q, left half first; ["leaf", U_leaf] states that region's bound), each leaf's U_leaf is at least that
   rule on its region and U at least the largest U_leaf (the tree must end when every region is a leaf: they cover
   the box);
-- or, for an equivalent pair, a ``deep_equivalent`` proof (``kinds.deep``) and L = U = 0.
+- or, for an equivalent pair, a ``deep_equivalent`` proof (``kinds.deep``) and L = U = 0;
+- or symbolic differences (``kinds.symbolic``) on a tree whose splits may state their region's bound too
+  (["split", q, U_region]), inherited by every node below: the rule is computed only on a node whose stated bound is
+  below what it inherits, on a meter of its own (SYMBOLIC_BUDGET units).
 
 A stated bound may be looser than the rule's number, never tighter: the producer rounds U and every U_leaf up, and L
 down, to short dyadics, since the rule's exact numbers for float networks run to thousands of bits. Every stated
@@ -36,7 +39,7 @@ import itertools
 from collections.abc import Callable
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_products, lcm
+from certsym_check.budget import charge, charge_products, lcm, metered
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
@@ -51,6 +54,9 @@ SYMBOLIC_STATEMENT = "halvings of the box, symbolic differences in fixed point a
 # a symbolic tree's leaves × the products of one region's bound (``kinds.symbolic.region_products``): about 50 ns
 # a product, so at this bound the replay's products take about 100 s
 MAX_SYMBOLIC_WORK = 2 * 10**9
+# the units of a symbolic tree's own meter (``budget.metered``), beside the certificate's WORK_BUDGET: its products
+# at PRODUCTS_PER_UNIT a unit, and the size part of long ones, so that its replay takes at most about two minutes
+SYMBOLIC_BUDGET = 12 * 10**7
 MAX_NODES = 200_000
 MAX_DEPTH = 256  # nested halvings: each adds a bit to a coordinate's denominator
 MAX_WORK = 5 * 10**6  # leaves × their work, and nodes × (m + 1), for a tree of halvings (deep_top1's)
@@ -217,42 +223,69 @@ def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list |
 
 
 def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int,
-             max_work: int = MAX_WORK):
-    """The regions of a preorder tree of halvings of ``box`` (``["split", q]``: the current region's coordinate q
-    halved at its midpoint, the left half next; ``["leaf", v]``: the current region is a leaf), as
-    (path, leaf(v), region) for each leaf, in order; ``leaf`` reads a leaf's value. The tree must end when every
-    region is a leaf, so the leaves cover the box. Bounds, before the walk: MAX_NODES nodes, leaves × ``weights``
-    ≤ ``max_work`` and nodes × (m + 1) ≤ MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
+             max_work: int = MAX_WORK, bounded: bool = False):
+    """The nodes of a preorder tree of halvings of ``box`` (``["split", q]``: the current region's coordinate q
+    halved at its midpoint, the left half next; ``["leaf", v]``: the current region is a leaf; ``leaf`` reads v), as
+    (path, kind, v, region, inherited) in order. The tree must end when every region is a leaf, so the leaves cover
+    the box. With ``bounded`` a split may state its region's bound too (``["split", q, v]``), and ``inherited`` is
+    the least bound the node's ancestors state (None when none does; ``inherits``): a node whose v is at least that
+    needs no work of its own. Bounds, before the walk: MAX_NODES nodes, the nodes that need work (the leaves, or
+    with ``bounded`` those whose v is below what they inherit) × ``weights`` ≤ ``max_work``, nodes × (m + 1) ≤
+    MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
     tree = seq(value, None, "proof.tree")
     if len(tree) > MAX_NODES:
         raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
     nodes = []
     for s, item in enumerate(tree):
-        kind, v = seq(item, 2, f"proof.tree[{s}]")
-        if kind not in ("split", "leaf"):
-            raise Reject(f"proof.tree[{s}]: a node is [\"split\", q] or [\"leaf\", value]")
-        nodes.append((kind, index(v, len(box), f"proof.tree[{s}]") if kind == "split" else
-                      leaf(v, f"proof.tree[{s}]")))
-    leaves = sum(1 for kind, _ in nodes if kind == "leaf")
-    if leaves * weights > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
-        raise Reject(f"beyond the checker's bounds: {leaves} leaves × {weights} weights (at most {max_work}), or "
+        where = f"proof.tree[{s}]"
+        if not isinstance(item, list) or not item or item[0] not in ("split", "leaf"):
+            raise Reject(f"{where}: a node is [\"split\", q] or [\"leaf\", value]")
+        if item[0] == "leaf":
+            _, v = seq(item, 2, where)
+            nodes.append(("leaf", None, leaf(v, where)))
+        else:
+            kind, q, *rest = seq(item, 3 if bounded and len(item) == 3 else 2, where)
+            nodes.append(("split", index(q, len(box), where), leaf(rest[0], where) if rest else None))
+    inherited = inherits(nodes)
+    inherited += [None] * (len(nodes) - len(inherited))  # nodes past the tree's end: the walk rejects them
+    working = sum(1 for (kind, _, v), held in zip(nodes, inherited, strict=True) if v is not None and
+                  (held is None or v < held)) if bounded else sum(1 for kind, _, _ in nodes if kind == "leaf")
+    if working * weights > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {working} regions to bound × {weights} (at most {max_work}), or "
                      f"{len(nodes)} nodes × {len(box) + 1} coordinates (at most {MAX_WORK})")
     stack = [(box, 0)]
-    for s, (kind, v) in enumerate(nodes):
+    for s, ((kind, q, v), held) in enumerate(zip(nodes, inherited, strict=True)):
         if not stack:
             raise Reject(f"proof.tree[{s}]: the tree goes on after every region is a leaf")
         region, depth = stack.pop()
+        yield f"proof.tree[{s}]", kind, v, region, held
         if kind == "leaf":
-            yield f"proof.tree[{s}]", v, region
             continue
-        lo, hi = region[v]
+        lo, hi = region[q]
         if lo == hi or depth >= MAX_DEPTH:
             raise Reject(f"proof.tree[{s}]: a split of a coordinate of width 0, or deeper than {MAX_DEPTH}")
         mid = (lo + hi) / 2
-        stack.append(([*region[:v], (mid, hi), *region[v + 1:]], depth + 1))
-        stack.append(([*region[:v], (lo, mid), *region[v + 1:]], depth + 1))
+        stack.append(([*region[:q], (mid, hi), *region[q + 1:]], depth + 1))
+        stack.append(([*region[:q], (lo, mid), *region[q + 1:]], depth + 1))
     if stack:
         raise Reject(f"proof.tree: {len(stack)} regions of the box are left without a leaf")
+
+
+def inherits(nodes: list[tuple[str, object, object]]) -> list:
+    """For each node (kind, q, v) of a preorder tree, the least v stated by its ancestors (None when none states
+    one), by the tree's shape alone: a walk of the nodes with a stack of what each open region holds. Cost
+    O(nodes) comparisons of stated bounds. Nodes past the tree's end are left out (the walk rejects them)."""
+    out = []
+    stack: list = [None]
+    for kind, _, v in nodes:
+        if not stack:
+            break
+        held = stack.pop()
+        out.append(held)
+        if kind == "split":
+            mine = v if v is not None and (held is None or v < held) else held
+            stack += [mine, mine]
+    return out
 
 
 def sizes_bounded(t1: DeepNet, t2: DeepNet, numbers: dict[str, list[Fraction]]) -> None:
@@ -362,7 +395,8 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
                         accumulate=False)
     rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
     products = symbolic.region_products(widths, sum(1 for a, c in box if a < c))
-    leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK)
+    with metered(SYMBOLIC_BUDGET):  # the tree's own meter: its regions' products, at most MAX_SYMBOLIC_WORK
+        leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK, bounded=True)
     rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
     _witness_below(t1, t2, x, box, lower, rep)
     rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
@@ -371,18 +405,24 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
 
 
 def _leaves_bounded(tree: object, box: list, upper: Fraction, rule: Callable[[list], Fraction], per_leaf: int,
-                    max_work: int) -> int:
+                    max_work: int, bounded: bool = False) -> int:
     """Every leaf of the tree of halvings states a bound at least ``rule`` on its region, and U at least every
-    stated bound; the number of leaves. Bounds as ``halvings``."""
+    stated bound; the number of leaves. With ``bounded`` a split may state its region's bound, and a node's stated
+    bound need only be at least the least of the rule's on its region and those its ancestors state (the rule is
+    computed only where the stated bound is below the latter). Bounds as ``halvings``."""
     leaves = 0
-    for where, stated, region in halvings(tree, box, _leaf_bound, per_leaf, max_work):
-        value = rule(region)
-        if stated < value:
-            raise Reject(f"{where}: the stated bound of the leaf is below the one the rule gives on its region "
-                         f"({show(value)})")
-        if upper < stated:
-            raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
-        leaves += 1
+    for where, kind, stated, region, inherited in halvings(tree, box, _leaf_bound, per_leaf, max_work, bounded):
+        if stated is None:
+            continue
+        if inherited is None or stated < inherited:
+            value = rule(region)
+            if stated < value:
+                raise Reject(f"{where}: the stated bound of the {kind} is below the one the rule gives on its "
+                             f"region ({show(value)})")
+        if kind == "leaf":
+            if upper < stated:
+                raise Reject(f"the stated upper bound is below the bound stated at {where} ({show(stated)})")
+            leaves += 1
     return leaves
 
 

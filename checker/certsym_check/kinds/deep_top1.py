@@ -102,7 +102,9 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
             len(t1.W[-1][0]), len(t2.W[-1][0]))
         max_work, how, lead = MAX_WORK, "interval", leads
     classes, leaves = set(), 0
-    for where, c, region in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work, max_work):
+    for where, kind, c, region, _ in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work, max_work):
+        if kind != "leaf":
+            continue
         if not (lead(t1, region, c) and lead(t2, region, c)):
             raise Reject(f"{where}: class {c} does not lead every other output of both networks by {how} margins "
                          "on its region")
