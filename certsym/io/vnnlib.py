@@ -1,26 +1,35 @@
-"""VNN-LIB 1.0 properties (docs/FORMATS.md, "VNN-LIB"): the input region a property states, as exact boxes.
+"""VNN-LIB 1.0 and 2.0 properties (docs/FORMATS.md, "VNN-LIB"): the networks a property declares, its input region
+as exact boxes and its output part as a disjunction of conjunctions of linear atoms.
 
-A property is SMT-LIB text: ``(declare-const X_i Real)`` for the inputs, ``(declare-const Y_j Real)`` for the
-outputs, and ``(assert …)`` forms whose conjunction describes a counterexample. Each assert is an atom
-``(op a b)`` with op one of ``<=``, ``>=``, ``<``, ``>`` and a, b a variable or a number (the constant on either
-side: ``(<= 0.0 X_774)`` is ``X_774 >= 0``; a number may be written ``(- c)``), or an ``and`` / ``or`` of such
-forms. The input part is the conjunction of the asserts over inputs alone, in disjunctive normal form; each
-disjunct must give every input a lower and an upper bound (non-strict: a box is closed), and becomes one box.
-Asserts that mention an output form the output part, which ``input_boxes`` returns as text, never drops: the
-caller says that it answers its own question on the boxes. Numbers are the exact decimals written (``0.1`` is
-1/10, not a binary64). A gzipped file (``.gz``, or the gzip magic) is read decompressed, up to 256 MiB.
+A property is SMT-LIB text whose asserts, taken together, describe a *counterexample*. VNN-LIB 1.0 declares one
+network's inputs and outputs as ``(declare-const X_i Real)`` and ``(declare-const Y_j Real)``; VNN-LIB 2.0 starts
+with ``(vnnlib-version <2.0>)`` and declares networks, ``(declare-network f (declare-input X_f Real [1, 5])
+(declare-output Y_f Real [1, 5]))``, optionally ``(isomorphic-to g)`` or ``(equal-to g)``, with tensor elements
+written ``X_f[0,3]`` (row-major flat index 3). An assert is a comparison ``(op a b)`` (``<=``, ``>=``, ``<``,
+``>``, ``==``, ``!=``) of linear expressions (numbers, variables, ``(+ …)``, ``(- a …)``, ``(- a)``, ``(* …)``
+with at most one factor that is not a number), or an ``and`` / ``or`` of asserts.
 
-Cost: linear in the text, plus the product of the disjunctions' sizes (at most MAX_BOXES boxes).
+The input part (the asserts over inputs alone) is put in disjunctive normal form; each disjunct must give every
+input of the first network a lower and an upper bound, non-strict (a box is closed), with each coefficient
+divided out (``(<= (* -1.0 X[0]) 0.0)`` is X_0 ≥ 0), and every other network's input i must be made equal to the
+first's by ``==`` (one shared input): each disjunct becomes one box. The output part (the asserts over outputs
+alone) becomes a disjunction of conjunctions of atoms Σ c·Y + c_0 ≥ 0 or > 0. An assert mixing inputs and outputs,
+inputs related otherwise than by bounds and equalities, and anything else are refused with the reason. Numbers are
+the exact decimals written (``0.1`` is 1/10, not a binary64). A gzipped file (``.gz``, or the gzip magic) is read
+decompressed, up to 256 MiB.
+
+Cost: linear in the text, plus the product of the disjunctions' sizes (at most MAX_BOXES disjuncts in each part).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flint import fmpq
 
@@ -28,14 +37,19 @@ from certsym.errors import InputError
 from certsym.io.params import read_bytes
 from certsym.numbers import parse_rational
 
-MAX_BOXES = 4096  # disjuncts of the input part, after distributing ``and`` over ``or``
+MAX_BOXES = 4096  # disjuncts of the input part, and of the output part, after distributing ``and`` over ``or``
 MAX_NESTING = 100  # parentheses open at once: the readers below recurse once per level
 MAX_TEXT_BYTES = 256 << 20  # a decompressed property (the largest VNN-COMP properties are a few MB)
+MAX_ELEMENTS = 10**7  # elements of one declared tensor
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _VARIABLE = re.compile(r"([XY])_(0|[1-9][0-9]*)\Z")  # X_01 and non-ASCII digits are other names
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+_ELEMENT = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)\]\Z")
+_SHAPE = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)?\]\Z")
 _FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
 
 Box = list[tuple[fmpq, fmpq]]
+Variable = tuple[int, bool, int]  # (network, an output?, flat index)
 
 
 @dataclass
@@ -45,6 +59,53 @@ class Property:
     boxes: list[Box]
     outputs: list[str]
 
+
+@dataclass(frozen=True)
+class Declared:
+    """One network a property declares: its name, its input and output variables and their shapes (VNN-LIB 1.0:
+    the name "" and flat shapes), and ``relation`` to another ("isomorphic-to g", "equal-to g" or "")."""
+
+    name: str
+    inputs: str
+    outputs: str
+    input_shape: tuple[int, ...]
+    output_shape: tuple[int, ...]
+    relation: str = ""
+
+    @property
+    def m(self) -> int:
+        return math.prod(self.input_shape)
+
+    @property
+    def k(self) -> int:
+        return math.prod(self.output_shape)
+
+
+@dataclass(frozen=True)
+class Atom:
+    """Σ c · Y_{network}[j] + constant ≥ 0 (> 0 when ``strict``), ``terms`` as (network, j, c) with c ≠ 0."""
+
+    terms: tuple[tuple[int, int, fmpq], ...]
+    constant: fmpq
+    strict: bool
+
+    def holds(self, outputs: list[list[fmpq]]) -> bool:
+        """The atom at exact outputs (one list per network). Cost O(terms)."""
+        value = sum((c * outputs[n][j] for n, j, c in self.terms), self.constant)
+        return value > 0 if self.strict else value >= 0
+
+
+@dataclass
+class Spec:
+    """A property: its VNN-LIB version, the networks it declares, the input boxes (over the first network's
+    inputs, shared by every network) and the output part in disjunctive normal form (``[[]]``: no output assert,
+    so every input of a box is a counterexample), with the output asserts' text."""
+
+    version: str
+    networks: list[Declared]
+    boxes: list[Box]
+    outputs: list[list[Atom]]
+    output_text: list[str] = field(default_factory=list)
 
 def read_vnnlib(path: str | os.PathLike) -> str:
     """The text of a VNN-LIB file, gunzipped when it is gzip. Cost: linear in the file."""
@@ -64,8 +125,10 @@ def read_vnnlib(path: str | os.PathLike) -> str:
 
 
 def _parse(text: str) -> list:
-    """The S-expressions of ``text`` (comments from ``;`` to the end of a line dropped), as nested lists."""
+    """The S-expressions of ``text`` (comments from ``;`` to the end of a line dropped; a tensor's brackets joined
+    to its name, ``X [0, 1]`` read as ``X[0,1]``), as nested lists."""
     text = re.sub(r";[^\n]*", "", text)
+    text = re.sub(r"\s*\[([^\]()]*)\]", lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]", text)
     stack: list[list] = [[]]
     for token in _TOKEN.findall(text):
         if token == "(":
@@ -84,63 +147,251 @@ def _parse(text: str) -> list:
     return stack[0]
 
 
-def _number(term) -> fmpq | None:
-    if isinstance(term, list) and len(term) == 2 and term[0] == "-" and isinstance(term[1], str):
-        value = _number(term[1])
-        return None if value is None else -value
-    return parse_rational(term) if isinstance(term, str) and not _VARIABLE.match(term) else None
-
-
 def _text(form) -> str:
     return form if isinstance(form, str) else "(" + " ".join(_text(f) for f in form) + ")"
 
 
-def _mentions_output(form) -> bool:
-    return any(_mentions_output(f) for f in form) if isinstance(form, list) else form.startswith("Y_")
+class _Reader:
+    """The declarations read so far: variable names to (network, output?, shape)."""
+
+    def __init__(self) -> None:
+        self.version = "1.0"
+        self.networks: list[Declared] = []
+        self.tensors: dict[str, tuple[int, bool, tuple[int, ...]]] = {}
+        self.legacy: dict[str, tuple[bool, int]] = {}  # VNN-LIB 1.0: X_i, Y_j
+
+    def variable(self, token: str) -> Variable | None:
+        """The variable a token names, None for a number; InputError for an undeclared name."""
+        legacy = _VARIABLE.match(token) if self.version == "1.0" else None
+        if legacy:  # VNN-LIB 1.0 names have one reading, declared or not
+            return 0, legacy[1] == "Y", int(legacy[2])
+        match = _ELEMENT.match(token)
+        name, index = (match[1], tuple(int(x) for x in match[2].split(","))) if match else (token, ())
+        if name in self.tensors:
+            n, output, shape = self.tensors[name]
+            if len(index) != len(shape) or any(i >= d for i, d in zip(index, shape, strict=True)):
+                raise InputError(f"VNN-LIB: {token} does not index {name}, of shape {list(shape)}")
+            flat = 0
+            for i, d in zip(index, shape, strict=True):
+                flat = flat * d + i
+            return n, output, flat
+        if match or _NAME.match(token) or _VARIABLE.match(token):
+            raise InputError(f"VNN-LIB: {token!r} is not a declared input or output")
+        return None
+
+    def linear(self, term) -> tuple[dict[Variable, fmpq], fmpq]:
+        """A linear expression as (coefficients, constant)."""
+        if isinstance(term, str):
+            var = self.variable(term)
+            if var is not None:
+                return {var: fmpq(1)}, fmpq(0)
+            value = parse_rational(term)
+            if value is None or "/" in term:  # VNN-LIB numbers are decimals
+                raise InputError(f"VNN-LIB: {term!r} is neither a number nor a declared variable")
+            return {}, value
+        if not term or term[0] not in ("+", "-", "*") or len(term) < 2:
+            raise InputError(f"VNN-LIB: expected a number, a variable, (+ …), (- …) or (* …), found {_text(term)!r}")
+        parts = [self.linear(t) for t in term[1:]]
+        if term[0] == "-" and len(parts) == 1:
+            coefficients, constant = parts[0]
+            return {v: -c for v, c in coefficients.items()}, -constant
+        if term[0] == "*":
+            variable = [p for p in parts if p[0]]
+            if len(variable) > 1:
+                raise InputError(f"VNN-LIB: {_text(term)!r} multiplies variables: not linear")
+            factor = math.prod((p[1] for p in parts if not p[0]), start=fmpq(1))
+            coefficients, constant = variable[0] if variable else ({}, fmpq(1))
+            return {v: c * factor for v, c in coefficients.items() if c * factor != 0}, constant * factor
+        total: dict[Variable, fmpq] = dict(parts[0][0])
+        constant = parts[0][1]
+        sign = -1 if term[0] == "-" else 1
+        for coefficients, c in parts[1:]:
+            for v, x in coefficients.items():
+                total[v] = total.get(v, fmpq(0)) + sign * x
+            constant += sign * c
+        return {v: c for v, c in total.items() if c != 0}, constant
+
+    def atoms(self, form) -> list[list[tuple[dict[Variable, fmpq], fmpq, str]]]:
+        """``form`` in disjunctive normal form: disjuncts of atoms (coefficients, constant, op), op ">=" or ">"
+        meaning Σ c·v + constant op 0."""
+        if not isinstance(form, list) or not form:
+            raise InputError(f"VNN-LIB: expected a comparison, 'and' or 'or', found {_text(form)!r}")
+        head, args = form[0], form[1:]
+        if head in ("and", "or"):
+            return _combine([self.atoms(arg) for arg in args], head)
+        if head not in (*_FLIP, "==", "!=") or len(args) != 2:
+            raise InputError(f"VNN-LIB: expected (<= a b), (>= a b), (< a b), (> a b), (== a b), (!= a b), 'and' or "
+                             f"'or', found {_text(form)!r}")
+        (ca, xa), (cb, xb) = self.linear(args[0]), self.linear(args[1])
+        up = {v: ca.get(v, fmpq(0)) - cb.get(v, fmpq(0)) for v in {*ca, *cb}}
+        up = {v: c for v, c in up.items() if c != 0}
+        down = {v: -c for v, c in up.items()}
+        ge, le = (up, xa - xb), (down, xb - xa)  # a − b ≥ 0, b − a ≥ 0
+        if head == "==":
+            return [[(*ge, ">="), (*le, ">=")]]
+        if head == "!=":
+            return [[(*ge, ">")], [(*le, ">")]]
+        return [[(*(ge if head in (">=", ">") else le), ">" if head in ("<", ">") else ">=")]]
 
 
-def _dnf(form) -> list[list[tuple[int, str, fmpq]]]:
-    """The input atoms of ``form`` in disjunctive normal form: [[(i, op, c) meaning X_i op c]]."""
-    if not isinstance(form, list) or not form:
-        raise InputError(f"VNN-LIB: expected a comparison, 'and' or 'or', found {_text(form)!r}")
-    head, args = form[0], form[1:]
-    if head in ("and", "or"):
-        parts = [_dnf(arg) for arg in args]
-        if head == "or":
-            out = [conj for part in parts for conj in part]
-        else:
-            out = [[]]
-            for part in parts:
-                if len(out) * len(part) > MAX_BOXES:  # refused before the product is built
-                    raise InputError(f"VNN-LIB: the input part has more than {MAX_BOXES} disjuncts")
-                out = [a + b for a in out for b in part]
-        if len(out) > MAX_BOXES:
-            raise InputError(f"VNN-LIB: the input part has more than {MAX_BOXES} disjuncts")
-        return out
-    if head not in _FLIP or len(args) != 2:
-        raise InputError(f"VNN-LIB: expected (<= a b), (>= a b), (< a b), (> a b), 'and' or 'or', found "
-                         f"{_text(form)!r}")
-    a, b = args
-    if isinstance(a, str) and _VARIABLE.match(a) and _number(b) is not None:
-        var, op, value = a, head, _number(b)
-    elif isinstance(b, str) and _VARIABLE.match(b) and _number(a) is not None:
-        var, op, value = b, _FLIP[head], _number(a)
+def _combine(parts: list[list[list]], head: str) -> list[list]:
+    """The disjunctive normal form of an ``and`` or ``or`` of forms in that form, refused past MAX_BOXES
+    disjuncts before it is built."""
+    if head == "or":
+        out = [conj for part in parts for conj in part]
     else:
-        raise InputError(f"VNN-LIB: an input bound compares one variable X_i with a number, not {_text(form)!r}")
-    if op in ("<", ">"):
-        raise InputError(f"VNN-LIB: the strict input bound {_text(form)!r}: a box is closed, so certsym reads "
-                         "non-strict input bounds only")
-    return [[(int(_VARIABLE.match(var)[2]), op, value)]]
+        out = [[]]
+        for part in parts:
+            if len(out) * len(part) > MAX_BOXES:
+                raise InputError(f"VNN-LIB: a part of the property has more than {MAX_BOXES} disjuncts")
+            out = [a + b for a in out for b in part]
+    if len(out) > MAX_BOXES:
+        raise InputError(f"VNN-LIB: a part of the property has more than {MAX_BOXES} disjuncts")
+    return out
 
 
-def _box(atoms: list[tuple[int, str, fmpq]], m: int) -> Box:
+def _shape(token: object, where: str) -> tuple[str, tuple[int, ...]]:
+    """An element type with its shape (``Real[1,5]``; ``Real[]`` a scalar)."""
+    match = _SHAPE.match(token) if isinstance(token, str) else None
+    if not match:
+        raise InputError(f"VNN-LIB: {where}: expected an element type and a shape such as Real [1, 5]")
+    shape = tuple(int(x) for x in match[2].split(",")) if match[2] else ()
+    if math.prod(shape) > MAX_ELEMENTS or math.prod(shape) == 0:
+        raise InputError(f"VNN-LIB: {where}: a tensor of {math.prod(shape)} elements")
+    return match[1], shape
+
+
+def _network(form: list, reader: _Reader) -> None:
+    """A ``declare-network`` form (VNN-LIB 2.0) read into ``reader``."""
+    if len(form) < 2 or not isinstance(form[1], str) or not _NAME.match(form[1]):
+        raise InputError(f"VNN-LIB: expected (declare-network NAME …), found {_text(form)[:80]!r}")
+    n, name = len(reader.networks), form[1]
+    relation, tensors = "", {"declare-input": [], "declare-output": []}
+    for part in form[2:]:
+        if isinstance(part, list) and len(part) == 2 and part[0] in ("isomorphic-to", "equal-to") and \
+                any(d.name == part[1] for d in reader.networks):
+            relation = f"{part[0]} {part[1]}"
+        elif isinstance(part, list) and len(part) >= 3 and part[0] in tensors and isinstance(part[1], str) and \
+                _NAME.match(part[1]):
+            if len(part) != 3:
+                raise InputError(f"VNN-LIB: network {name}: {_text(part)[:80]!r}: certsym reads inputs and outputs "
+                                 "without options")
+            if part[1] in reader.tensors:
+                raise InputError(f"VNN-LIB: {part[1]} is declared twice")
+            shape = _shape(part[2], f"network {name}, {part[1]}")[1]
+            reader.tensors[part[1]] = (n, part[0] == "declare-output", shape)
+            tensors[part[0]].append((part[1], shape))
+        else:
+            raise InputError(f"VNN-LIB: network {name}: {_text(part)[:80]!r} is not read (one declare-input, one "
+                             "declare-output, and optionally isomorphic-to or equal-to an earlier network)")
+    if len(tensors["declare-input"]) != 1 or len(tensors["declare-output"]) != 1:
+        raise InputError(f"VNN-LIB: network {name}: certsym reads networks of one input and one output tensor")
+    (x, xs), (y, ys) = tensors["declare-input"][0], tensors["declare-output"][0]
+    reader.networks.append(Declared(name, x, y, xs, ys, relation))
+
+
+def read_spec(text: str, m: int | None = None) -> Spec:
+    """The networks, input boxes and output part of a VNN-LIB 1.0 or 2.0 property (module docstring); a 1.0
+    property is read over ``m`` inputs when given (the network's), else over the X_i it declares. InputError for
+    anything else. Cost: linear in the text, times the disjuncts."""
+    forms = _parse(text)
+    reader = _Reader()
+    version = "1.0"
+    if forms and isinstance(forms[0], list) and forms[0][:1] == ["vnnlib-version"]:
+        if forms[0] != ["vnnlib-version", "<2.0>"]:
+            raise InputError(f"VNN-LIB: {_text(forms[0])!r}: certsym reads versions 1.0 and 2.0")
+        version, forms = "2.0", forms[1:]
+    reader.version = version
+    inputs: list = []
+    outputs: list = []
+    text_out: list[str] = []
+    for form in forms:
+        if not isinstance(form, list) or not form:
+            raise InputError(f"VNN-LIB: a bare token {_text(form)!r} at the top level")
+        if form[0] == "declare-const" and version == "1.0":
+            match = _VARIABLE.match(form[1]) if len(form) == 3 and isinstance(form[1], str) else None
+            if not match or form[2] != "Real":
+                raise InputError(f"VNN-LIB: expected (declare-const X_i Real) or (declare-const Y_j Real), found "
+                                 f"{_text(form)!r}")
+            reader.legacy[form[1]] = (match[1] == "Y", int(match[2]))
+        elif form[0] == "declare-network" and version == "2.0":
+            _network(form, reader)
+        elif form[0] == "assert" and len(form) == 2:
+            disjuncts = reader.atoms(form[1])
+            kinds = {v[1] for conj in disjuncts for coefficients, _, _ in conj for v in coefficients}
+            if kinds == {False, True}:
+                raise InputError(f"VNN-LIB: the assert {_text(form[1])[:80]!r} mixes inputs and outputs")
+            (outputs if True in kinds else inputs).append(disjuncts)
+            if True in kinds:
+                text_out.append(_text(form[1]))
+        else:
+            expected = "declare-const or assert" if version == "1.0" else "declare-network or assert"
+            raise InputError(f"VNN-LIB: expected {expected}, found {_text(form)[:80]!r}")
+    if version == "1.0":
+        for output in (False, True):
+            indices = sorted(i for o, i in reader.legacy.values() if o is output)
+            if indices != list(range(len(indices))):
+                raise InputError(f"VNN-LIB: the declared {'Y' if output else 'X'}_i are not numbered 0, 1, 2, …")
+        used = [v for conj in inputs for disjunct in conj for atom in disjunct for v in atom[0]]
+        k = sum(1 for o, _ in reader.legacy.values() if o)
+        if m is None:
+            m = max((i + 1 for o, i in reader.legacy.values() if not o), default=0)
+            m = max(m, max((i + 1 for _, _, i in used), default=0))
+        reader.networks = [Declared("", "X", "Y", (m,), (k,))]
+    if not reader.networks:
+        raise InputError("VNN-LIB: the property declares no network")
+    boxes = [_box(conj, reader.networks) for conj in _combine(inputs, "and")]
+    dnf = [[_atom(a) for a in conj] for conj in _combine(outputs, "and")]
+    return Spec(version, reader.networks, boxes, dnf, text_out)
+
+
+def _atom(atom: tuple[dict[Variable, fmpq], fmpq, str]) -> Atom:
+    coefficients, constant, op = atom
+    return Atom(tuple(sorted((n, j, c) for (n, _, j), c in coefficients.items())), constant, op == ">")
+
+
+def _box(atoms: list, networks: list[Declared]) -> Box:
+    """One disjunct of the input part as a box over the first network's inputs: bounds on one variable each, and
+    every other network's input i equal to the first's by an atom pair X_g[i] − X_f[i] ≥ 0, ≤ 0."""
+    m = networks[0].m
     lo: dict[int, fmpq] = {}
     hi: dict[int, fmpq] = {}
-    for i, op, value in atoms:
+    equal: set[tuple[Variable, Variable]] = set()
+    for coefficients, constant, op in atoms:
+        name = _text([op, " ".join(f"{c}·{v}" for v, c in coefficients.items()), str(constant)])
+        if len(coefficients) == 2 and sorted(coefficients.values()) == [-1, 1] and constant == 0 and op == ">=" and \
+                len({v[0] for v in coefficients}) == 2:
+            (u, _), (v, _) = sorted(coefficients.items(), key=lambda item: item[1])
+            equal.add((u, v))  # v ≥ u, one half of an equality between two networks' inputs
+            continue
+        if len(coefficients) != 1:
+            raise InputError(f"VNN-LIB: an input bound compares one variable X_i with a number, not {name} "
+                             "(certsym reads boxes, and inputs made equal by ==)")
+        if op == ">":
+            raise InputError(f"VNN-LIB: the strict input bound {name}: a box is closed, so certsym reads "
+                             "non-strict input bounds only")
+        ((n, _, i), c), = coefficients.items()
+        if n != 0:
+            raise InputError("VNN-LIB: a bound on another network's input; certsym reads the bounds of the first "
+                             "network's inputs, the others made equal to them by ==")
         if i >= m:
             raise InputError(f"VNN-LIB: X_{i} is beyond the network's {m} inputs")
-        side = hi if op == "<=" else lo
-        side[i] = value if i not in side else (min if op == "<=" else max)(side[i], value)
+        value = -constant / c
+        side, keep = (lo, max) if c > 0 else (hi, min)  # c x + d ≥ 0: x ≥ −d/c when c > 0
+        side[i] = value if i not in side else keep(side[i], value)
+    shared = set()
+    for n in range(1, len(networks)):
+        if networks[n].m != m:
+            raise InputError(f"VNN-LIB: network {networks[n].name} has {networks[n].m} inputs, {networks[0].name} "
+                             f"{m}")
+        for i in range(m):
+            a, b = (0, False, i), (n, False, i)
+            if (a, b) not in equal or (b, a) not in equal:
+                raise InputError(f"VNN-LIB: input {i} of network {networks[n].name} is not made equal to "
+                                 f"{networks[0].name}'s by ==; certsym reads networks on one shared input")
+            shared |= {(a, b), (b, a)}
+    if equal != shared:
+        raise InputError("VNN-LIB: inputs of two networks related other than index by index by ==")
     missing = [q for q in range(m) if q not in lo or q not in hi]
     if missing:
         raise InputError(f"VNN-LIB: every input X_0 … X_{m - 1} needs a lower and an upper bound; X_{missing[0]} "
@@ -151,22 +402,18 @@ def _box(atoms: list[tuple[int, str, fmpq]], m: int) -> Box:
 
 
 def input_boxes(text: str, m: int) -> Property:
-    """The input part of a VNN-LIB 1.0 property over m inputs as boxes (one per disjunct), and its output asserts
-    as text (module docstring). InputError for anything else. Cost: linear in the text, times the disjuncts."""
-    conjuncts: list = []
-    outputs: list[str] = []
-    for form in _parse(text):
-        if not isinstance(form, list) or not form:
-            raise InputError(f"VNN-LIB: a bare token {_text(form)!r} at the top level")
-        if form[0] == "declare-const":
-            if len(form) != 3 or not isinstance(form[1], str) or not _VARIABLE.match(form[1]) or form[2] != "Real":
-                raise InputError(f"VNN-LIB: expected (declare-const X_i Real) or (declare-const Y_j Real), found "
-                                 f"{_text(form)!r}")
-        elif form[0] == "assert" and len(form) == 2:
-            if _mentions_output(form[1]):
-                outputs.append(_text(form[1]))
-            else:
-                conjuncts.append(form[1])
-        else:
-            raise InputError(f"VNN-LIB: expected declare-const or assert, found {_text(form)[:80]!r}")
-    return Property([_box(atoms, m) for atoms in _dnf(["and", *conjuncts])], outputs)
+    """The input part of a VNN-LIB property over one network of m inputs as boxes (one per disjunct), and its
+    output asserts as text (module docstring). InputError for anything else. Cost: linear in the text, times the
+    disjuncts."""
+    spec = read_spec(text, m)
+    if len(spec.networks) != 1:
+        raise InputError(f"VNN-LIB: the property declares {len(spec.networks)} networks; this command reads one")
+    if spec.networks[0].m != m and spec.version == "2.0":
+        raise InputError(f"VNN-LIB: the property's network has {spec.networks[0].m} inputs, the network given {m}")
+    if spec.networks[0].m > m:
+        raise InputError(f"VNN-LIB: X_{spec.networks[0].m - 1} is beyond the network's {m} inputs")
+    if spec.networks[0].m < m:
+        missing = spec.networks[0].m
+        raise InputError(f"VNN-LIB: every input X_0 … X_{m - 1} needs a lower and an upper bound; X_{missing} has no "
+                         "lower bound")
+    return Property(spec.boxes, spec.output_text)

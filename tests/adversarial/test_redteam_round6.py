@@ -286,7 +286,8 @@ def test_a_variable_with_a_non_ascii_digit_is_not_input_one() -> None:
 @pytest.mark.parametrize(("atom", "box"), [
     ("(<= 0.25 X_0)", (fmpq(1, 4), fmpq(1))), ("(>= 0.25 X_0)", (fmpq(0), fmpq(1, 4))),
     ("(>= X_0 (- -0.25))", (fmpq(1, 4), fmpq(1))), ("(<= (- 0.5) X_0)", (fmpq(0), fmpq(1))),
-    ("(<= X_0 1/3)", (fmpq(0), fmpq(1, 3))), ("(<= X_0 3e-1)", (fmpq(0), fmpq(3, 10))),
+    ("(<= X_0 (- 1 0.75))", (fmpq(0), fmpq(1, 4))), ("(<= X_0 3e-1)", (fmpq(0), fmpq(3, 10))),
+    ("(<= X_0 (- (- 0.5)))", (fmpq(0), fmpq(1, 2))), ("(<= (* -2 X_0) -0.5)", (fmpq(1, 4), fmpq(1))),
 ])
 def test_constants_on_either_side_and_negation_give_the_stated_bound(atom: str, box) -> None:
     assert input_boxes(_BOUNDS + f"(assert {atom})", 1).boxes == [[box]]
@@ -294,7 +295,7 @@ def test_constants_on_either_side_and_negation_give_the_stated_bound(atom: str, 
 
 @pytest.mark.parametrize("atom", ["(< X_0 0.5)", "(> X_0 0.5)", "(< 0.5 X_0)", "(> 0.5 X_0)",
                                   "(or (<= X_0 0.5) (< X_0 0.7))", "(<= X_0 X_0)", "(<= 1 2)", "(= X_0 0.5)",
-                                  "(not (<= X_0 0.5))", "(<= X_0 (- 1 2))", "(<= X_0 (- (- 1)))"])
+                                  "(not (<= X_0 0.5))", "(<= X_0 1/3)", "(<= (* X_0 X_0) 1)"])
 def test_strict_and_malformed_input_atoms_are_refused(atom: str) -> None:
     with pytest.raises(InputError):
         input_boxes(_BOUNDS + f"(assert {atom})", 1)
