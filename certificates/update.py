@@ -13,7 +13,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from fractions import Fraction
 from pathlib import Path
+
+import numpy as np
 
 HERE = Path(__file__).parent
 OTHERS = 3
@@ -61,6 +64,39 @@ def deep_certificates() -> None:
                            stdout=subprocess.DEVNULL, check=True, cwd=tmp)
 
 
+# a VNN-LIB 2.0 property in the form of VNN-COMP 2026's equivalence benchmarks over one_weight_moved's pair:
+# is there an x in [−1, 1]^2 where the outputs differ by more than EPS? (the pair's distance there is 1/4)
+VNNLIB = ("(vnnlib-version <2.0>)\n"
+          "(declare-network f (declare-input X_f Real [2]) (declare-output Y_f Real [1]))\n"
+          "(declare-network g (isomorphic-to f) (declare-input X_g Real [2]) (declare-output Y_g Real [1]))\n"
+          "(assert (>= X_f[0] -1.0))\n(assert (<= X_f[0] 1.0))\n(assert (>= X_f[1] -1.0))\n(assert (<= X_f[1] 1.0))\n"
+          "(assert (== X_f[0] X_g[0]))\n(assert (== X_f[1] X_g[1]))\n"
+          "(assert (or (> Y_g[0] (+ Y_f[0] EPS)) (< Y_g[0] (- Y_f[0] EPS))))\n")
+
+
+def vnnlib_certificates() -> None:
+    """certificates/vnnlib/: ``certsym vnnlib`` on one_weight_moved's pair with the property VNNLIB at ε = 0.3
+    (unsat) and 0.2 (sat), the property and network files beside the certificates (check them with
+    ``--inputs SPEC theta1.npz theta2.npz``)."""
+    target = HERE / "vnnlib"
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir()
+    first, second, _ = DEEP["one_weight_moved"]
+    for i, layers in enumerate((first, second), 1):  # float32 holds every weight exactly (9/8 and integers)
+        np.savez(target / f"theta{i}.npz", **{f"{2 * ell}.{kind}": np.array([float(Fraction(str(x))) for x in
+                                                                               np.ravel(a)], dtype=np.float32
+                                                                              ).reshape(np.shape(a))
+                                              for ell, (W, b) in enumerate(layers) for kind, a in (("weight", W),
+                                                                                                    ("bias", b))})
+    for name, eps in (("band_0.3_unsat", "0.3"), ("band_0.2_sat", "0.2")):
+        (target / f"{name}.vnnlib").write_text(VNNLIB.replace("EPS", eps))
+        done = subprocess.run([sys.executable, "-m", "certsym", "vnnlib", f"{name}.vnnlib", "--net", "f=theta1.npz",
+                               "--net", "g=theta2.npz", "--seconds", "20", "--cert", f"{name}.json"],
+                              stdout=subprocess.DEVNULL, cwd=target)
+        if done.returncode not in (0, 1):
+            raise SystemExit(f"{name}: certsym vnnlib exited {done.returncode}")
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "certsym", "reproduce", "--out", tmp], check=True,
@@ -84,6 +120,7 @@ def main() -> None:
                         str(HERE / "landscape" / f"{name}_real_k_threshold.json")], check=True,
                        stdout=subprocess.DEVNULL)
     deep_certificates()
+    vnnlib_certificates()
 
 
 if __name__ == "__main__":

@@ -60,6 +60,10 @@ CLAIMS = {
                               "and they differ",
     "deep_distance_bound": "sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks "
                            "given (f = rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)",
+    "vnnlib_unsat": "no input in the property's input region makes its output part true for the networks given: "
+                    "the property holds (unsat)",
+    "vnnlib_sat": "the witness lies in the property's input region and makes its output part true for the networks "
+                  "given (sat)",
 }
 
 

@@ -46,6 +46,7 @@ cmd_fibre = lazy("identifiability", "cmd_fibre")
 cmd_perturb = lazy("identifiability", "cmd_perturb")
 cmd_audit = lazy("audit", "cmd_audit")
 cmd_reproduce = lazy("reproduce", "cmd_reproduce")
+cmd_vnnlib = lazy("vnnlib", "cmd_vnnlib")
 
 _VALUE_OPTIONS = {"--at"}  # options whose value may begin with "-" ("--at -1/2")
 _PARAMS = "parameter or model file (JSON, .npz, .safetensors, .pt, .onnx)"
@@ -176,6 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cert-dir", metavar="DIR", help="write a certificate for each member against the member it "
                    "was decided equal to, the representative or an earlier member (model files referenced by "
                    "SHA-256: certsym check CERT --inputs OTHER MEMBER)")
+    p = _command(sub, "vnnlib", "answer a VNN-LIB property as written: unsat (exit 0), sat (exit 1, an exact "
+                 "counterexample) or unknown (exit 3)", cmd_vnnlib, params=None,
+                 cert="write a vnnlib_unsat or vnnlib_sat certificate (check it with --inputs SPEC NET…)")
+    p.add_argument("spec", metavar="SPEC", help="a VNN-LIB 1.0 or 2.0 file (.vnnlib, .vnnlib.gz)")
+    p.add_argument("--net", action="append", default=[], metavar="NAME=FILE", required=True,
+                   help="the file of each network the property declares (VNN-LIB 2.0: --net f=F.onnx --net g=G.onnx; "
+                   "one network: --net FILE)")
+    p.add_argument("--seconds", type=float, default=60.0, metavar="S", help="time budget (default 60)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the counterexample search (default 0)")
     # listed for --help only: certsym.cli hands "check" to the checker before this parser is built
     sub.add_parser("check", help="replay certificates with the independent checker (see 'certsym check --help')",
                    add_help=False)

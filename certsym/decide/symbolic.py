@@ -37,6 +37,7 @@ from certsym.numbers import QQ, outward
 MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
 TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
 MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
+ABSOLUTE = 2.0**-40  # added to every stated bound (a bound of 0 is stated as about 10^−12)
 TOLERANCE = 2.0**-36  # relative: a range end closer to 0 counts as 0 (the neuron unstable), as the checker may see it
 
 Box = list[tuple[fmpq, fmpq]]
@@ -291,9 +292,10 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
 
 
 def stated_bound(x: float) -> fmpq:
-    """A float bound as stated: raised by MARGIN (relative, and absolutely by 2^−60) and rounded up to a short
+    """A float bound as stated: raised by MARGIN (relative, and absolutely by ABSOLUTE, which covers the checker's
+    fixed-point roundings of a bound near 0: some units of 2^−64 per neuron and layer) and rounded up to a short
     dyadic."""
-    return outward(fmpq(*float(x + abs(x) * MARGIN + 2.0**-60).as_integer_ratio()), up=True)
+    return outward(fmpq(*float(x + abs(x) * MARGIN + ABSOLUTE).as_integer_ratio()), up=True)
 
 
 def halves(box: Box, q: int) -> tuple[Box, Box]:

@@ -24,6 +24,7 @@ Cost: linear in the text, plus the product of the disjunctions' sizes (at most M
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import math
 import os
@@ -43,6 +44,7 @@ MAX_TEXT_BYTES = 256 << 20  # a decompressed property (the largest VNN-COMP prop
 MAX_ELEMENTS = 10**7  # elements of one declared tensor
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 _VARIABLE = re.compile(r"([XY])_(0|[1-9][0-9]*)\Z")  # X_01 and non-ASCII digits are other names
+_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _ELEMENT = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)\]\Z")
 _SHAPE = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)?\]\Z")
@@ -109,7 +111,14 @@ class Spec:
 
 def read_vnnlib(path: str | os.PathLike) -> str:
     """The text of a VNN-LIB file, gunzipped when it is gzip. Cost: linear in the file."""
+    return read_property(path)[0]
+
+
+def read_property(path: str | os.PathLike) -> tuple[str, str]:
+    """The text of a VNN-LIB file (gunzipped when it is gzip) and the SHA-256 of the file's bytes, which a
+    certificate records. Cost: linear in the file."""
     data = read_bytes(path)
+    digest = hashlib.sha256(data).hexdigest()
     if data[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
@@ -119,7 +128,7 @@ def read_vnnlib(path: str | os.PathLike) -> str:
         if len(data) > MAX_TEXT_BYTES:
             raise InputError(f"{os.fspath(path)}: decompresses to more than 256 MiB")
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8"), digest
     except UnicodeDecodeError:
         raise InputError(f"{os.fspath(path)}: not UTF-8 text") from None
 
@@ -185,8 +194,8 @@ class _Reader:
             var = self.variable(term)
             if var is not None:
                 return {var: fmpq(1)}, fmpq(0)
-            value = parse_rational(term)
-            if value is None or "/" in term:  # VNN-LIB numbers are decimals
+            value = parse_rational(term) if _NUMBER.match(term) else None  # VNN-LIB numbers are decimals
+            if value is None:
                 raise InputError(f"VNN-LIB: {term!r} is neither a number nor a declared variable")
             return {}, value
         if not term or term[0] not in ("+", "-", "*") or len(term) < 2:
@@ -333,7 +342,8 @@ def read_spec(text: str, m: int | None = None) -> Spec:
             if indices != list(range(len(indices))):
                 raise InputError(f"VNN-LIB: the declared {'Y' if output else 'X'}_i are not numbered 0, 1, 2, …")
         used = [v for conj in inputs for disjunct in conj for atom in disjunct for v in atom[0]]
-        k = sum(1 for o, _ in reader.legacy.values() if o)
+        k = max((i + 1 for o, i in reader.legacy.values() if o), default=0)
+        k = max([k] + [v[2] + 1 for part in outputs for disjunct in part for atom in disjunct for v in atom[0]])
         if m is None:
             m = max((i + 1 for o, i in reader.legacy.values() if not o), default=0)
             m = max(m, max((i + 1 for _, _, i in used), default=0))

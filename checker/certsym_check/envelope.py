@@ -24,7 +24,7 @@ from certsym_check.core import (
 from certsym_check.errors import CannotCheck, Reject, WrongInputs
 from certsym_check.fields import QQ, make_field
 from certsym_check.inputs import InputFile, deferred_checks, reading, settle
-from certsym_check.kinds import KINDS, LAYERED, replay_of
+from certsym_check.kinds import KINDS, LAYERED, SPEC_KINDS, replay_of
 
 FORMAT, VERSION = "certsym-certificate", 1
 CLAIMS = {
@@ -61,6 +61,10 @@ CLAIMS = {
                               "and they differ",
     "deep_distance_bound": "sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks "
                            "given (f = rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)",
+    "vnnlib_unsat": "no input in the property's input region makes its output part true for the networks given: "
+                    "the property holds (unsat)",
+    "vnnlib_sat": "the witness lies in the property's input region and makes its output part true for the networks "
+                  "given (sat)",
 }
 
 
@@ -69,6 +73,7 @@ _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 # the claims a monotone normalization of the outputs (a final Softmax or LogSoftmax) cannot change
 TOP1_KINDS = ("top1_agreement", "top1_disagreement", "deep_top1_agreement", "deep_top1_disagreement")
+SPEC_BYTES = 1 << 26  # a property file, decompressed
 MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
 # the kinds whose inputs may be referenced by SHA-256 instead of embedded
 REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable", "top1_agreement",
@@ -185,11 +190,21 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
         raise Reject("the claim does not match the kind")
     F = make_field(d["field"])
     count = KINDS[rep.kind][0]
-    inputs = seq(d["inputs"], count, "inputs")
+    inputs = seq(d["inputs"], None if count < 0 else count, "inputs")
+    if count < 0 and not 1 <= len(inputs) <= -count:
+        raise Reject(f"inputs: a {rep.kind} certificate has 1 to {-count} inputs")
+    count = len(inputs)
     records = [_record(r, i) for i, r in enumerate(inputs)]
+    if rep.kind in SPEC_KINDS and files is not None:
+        if not files:
+            raise WrongInputs("no input file given; the certificate's property file comes first, then its "
+                              f"{count} network{'s' if count != 1 else ''} (give them with --inputs, in its order)")
+        _bind_spec(d["proof"], files[0], rep)
+        files = files[1:]
     if files is not None and len(files) != count:
+        extra = "the property file and " if rep.kind in SPEC_KINDS else ""
         raise WrongInputs(f"{len(files)} input file{'s' if len(files) != 1 else ''} given; the certificate has "
-                          f"{count} input{'s' if count != 1 else ''} (give them with --inputs, in its order)")
+                          f"{extra}{count} input{'s' if count != 1 else ''} (give them with --inputs, in its order)")
     referenced = ["parameters" not in r for r in records]
     if any(referenced):
         if rep.kind not in REFERENCING or not isinstance(F, QQ):
@@ -217,6 +232,39 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
         settle(pending)
 
 
+def _bind_spec(proof: object, file: InputFile, rep: Report) -> None:
+    """The property file given first: its SHA-256 is the certificate's and its text (gunzipped when it is gzip,
+    read by the standard library) is the text the certificate holds, which the replay reads."""
+    import gzip
+    import io
+    import zlib
+
+    from certsym_check.kinds.vnnlib import spec_record
+
+    spec = spec_record(proof.get("spec") if isinstance(proof, dict) else None)
+    if not _SHA256.fullmatch(spec["sha256"]):
+        raise Reject("proof.spec.sha256 must be 64 lowercase hex digits")
+    if file.sha256() != spec["sha256"]:
+        raise Reject("the property file given: its SHA-256 differs from the certificate's")
+    data = file.data
+    if data[:2] == b"\x1f\x8b":
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
+                data = g.read(SPEC_BYTES + 1)
+        except (OSError, EOFError, zlib.error):
+            raise Reject("the property file given is not a readable gzip file") from None
+    if len(data) > SPEC_BYTES:
+        raise Reject("beyond the checker's bounds: the property file decompresses to more than 64 MiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise Reject("the property file given is not UTF-8 text") from None
+    if text != spec["text"]:
+        raise Reject("the property file given: its text differs from the certificate's")
+    rep.bound.append(f"property {spec['name'][:80]} (sha256 {spec['sha256'][:16]}…): its text is the certificate's, "
+                     "read by the checker")
+
+
 def _same_files(records: list, referenced: list, files: list[InputFile] | None, wait: bool = True) -> None:
     for i, rec in enumerate(records):
         if referenced[i]:
@@ -225,7 +273,7 @@ def _same_files(records: list, referenced: list, files: list[InputFile] | None, 
 
 def _bound_replay(F, d: dict, records: list, referenced: list, files: list[InputFile] | None, rep: Report) -> None:
     """The inputs read (embedded, or from the referenced files) and bound to the files given, then the replay."""
-    count, verify = KINDS[rep.kind][0], replay_of(rep.kind)
+    count, verify = len(records), replay_of(rep.kind)
     for i, r in enumerate(records):
         model = r.get("model")
         if isinstance(model, dict) and "head" in model and rep.kind not in TOP1_KINDS:

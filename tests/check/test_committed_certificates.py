@@ -20,7 +20,7 @@ def test_a_curated_set_is_committed() -> None:
     assert kinds == {"equivalent", "not_equivalent", "minimal_form", "stabilizer", "affine", "not_affine",
                      "identifiable", "not_identifiable", "critical_point", "hessian_inertia", "landscape_threshold",
                      "added_neuron", "wide_critical_point", "deep_equivalent", "deep_not_equivalent",
-                     "deep_distance_bound"}
+                     "deep_distance_bound", "vnnlib_unsat", "vnnlib_sat"}
 
 
 @pytest.mark.parametrize("path", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.stem}")

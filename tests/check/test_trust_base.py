@@ -43,6 +43,8 @@ COMMITTED = {
     "deep_equivalent": "certificates/deep/moves_d1_to_d4.json",
     "deep_not_equivalent": "certificates/deep/one_weight_moved.json",
     "deep_distance_bound": "certificates/deep/last_layers_differ_distance.json",
+    "vnnlib_unsat": "certificates/vnnlib/band_0.3_unsat.json",
+    "vnnlib_sat": "certificates/vnnlib/band_0.2_sat.json",
 }
 
 REPLAY = """

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 Replay = Callable[..., None]
 
-# kind -> (number of inputs, "module:function" of its replay, the module in this package)
+# kind -> (number of inputs, "module:function" of its replay, the module in this package); −n: 1 to n inputs
 KINDS: dict[str, tuple[int, str | Replay]] = {
     "equivalent": (2, "equivalence:check_equivalent"),
     "not_equivalent": (2, "equivalence:check_not_equivalent"),
@@ -35,9 +35,13 @@ KINDS: dict[str, tuple[int, str | Replay]] = {
     "deep_top1_disagreement": (2, "deep_top1:check_deep_top1_disagreement"),
     "top1_agreement": (2, "top1:check_top1_agreement"),
     "top1_disagreement": (2, "top1:check_top1_disagreement"),
+    "vnnlib_unsat": (2, "vnnlib:check_vnnlib_unsat"),
+    "vnnlib_sat": (-2, "vnnlib:check_vnnlib_sat"),
 }
 LAYERED = {"deep_equivalent", "deep_not_equivalent", "deep_distance_bound", "deep_top1_agreement",
-           "deep_top1_disagreement"}
+           "deep_top1_disagreement", "vnnlib_unsat", "vnnlib_sat"}
+# the kinds about a VNN-LIB property: its text is in proof.spec, and its file, when given, comes first
+SPEC_KINDS = {"vnnlib_unsat", "vnnlib_sat"}
 
 
 def replay_of(kind: str) -> Replay:

@@ -35,6 +35,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Callable
 from fractions import Fraction
@@ -309,8 +310,9 @@ def sizes_bounded(t1: DeepNet, t2: DeepNet, numbers: dict[str, list[Fraction]]) 
                          f"{MAX_NUMERATOR_BITS})")
 
 
-def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
-    """A ``deep_distance_bound`` certificate (certificates/FORMAT.md)."""
+def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report, own_meter: bool = True) -> None:
+    """A ``deep_distance_bound`` certificate (certificates/FORMAT.md); without ``own_meter`` a symbolic tree is
+    charged to the caller's meter (a certificate of several boxes, ``kinds.vnnlib``), not to one of its own."""
     if not isinstance(F, QQ):
         raise Reject("deep_distance_bound certificates are over QQ")
     t1, t2 = nets
@@ -319,7 +321,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     equivalent = isinstance(proof, dict) and "equivalence" in proof
     tree = isinstance(proof, dict) and "tree" in proof and not equivalent
     if isinstance(proof, dict) and proof.get("statement") == SYMBOLIC_STATEMENT and not equivalent:
-        _check_symbolic(nets, proof, rep)
+        _check_symbolic(nets, proof, rep, own_meter)
         return
     required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
         {"box", "alignment", "upper", "lower", "witness", "statement"} | ({"tree"} if tree else set())
@@ -367,7 +369,7 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report) -> N
     epsilon_verdict(p, lower, upper, rep)
 
 
-def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
+def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report, own_meter: bool = True) -> None:
     """The symbolic-difference rule (``kinds.symbolic``) on every leaf of a tree of halvings: two networks of the
     same widths without an output ReLU, θ2 moved by the stated alignment (null: the identity, as for a pruned,
     quantized or perturbed copy)."""
@@ -395,7 +397,7 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report) -> None:
                         accumulate=False)
     rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
     products = symbolic.region_products(widths, sum(1 for a, c in box if a < c))
-    with metered(SYMBOLIC_BUDGET):  # the tree's own meter: its regions' products, at most MAX_SYMBOLIC_WORK
+    with metered(SYMBOLIC_BUDGET) if own_meter else contextlib.nullcontext():  # the tree's own meter
         leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK, bounded=True)
     rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
     _witness_below(t1, t2, x, box, lower, rep)
