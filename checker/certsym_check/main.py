@@ -13,6 +13,7 @@ import sys
 from certsym_check.envelope import CLAIMS, check_certificate
 from certsym_check.errors import CannotCheck, Reject
 from certsym_check.inputs import InputFile, model_directory_file, read_regular, unique_object
+from certsym_check.kinds import SPEC_KINDS
 
 
 def _read(path: str) -> bytes:
@@ -46,12 +47,17 @@ def _read_named(name: object) -> InputFile:
 
 
 def _named_inputs(doc: object) -> list[InputFile] | None:
-    """The files named by a certificate's inputs, or None when it has no list of named inputs (the replay then
-    rejects it with the reason)."""
+    """The files named by a certificate's inputs (after the property named in proof.spec, for a certificate about
+    a VNN-LIB property), or None when it has no list of named inputs (the replay then rejects it with the reason)."""
     inputs = doc.get("inputs") if isinstance(doc, dict) else None
     if not isinstance(inputs, list) or not all(isinstance(r, dict) for r in inputs):
         return None
-    return [_read_named(r.get("name")) for r in inputs]
+    names = [r.get("name") for r in inputs]
+    if doc.get("kind") in SPEC_KINDS:
+        proof = doc.get("proof")
+        spec = proof.get("spec") if isinstance(proof, dict) else None
+        names.insert(0, spec.get("name") if isinstance(spec, dict) else None)
+    return [_read_named(name) for name in names]
 
 
 def _printable(text: str) -> str:

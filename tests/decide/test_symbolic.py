@@ -292,3 +292,17 @@ def test_a_point_box_with_a_neuron_at_zero_gives_a_finite_bound() -> None:
     approx = symbolic.Rule(t1, t2).bound(np.zeros(2), np.zeros(2))
     exact = _checker_rule(t1, t2).bound(_fractions(box))
     assert np.isfinite(approx) and abs(approx - float(exact)) <= 2.0**-40
+
+
+def test_leaves_whose_float_bound_is_zero_state_what_the_fixed_point_gives() -> None:
+    """A pair equal on part of the box: leaves there have a float bound of 0, and the checker's fixed point gives a
+    few units of 2^−64 from its roundings; the stated bounds cover them (the certificate replays)."""
+    layers1 = [([[1, -1], [2, 1], [-1, 2]], [0, -1, 1]), ([[1, -1, 1], [2, 1, -1]], [0, 1]), ([[1, -2]], [0])]
+    layers2 = [([[1, -1], [2, 1], [-1, 2]], [0, -1, 1]), ([[fmpq(9, 8), -1, 1], [2, 1, -1]], [0, 1]), ([[1, -2]], [0])]
+    t1, t2 = (LayeredNetwork.build([([[fmpq(x) for x in row] for row in W], [fmpq(x) for x in b]) for W, b in ls],
+                                   QQ, 2, False) for ls in (layers1, layers2))
+    box = [(fmpq(-1), fmpq(1))] * 2
+    d = deep_distance(t1, t2, box, deadline=no_time_limit(), epsilon=fmpq(3, 10), max_regions=400)
+    assert d.method == "symbolic" and d.verdict == "verified"
+    report = check(json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (t1, t2), fmpq(3, 10)))))
+    assert report.valid, report.reason
