@@ -180,11 +180,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "vnnlib", "answer a VNN-LIB property as written: unsat (exit 0), sat (exit 1, an exact "
                  "counterexample) or unknown (exit 3)", cmd_vnnlib, params=None,
                  cert="write a vnnlib_unsat or vnnlib_sat certificate (check it with --inputs SPEC NET…)")
-    p.add_argument("spec", metavar="SPEC", help="a VNN-LIB 1.0 or 2.0 file (.vnnlib, .vnnlib.gz)")
-    p.add_argument("--net", action="append", default=[], metavar="NAME=FILE", required=True,
+    p.add_argument("spec", metavar="SPEC", nargs="?", help="a VNN-LIB 1.0 or 2.0 file (.vnnlib, .vnnlib.gz)")
+    p.add_argument("--net", action="append", default=[], metavar="NAME=FILE",
                    help="the file of each network the property declares (VNN-LIB 2.0: --net f=F.onnx --net g=G.onnx; "
-                   "one network: --net FILE)")
+                   "one network: --net FILE; .onnx.gz read decompressed)")
     p.add_argument("--seconds", type=float, default=60.0, metavar="S", help="time budget (default 60)")
+    p.add_argument("--instances", metavar="CSV", help="answer every instance of a benchmark's instances.csv (network "
+                   "field, property, timeout; paths relative to its folder) and print VNN-COMP's result words")
+    p.add_argument("--timeout", type=float, default=None, metavar="T",
+                   help="with --instances: seconds per instance instead of the file's timeouts")
+    p.add_argument("--cert-dir", metavar="DIR", help="with --instances: a certificate per answered instance "
+                   "(instance_N.json)")
     p.add_argument("--seed", type=int, default=0, help="seed of the counterexample search (default 0)")
     # listed for --help only: certsym.cli hands "check" to the checker before this parser is built
     sub.add_parser("check", help="replay certificates with the independent checker (see 'certsym check --help')",

@@ -210,3 +210,29 @@ def test_the_producer_and_the_checker_read_a_property_alike(outputs: str, ends) 
                     Fraction(int(a.constant.p), int(a.constant.q)), a.strict) for a in conj] for conj in mine.outputs]
     their_atoms = [[(a.terms, a.constant, a.strict) for a in conj] for conj in theirs.disjuncts]
     assert mine_atoms == their_atoms
+
+
+def test_a_benchmark_folder_is_answered_instance_by_instance(pair: Path, capsys) -> None:
+    """instances.csv in both network-field forms (a list of (name, path) pairs; one path), gzipped properties and
+    networks, a malformed row: VNN-COMP's result words, a summary, certificates that replay."""
+    (pair / "vnnlib").mkdir(exist_ok=True)
+    (pair / "vnnlib" / "band.vnnlib.gz").write_bytes(gzip.compress((HEAD + _band("0.05")).encode()))
+    (pair / "vnnlib" / "tight.vnnlib").write_text(HEAD + _band("0.0001"))
+    one = "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const Y_0 Real)\n(declare-const Y_1 Real)\n" \
+        "(assert (>= X_0 -1))\n(assert (<= X_0 1))\n(assert (>= X_1 -1))\n(assert (<= X_1 1))\n(assert (>= Y_0 1000))\n"
+    (pair / "vnnlib" / "one.vnnlib").write_text(one)
+    (pair / "g.npz.gz").write_bytes(gzip.compress((pair / "g.npz").read_bytes()))
+    both = "\"[('f', 'f.npz'), ('g', 'g.npz.gz')]\""
+    (pair / "instances.csv").write_text(f"{both},vnnlib/band.vnnlib.gz,30\n{both},vnnlib/tight.vnnlib,30\n"
+                                        "f.npz,vnnlib/one.vnnlib,5\n\"[('f', 'f.npz')\",vnnlib/one.vnnlib,5\n")
+    certs = pair / "certs"
+    code = main(["vnnlib", "--instances", str(pair / "instances.csv"), "--cert-dir", str(certs)])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 3
+    words = [line.split("\t")[1] for line in out[:4]]
+    assert words == ["unsat", "sat", "unknown", "error"], out
+    assert out[-1] == "4 instances: 1 sat, 1 unsat, 1 unknown, 1 error"
+    assert "one network's outputs" in out[2] and "list of (name, path) pairs" in out[3]
+    for n in (1, 2):
+        assert check(json.loads((certs / f"instance_{n}.json").read_text())).valid
+    assert not (certs / "instance_3.json").exists()
