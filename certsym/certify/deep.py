@@ -37,6 +37,9 @@ def _steps(F: Field, steps: list[dict]) -> list[dict]:
 
 
 def _equivalent_proof(F: Field, v: DeepVerdict) -> dict:
+    if v.phases is not None:
+        return {"phases": [[node[0], [str(u) for u in node[1]]] if len(node) > 1 else list(node) for node in v.phases],
+                "statement": "phase splitting"}
     return {"reduction": [_steps(F, red.steps) for red in v.reductions],
             "alignment": [[[i, j, number_json(F, d)] for i, j, d in layer] for layer in v.alignment],
             "block": equivalence_proof(v.block, F), "statement": "block lemma"}
@@ -64,8 +67,9 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
     inputs = [_input(QQ, rec, net) for rec, net in zip(records, nets, strict=True)]
     box = [[str(lo), str(hi)] for lo, hi in d.box]
     if d.equivalence is not None:
-        proof = {"box": box, "upper": "0", "lower": "0", "equivalence": _equivalent_proof(QQ, d.equivalence),
-                 "statement": "block lemma"}
+        equivalence = _equivalent_proof(QQ, d.equivalence)
+        proof = {"box": box, "upper": "0", "lower": "0", "equivalence": equivalence,
+                 "statement": equivalence["statement"]}
     else:
         alignment = None if d.alignment is None else [[[i, j, str(s)] for i, j, s in layer]
                                                       for layer in d.alignment]
@@ -95,7 +99,8 @@ def deep_top1_certificate(r, records: tuple[InputRecord, InputRecord],
             "box": box, "witness": [str(x) for x in r.witness], "classes": list(r.classes),
             "statement": "exact evaluation"})
     if r.equivalence is not None:
-        proof = {"box": box, "equivalence": _equivalent_proof(QQ, r.equivalence), "statement": "block lemma"}
+        equivalence = _equivalent_proof(QQ, r.equivalence)
+        proof = {"box": box, "equivalence": equivalence, "statement": equivalence["statement"]}
     else:
         proof = {"box": box, "tree": [[kind, value] for kind, value in r.tree],
                  "statement": "halvings of the box and symbolic margins" if r.method == "symbolic" else

@@ -54,8 +54,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
         emit_json(result.to_json())
     else:
         count = sum(len(c.members) for c in result.classes)
-        undecided = [p for p in result.deep_pairs if p["status"] != "not_equivalent"]
-        what = "distinct functions" if not undecided else "classes"
+        undecided = [p for p in result.deep_pairs if p["status"] not in ("not_equivalent", "equivalent")]
+        same = [p for p in result.deep_pairs if p["status"] == "equivalent"]
+        what = "distinct functions" if not undecided and not same else "classes"
         print(f"{count} networks, {len(result.classes)} {what}"
               + (f", {len(result.unreadable)} unreadable" if result.unreadable else "") + f" (on {result.engine})")
         for number, cls in enumerate(result.classes):
@@ -77,9 +78,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 print(f"classes {i} and {j}: different functions (witness x = ({', '.join(pair['witness'])}))")
             else:
                 print(f"classes {i} and {j}: {pair['status']}: {pair['reason']}")
-        if undecided:
-            print(f"deep networks: members of one class are certified equal (block lemma, MATH.md Part III); "
-                  f"{len(undecided)} pair(s) of classes are not decided and may realize one function")
+        if undecided or same:
+            print("deep networks: members of one class are certified equal (block lemma, MATH.md Part III)"
+                  + (f"; {len(same)} pair(s) of classes realize one function (phase splitting, MATH.md Part IV)"
+                     if same else "")
+                  + (f"; {len(undecided)} pair(s) of classes are not decided and may realize one function"
+                     if undecided else ""))
         for near in result.near_misses:
             lacking = near["neurons"] - near["partnered"]
             detail = (f"{lacking} of its {near['neurons']} neurons without an exact partner, their rows within "

@@ -270,6 +270,7 @@ class DeepVerdict:
     values: tuple[list[Scalar], list[Scalar]] | None = None
     reason: str = ""
     lines: int = 0
+    phases: list | None = None  # EQUIVALENT by phase splitting: its tree (``certsym.decide.phases``)
 
     @property
     def equivalent(self) -> bool:
@@ -332,6 +333,26 @@ def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0) -> Dee
     if found is not None:
         return found
     verdict.reason = f"{reason}; no witness on {verdict.lines} exact lines and {SCREEN_POINTS} screened points"
+    return _by_phases(verdict)
+
+
+def _by_phases(verdict: DeepVerdict) -> DeepVerdict:
+    """An UNDECIDED verdict decided by phase splitting (``certsym.decide.phases``) when its budget allows:
+    EQUIVALENT with the tree, or NOT EQUIVALENT with a witness inside a region whose maps differ; else the verdict
+    with the reason the splitting stopped added."""
+    from certsym.decide import phases
+
+    t1, t2 = verdict.theta1, verdict.theta2
+    found = phases.decide(t1, t2)
+    if found is None:
+        return verdict
+    if found.tree is not None:
+        return DeepVerdict(EQUIVALENT, t1, t2, phases=found.tree,
+                           reason=f"phase splitting: {found.regions} regions with equal affine maps")
+    if found.witness is not None:
+        x = found.witness
+        return DeepVerdict(NOT_EQUIVALENT, t1, t2, witness=x, values=(t1(x), t2(x)))
+    verdict.reason += f"; phase splitting stopped: {found.reason}"
     return verdict
 
 

@@ -896,9 +896,10 @@ def _join(cls: AuditClass, first: str, members: Sequence[tuple[str, str]]) -> No
 def compare_deep_classes(classes: Sequence[AuditClass], job: Job) -> list[dict]:
     """For deep classes, which the block lemma alone groups (equal functions may fall into two of them), decide
     each pair of representatives of one input and output width: {"classes": [i, j], "status": "not_equivalent",
-    "witness": [...]} with an exact witness, or "undecided" with the reason. (An EQUIVALENT verdict cannot occur:
-    it would have given both the same proposal hash.) At most MAX_DEEP_PAIRS pairs; the rest are reported as
-    "not compared". Cost: one deep decision per pair (MATH.md Part III)."""
+    "witness": [...]} with an exact witness, "equivalent" (functions equal only on the image of the layers below,
+    which phase splitting shows: the block lemma would have given both the same proposal hash) or "undecided", with
+    the reason. At most MAX_DEEP_PAIRS pairs; the rest are reported as "not compared". Cost: one deep decision per
+    pair (MATH.md Parts III and IV)."""
     deep_ids = [i for i, c in enumerate(classes) if c.widths]
     pairs = [(i, j) for a, i in enumerate(deep_ids) for j in deep_ids[a + 1:]
              if (classes[i].widths[0], classes[i].widths[-1]) == (classes[j].widths[0], classes[j].widths[-1])]

@@ -157,7 +157,9 @@ class Equivalence(Decision):
                      "field": v.theta1.field.name, "path": "deep", "widths": [list(v.theta1.widths),
                                                                              list(v.theta2.widths)],
                      "readings": {name: text for name, text in self.readings}}
-        if v.status == EQUIVALENT:
+        if v.status == EQUIVALENT and v.phases is not None:
+            out.update(proof="phase splitting", nodes=len(v.phases))
+        elif v.status == EQUIVALENT:
             out.update(moves=[len(r.steps) for r in v.reductions], aligned_layers=len(v.alignment))
         elif v.status == NOT_EQUIVALENT:
             F = v.theta1.field
@@ -214,6 +216,9 @@ class Equivalence(Decision):
 
     def _deep_text(self) -> str:
         v = self.verdict
+        if v.status == EQUIVALENT and v.phases is not None:
+            return (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({self._shape()}: by phase splitting on all of R^m, "
+                    f"{v.reason.removeprefix('phase splitting: ')}, every other region empty or without interior)")
         if v.status == EQUIVALENT:
             moves = " and ".join(str(len(r.steps)) for r in v.reductions)
             aligned = f"hidden layers 1..{len(v.alignment)} aligned by H, " if v.alignment else ""

@@ -18,6 +18,7 @@ from safetensors.torch import save_file
 from torch import nn
 
 from certsym.cli import main
+from certsym.decide import phases
 from certsym_check import check_certificate
 from tests.decide.test_deep_distance_tree import _pair
 
@@ -98,16 +99,25 @@ def test_equiv_and_check_on_deep_files(tmp_path, capfd, depth: int, fmt: str) ->
     assert "VALID deep_not_equivalent" in capfd.readouterr().out
 
 
-def test_undecided_exits_3_without_a_certificate(tmp_path, capfd) -> None:
-    """σ(−σ(x) − 1) against σ(−σ(x) − 2): both the zero function; no sound certificate of either verdict here."""
+def test_undecided_exits_3_without_a_certificate(tmp_path, capfd, monkeypatch) -> None:
+    """σ(−σ(x) − 1) against σ(−σ(x) − 2): both the zero function. Phase splitting proves it (a certificate that
+    replays); with its budget spent, UNDECIDED, exit 3 and no certificate of either verdict."""
     for name, bias in (("z1", "-1"), ("z2", "-2")):
         (tmp_path / f"{name}.json").write_text(json.dumps({"layers": [{"W": [["1"]], "b": ["0"]},
                                                                       {"W": [["-1"]], "b": [bias]}],
                                                            "output_relu": True}))
     cert = tmp_path / "z.cert.json"
-    code = main(["equiv", str(tmp_path / "z1.json"), str(tmp_path / "z2.json"), "--cert", str(cert), "--json"])
+    pair = [str(tmp_path / "z1.json"), str(tmp_path / "z2.json")]
+    assert main(["equiv", *pair, "--cert", str(cert)]) == 0
+    assert "by phase splitting on all of R^m" in capfd.readouterr().out
+    assert main(["check", str(cert), "--inputs", *pair]) == 0
+    cert.unlink()
+    capfd.readouterr()
+    monkeypatch.setattr(phases, "MAX_NODES", 0)
+    code = main(["equiv", *pair, "--cert", str(cert), "--json"])
     captured = capfd.readouterr()
     assert code == 3 and json.loads(captured.out)["status"] == "undecided"
+    assert "phase splitting stopped" in json.loads(captured.out)["reason"]
     assert "no certificate" in captured.err and not cert.exists()
 
 
@@ -312,8 +322,10 @@ def test_epsilon_on_deep_files(tmp_path, capfd) -> None:
     assert "different questions" in capfd.readouterr().err
 
 
-def test_undecided_gives_the_certified_distance_on_the_unit_box(tmp_path, capfd) -> None:
-    """θ1 = θ2 plus a neuron σ(σ(x) − σ(x + 1)), zero on the image of layer 1 only: UNDECIDED, with [L, U]."""
+def test_undecided_gives_the_certified_distance_on_the_unit_box(tmp_path, capfd, monkeypatch) -> None:
+    """θ1 = θ2 plus a neuron σ(σ(x) − σ(x + 1)), zero on the image of layer 1 only: with phase splitting's budget
+    spent, UNDECIDED, with [L, U]."""
+    monkeypatch.setattr(phases, "MAX_NODES", 0)
     one = {"W": [["1"], ["1"]], "b": ["0", "1"]}
     (tmp_path / "u1.json").write_text(json.dumps({"layers": [one, {"W": [["1", "0"], ["0", "1"], ["1", "-1"]],
                                                                    "b": ["0", "0", "0"]},

@@ -17,6 +17,7 @@ import certsym
 from certsym.api import Model
 from certsym.certify import InputRecord
 from certsym.cli import main
+from certsym.decide import phases
 from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
 from certsym.reproduce.examples import EXAMPLES
@@ -426,11 +427,12 @@ def _layered(path: Path, layers: list, output_relu: bool = False) -> str:
     return str(path)
 
 
-def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decided(tmp_path: Path, capfd) -> None:
+def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decided(tmp_path: Path, capfd,
+                                                                                   monkeypatch) -> None:
     """θ2 and an H-disguise of it form one class, with a deep_equivalent certificate; θ1 (θ2 plus a neuron
     σ(σ(x) − σ(x + 1)), 0 on the image of layer 1 but not on the orthant) computes the same function in a class of
-    its own, and the pair is reported undecided, never as different; θ3 (another output bias) is separated from
-    both by a witness."""
+    its own, and phase splitting shows the pair equal (undecided when its budget is spent), never different; θ3
+    (another output bias) is separated from both by a witness."""
     zoo = tmp_path / "deep"
     l1 = ([[1], [1]], [0, 1])
     _layered(zoo / "t1.json", [l1, ([[1, 0], [0, 1], [1, -1]], [0, 0, 0]), ([[1, 1, 1]], [0])])
@@ -444,11 +446,14 @@ def test_deep_networks_are_classed_by_the_block_lemma_and_pairs_of_classes_decid
     assert _replay_all(out) == 1
     status = {tuple(sorted(Path(out["classes"][i]["representative"]).stem for i in p["classes"])): p["status"]
               for p in out["deep_pairs"]}
-    assert status == {("t1", "t2"): "undecided", ("t1", "t3"): "not_equivalent", ("t2", "t3"): "not_equivalent"}
+    assert status == {("t1", "t2"): "equivalent", ("t1", "t3"): "not_equivalent", ("t2", "t3"): "not_equivalent"}
     assert main(["audit", str(zoo)]) == 0
     text = capfd.readouterr().out
     assert text.startswith("4 networks, 3 classes (on ") and "widths 1-2-2-1" in text
-    assert "1 pair(s) of classes are not decided and may realize one function" in text
+    assert "1 pair(s) of classes realize one function (phase splitting" in text
+    monkeypatch.setattr(phases, "MAX_NODES", 1)
+    assert main(["audit", str(zoo)]) == 0
+    assert "1 pair(s) of classes are not decided and may realize one function" in capfd.readouterr().out
 
 
 # -- files that go away or change between the two steps, and odd files in a search (red-team regressions) ----------

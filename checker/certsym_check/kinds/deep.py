@@ -26,6 +26,7 @@ from certsym_check.errors import Reject
 from certsym_check.fields import QQ
 from certsym_check.kinds.equivalence import check_equivalent
 
+PHASES = "phase splitting"  # the other proof of f1 = f2 (``kinds.phases``)
 LEMMA = "block lemma"
 MAX_FREE_INPUTS = 1 << 16  # inputs a network may declare when no weight is there to pay for them
 MOVES = {"D1": "D1 zero output", "D2": "D2 constant neuron", "D3": "D3 merge", "D4": "D4 dead on the orthant"}
@@ -175,7 +176,13 @@ def _block(t: DeepNet, inputs: list[tuple[int, object]]) -> Net:
 
 
 def check_deep_equivalent(F, nets: list[DeepNet], proof: object, rep: Report) -> None:
-    """The block lemma's replay (module docstring). Linear in the weights plus the Part I proof."""
+    """The block lemma's replay (module docstring), or phase splitting (``kinds.phases``, imported for such a
+    proof only). Linear in the weights plus the Part I proof."""
+    if isinstance(proof, dict) and proof.get("statement") == PHASES:
+        from certsym_check.kinds.phases import check_phases
+
+        check_phases(F, nets, keys(proof, {"phases", "statement"}, "proof"), rep)
+        return
     p = keys(proof, {"reduction", "alignment", "block", "statement"}, "proof")
     if p["statement"] != LEMMA:
         raise Reject(f"proof must cite {LEMMA!r}")

@@ -46,7 +46,7 @@ from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
 from certsym_check.kinds import symbolic
 from certsym_check.kinds.boxes import MAX_NUMERATOR_BITS, box_text, epsilon_verdict, parse_box
-from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
+from certsym_check.kinds.deep import LEMMA, PHASES, DeepNet, check_deep_equivalent
 from certsym_check.kinds.integer_rows import integer_form, row_extremes
 
 STATEMENT = "interval differences and exact evaluation"
@@ -328,16 +328,16 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report, own_
     if isinstance(proof, dict) and "epsilon" in proof:
         required |= {"epsilon", "verdict"}
     p = keys(proof, required, "proof")
-    statement = LEMMA if equivalent else TREE_STATEMENT if tree else STATEMENT
-    if p["statement"] != statement:
-        raise Reject(f"proof must cite {statement!r}")
+    statement = (LEMMA, PHASES) if equivalent else (TREE_STATEMENT,) if tree else (STATEMENT,)
+    if p["statement"] not in statement:
+        raise Reject(f"proof must cite {' or '.join(map(repr, statement))}")
     box = parse_box(p["box"], t1.m)
     upper, lower = rational(p["upper"]), rational(p["lower"])
     if equivalent:
         if upper != 0 or lower != 0:
             raise Reject("an equivalence proof gives L = U = 0")
         check_deep_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"distance 0 on every box: f1 = f2 (block lemma); box {box_text(box)}")
+        rep.facts.append(f"distance 0 on every box: f1 = f2 ({p['statement']}); box {box_text(box)}")
         epsilon_verdict(p, lower, upper, rep)
         return
     _stated(upper, "proof.upper")

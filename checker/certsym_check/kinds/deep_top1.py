@@ -27,7 +27,7 @@ from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
 from certsym_check.kinds import symbolic
 from certsym_check.kinds.boxes import box_text, parse_box
-from certsym_check.kinds.deep import LEMMA, DeepNet, check_deep_equivalent
+from certsym_check.kinds.deep import LEMMA, PHASES, DeepNet, check_deep_equivalent
 from certsym_check.kinds.deep_distance import (
     MAX_SYMBOLIC_WORK,
     MAX_WORK,
@@ -81,13 +81,14 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
     t1, t2 = _nets(F, nets)
     equivalent = isinstance(proof, dict) and "equivalence" in proof
     p = keys(proof, {"box", "equivalence", "statement"} if equivalent else {"box", "tree", "statement"}, "proof")
-    if p["statement"] not in ((LEMMA,) if equivalent else (STATEMENT, SYMBOLIC_STATEMENT)):
+    if p["statement"] not in ((LEMMA, PHASES) if equivalent else (STATEMENT, SYMBOLIC_STATEMENT)):
         raise Reject(f"proof must cite {LEMMA!r}" if equivalent else
                      f"proof must cite {STATEMENT!r} or {SYMBOLIC_STATEMENT!r}")
     box = _box(p["box"], t1.m)
     if equivalent:
         check_deep_equivalent(F, nets, p["equivalence"], rep)
-        rep.facts.append(f"the same largest outputs at every point: f1 = f2 (block lemma); box {box_text(box)}")
+        rep.facts.append(f"the same largest outputs at every point: f1 = f2 ({p['statement']}); box "
+                         f"{box_text(box)}")
         return
     sizes_bounded(t1, t2, {"proof.box": [y for b in box for y in b]})
     if p["statement"] == SYMBOLIC_STATEMENT:
