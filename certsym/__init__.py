@@ -1,12 +1,12 @@
 """certsym: exact computer algebra, with certificates, for the symmetries of ReLU networks.
 
 The Python API (``certsym.api``): ``load``, ``equivalent``, ``check``, ``minimal``, ``canon``, ``distance``,
-``top1``, ``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use, so that
+``top1``, ``ball``, ``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use, so that
 ``import certsym`` (and with it every ``certsym.*`` import) stays light.
 """
 
 __version__ = "0.1.0"
-__all__ = ["affine", "canon", "check", "distance", "equivalent", "fibre", "identifiable", "load", "minimal",
+__all__ = ["affine", "ball", "canon", "check", "distance", "equivalent", "fibre", "identifiable", "load", "minimal",
            "stabilizer", "top1"]
 
 

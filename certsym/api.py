@@ -37,6 +37,7 @@ from certsym.decide.branch_and_bound import budget
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep import canonical_network, reduced_network
 from certsym.decide.deep import reduce as reduce_deep
+from certsym.decide.distance import ball as _ball
 from certsym.decide.identifiability import DEFAULT_MAX_SEARCH, Fibre, decide_identifiable, describe_fibre
 from certsym.decide.stabilizer import stabilizer as stab
 from certsym.errors import InputError, NotReplayed
@@ -48,7 +49,8 @@ from certsym.workflows.equivalence import EMBED_LIMIT, Equivalence
 from certsym.workflows.equivalence import equivalent as _equivalent
 from certsym_check import check as replay
 
-__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "canon", "check", "distance", "equivalent",
+__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "ball", "canon", "check", "distance",
+           "equivalent",
            "fibre", "identifiable", "load", "minimal", "read_pair", "stabilizer", "top1"]
 
 _T = TypeVar("_T")
@@ -203,6 +205,17 @@ def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int
     A, B = load(a), load(b)
     seconds, _ = budget(seconds, regions)
     return bounds.top1(A, B, _box(box), seed=seed, deadline=Deadline(seconds), regions=regions)
+
+
+def ball(center: Any, radius: Any, clip: tuple[Any, Any] | None = None) -> list:
+    """The L∞ ball of ``radius`` around ``center`` as a box for ``distance`` and ``top1``: a test point's
+    neighbourhood, each interval cut to ``clip`` = (lo, hi) when given (``clip=(0, 1)`` for pixels). The center may be
+    a list, a numpy array or a tensor (flattened); floats are the dyadic rationals they are, as certsym reads float
+    weights, and strings such as '1/3' are exact. Cost O(m)."""
+    values = center.detach().cpu().numpy() if hasattr(center, "detach") else center
+    values = values.ravel().tolist() if hasattr(values, "ravel") else list(values)  # float32 widens exactly
+    return _ball([_exact(x) for x in values], _exact(radius),
+                 None if clip is None else (_exact(clip[0]), _exact(clip[1])))
 
 
 def _box(box: Sequence[tuple[Any, Any]] | None) -> list | None:

@@ -9,7 +9,7 @@ import argparse
 import sys
 
 from certsym.cli.common import EXIT, emit_json
-from certsym.cli.inputs import read_box, tensor_selections
+from certsym.cli.inputs import read_region, tensor_selections
 from certsym.cli.search import (
     certify,
     command_budget,
@@ -39,7 +39,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     epsilon = _epsilon(args.epsilon)
     if args.top1 and epsilon is not None:
         raise InputError("--top1 and --epsilon ask different questions: give one of them")
-    box = read_box(args.box, A.m)
+    box, args.where = read_region(args, A.m)
     common = dict(seed=args.seed, deadline=search_deadline(args, deadline), regions=args.regions,
                   reference=args.reference, progress=print_progress if sys.stderr.isatty() else None)
     if args.top1:
@@ -48,9 +48,9 @@ def cmd_distance(args: argparse.Namespace) -> int:
     refused = certify(args, d)
     verdict = d.verdict if refused is None else UNKNOWN
     code = EXIT[d.outcome if refused is None else UNKNOWN]
-    where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
+    where = args.where
     if args.json:
-        emit_json(_bounds_json(d, args.box) | _evidence_json(d) | {
+        emit_json(_bounds_json(d, args.box or args.center) | _evidence_json(d) | {
             "regions": d.regions, "leaves": d.leaves, "stopped": d.stopped,
             "epsilon": None if epsilon is None else str(epsilon), "verdict": verdict, "refused": refused})
         return code

@@ -9,14 +9,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+from flint import fmpq
+
 from certsym.certify import InputRecord
 from certsym.cli import common
-from certsym.decide.distance import parse_box
+from certsym.decide.distance import ball, parse_box
 from certsym.errors import InputError
 from certsym.io import load_inputs
 from certsym.io.models import Selection, parse_keys, reading
 from certsym.io.vnnlib import input_boxes, read_vnnlib
-from certsym.numbers import DEFAULT_MAX_DIGITS
+from certsym.numbers import DEFAULT_MAX_DIGITS, parse_rational
 from certsym.workflows.equivalence import EMBED_LIMIT
 
 if common.DEFAULT_MAX_DIGITS != DEFAULT_MAX_DIGITS:  # stated twice so that the parser imports no number code
@@ -89,6 +92,47 @@ def read_box(spec: str | None, m: int):
                   "(this command answers its own question on the box)", file=sys.stderr)
         return prop.boxes[0]
     return parse_box(spec, m)
+
+
+def read_region(args: argparse.Namespace, m: int) -> tuple[list, str]:
+    """The box a distance or top-1 question is asked on, and its words: --center C --radius R [--clip lo,hi] (the
+    L∞ ball around a test point: C a .npy file, whose floats are the dyadic rationals they are, or 'x1,x2,…' exact
+    numbers), or --box (``read_box``), or [0, 1]^m."""
+    center = getattr(args, "center", None)
+    if center is None:
+        if getattr(args, "radius", None) is not None or getattr(args, "clip", None) is not None:
+            raise InputError("--radius and --clip go with --center")
+        return read_box(args.box, m), ("the default box [0, 1]^m" if args.box is None else f"the box {args.box}")
+    if args.box is not None:
+        raise InputError("--box and --center ask for two regions: give one of them")
+    if args.radius is None:
+        raise InputError("--center needs --radius (the L∞ radius of the ball around it)")
+    if center.endswith(".npy") or Path(center).is_file():
+        try:
+            values = np.load(center, allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"--center {center}: not a readable .npy file ({exc})") from None
+        if values.dtype.kind not in "fiu" or not np.isfinite(values).all():
+            raise InputError(f"--center {center}: an array of finite numbers is needed, not {values.dtype}")
+        point = [fmpq(*float(x).as_integer_ratio()) if values.dtype.kind == "f" else fmpq(int(x))
+                 for x in values.ravel().tolist()]
+    else:
+        point = [parse_rational(x.strip()) for x in center.split(",")]
+        if any(x is None for x in point):
+            raise InputError(f"--center: not exact numbers: {center[:60]!r} (give 'x1,x2,…' or a .npy file)")
+    if len(point) != m:
+        raise InputError(f"--center has {len(point)} coordinates; the networks read {m}")
+    radius = parse_rational(args.radius)
+    if radius is None:
+        raise InputError(f"--radius: not an exact number: {args.radius!r}")
+    clip = None
+    if args.clip is not None:
+        ends = [parse_rational(x.strip()) for x in args.clip.split(",")]
+        if len(ends) != 2 or None in ends:
+            raise InputError(f"--clip: expected 'lo,hi', not {args.clip!r}")
+        clip = (ends[0], ends[1])
+    words = f"the L∞ ball of radius {args.radius} around {Path(center).name if Path(center).is_file() else center}"
+    return ball(point, radius, clip), words + (f" clipped to [{args.clip}]" if clip else "")
 
 
 def embeds_inputs(args: argparse.Namespace, records, nets) -> bool:

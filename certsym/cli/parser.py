@@ -132,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("params2", help=_PARAMS)
     p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
                    "file (its input bounds); default [0, 1]^m")
+    p.add_argument("--center", metavar="C", help="ask on the L∞ ball around a test point instead: a .npy file (its "
+                   "floats read as the dyadic rationals they are) or 'x1,x2,…' exact numbers; with --radius")
+    p.add_argument("--radius", metavar="R", help="the ball's L∞ radius (exact, e.g. 0.02 or 1/50)")
+    p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate (e.g. 0,1 for pixels)")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
     p.add_argument("--epsilon", metavar="E", help="decide sup ‖ρ(θ1) − ρ(θ2)‖∞ ≤ E: VERIFIED (exit 0), VIOLATED "
                    "(exit 1, an exact witness above E) or UNKNOWN within the budget (exit 3)")

@@ -16,7 +16,7 @@ def report_top1(args: argparse.Namespace, r: Top1) -> int:
     equivalence), DIFFER (exit 1, an exact witness) or UNKNOWN (exit 3, no certificate); with --cert the verdict
     is printed only once the certificate replays."""
     refused = certify(args, r)
-    where = "the default box [0, 1]^m" if args.box is None else f"the box {args.box}"
+    where = args.where
     code = EXIT[r.outcome if refused is None else UNKNOWN]
     deep = r.depth > 1
     if args.json:
@@ -50,7 +50,7 @@ def _top1_json(r: Top1, args: argparse.Namespace, refused: str | None = None) ->
     """The fields of ``distance --top1 --json`` (one-hidden-layer and deep networks alike); with a certificate the
     checker refused, the verdict is "unknown" and ``refused`` its reason."""
     return {"top1": r.verdict if refused is None else "unknown", "refused": refused,
-            "box": [[str(a), str(b)] for a, b in r.box], "default_box": args.box is None,
+            "box": [[str(a), str(b)] for a, b in r.box], "default_box": args.box is None and args.center is None,
             "equivalent": r.equivalent, "stopped": r.stopped, "regions": r.regions, "leaves": r.leaves,
             "classes": r.labels, "witness": None if r.witness is None else [str(x) for x in r.witness],
             "witness_classes": None if r.classes is None else list(r.classes), "seconds": round(r.seconds, 3),

@@ -151,6 +151,26 @@ def parse_box(spec: str | None, m: int) -> Box:
     return box * m if len(box) == 1 else box
 
 
+def ball(center: list[fmpq], radius: fmpq, clip: tuple[fmpq, fmpq] | None = None) -> Box:
+    """The L∞ ball of ``radius`` around ``center`` as a box, each interval cut to ``clip`` (lo, hi) when given:
+    [max(c − r, lo), min(c + r, hi)], exactly. InputError for a negative radius or an interval the clip empties.
+    Cost O(m)."""
+    if radius < 0:
+        raise InputError(f"the radius must be at least 0, not {radius}")
+    if clip is not None and clip[0] > clip[1]:
+        raise InputError(f"the clip's lo > hi ({clip[0]} > {clip[1]})")
+    box = []
+    for q, c in enumerate(center):
+        lo, hi = c - radius, c + radius
+        if clip is not None:
+            lo, hi = max(lo, clip[0]), min(hi, clip[1])
+        if lo > hi:
+            raise InputError(f"coordinate {q} of the center ({float(c):.6g}) is farther than the radius from the clip "
+                             f"[{clip[0]}, {clip[1]}]: the region is empty")
+        box.append((lo, hi))
+    return box
+
+
 def floats(net: Network) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return (np.array([[float(x) for x in row] for row in net.A]).reshape(net.n, net.m),
             np.array([float(x) for x in net.b]), np.array([[float(x) for x in row] for row in net.M]).reshape(

@@ -236,3 +236,30 @@ def test_a_benchmark_folder_is_answered_instance_by_instance(pair: Path, capsys)
     for n in (1, 2):
         assert check(json.loads((certs / f"instance_{n}.json").read_text())).valid
     assert not (certs / "instance_3.json").exists()
+
+
+def test_a_ball_around_a_test_point_is_the_box_the_distance_is_asked_on(pair: Path, capsys) -> None:
+    """--center (a float32 .npy read exactly, or exact numbers) with --radius and --clip, and certsym.ball, give
+    the same box; the certificate states it; a clip that empties the region and a lone --radius are refused."""
+    import certsym
+
+    center = np.array([0.3, 0.75], dtype=np.float32)
+    np.save(pair / "x.npy", center)
+    box = certsym.ball(center, "1/20", clip=(0, 1))
+    exact = [fmpq(*float(c).as_integer_ratio()) for c in center]
+    assert box == [(exact[0] - fmpq(1, 20), exact[0] + fmpq(1, 20)), (exact[1] - fmpq(1, 20), exact[1] + fmpq(1, 20))]
+    assert certsym.ball([0.98, "1/2"], "0.05", clip=(0, 1))[0][1] == 1
+    cert = pair / "ball.json"
+    code = main(["distance", str(pair / "f.npz"), str(pair / "g.npz"), "--center", str(pair / "x.npy"), "--radius",
+                 "1/20", "--clip", "0,1", "--epsilon", "0.05", "--cert", str(cert), "--regions", "50"])
+    out = capsys.readouterr().out
+    assert code == 0 and "the L∞ ball of radius 1/20 around x.npy clipped to [0,1]" in out
+    doc = json.loads(cert.read_text())
+    assert [[Fraction(a), Fraction(b)] for a, b in doc["proof"]["box"]] == \
+        [[Fraction(int(a.p), int(a.q)), Fraction(int(b.p), int(b.q))] for a, b in box]
+    for args, words in [(["--center", "5,5", "--radius", "0.1", "--clip", "0,1"], "the region is empty"),
+                        (["--radius", "0.1"], "go with --center"),
+                        (["--center", "0,0,0", "--radius", "0.1"], "has 3 coordinates"),
+                        (["--center", "0,0", "--radius", "0.1", "--box", "0,1"], "give one of them")]:
+        assert main(["distance", str(pair / "f.npz"), str(pair / "g.npz"), *args]) == 2
+        assert words in capsys.readouterr().err
