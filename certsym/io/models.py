@@ -66,8 +66,11 @@ def bfloat16_to_float32(bits: np.ndarray) -> np.ndarray:
 
 
 def exact(values) -> list:
-    """Exact rationals of a numpy array's entries (floats are dyadic; ints are ints), flattened."""
+    """Exact rationals of a numpy array's entries (floats are dyadic; ints are ints; an object array holds them
+    already: an ONNX first layer with its normalization folded), flattened."""
     arr = np.asarray(values)
+    if arr.dtype.kind == "O" and all(isinstance(x, fmpq) for x in arr.ravel().tolist()):
+        return arr.ravel().tolist()
     if arr.dtype.kind == "f":
         if not np.isfinite(arr).all():
             raise InputError("the model holds a NaN or infinite weight")
@@ -609,7 +612,10 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
-            record = _onnx_record(names, external, chain.head)
+            record = _onnx_record(names, external, chain.head, chain.normalization)
+            if chain.affine is not None:
+                (W1, b1), _ = chain.exact_layers()
+                arrays = [W1, b1, *arrays[2:]]
         else:
             if selection.keys is not None and len(selection.keys) != 4:
                 raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
@@ -695,7 +701,8 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
         if len(set(chain.names)) != len(chain.names):
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
-        return chain.layers, _onnx_record(chain.names, chain.external, chain.head), chain.output_relu
+        return chain.exact_layers(), _onnx_record(chain.names, chain.external, chain.head, chain.normalization), \
+            chain.output_relu
     if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
         tensors, extra = _chain_tensors(path, fmt, selection, blob)
         chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
@@ -742,13 +749,16 @@ def _chain_tensors(path: Path, fmt: str, selection: Selection, blob: FileBytes |
             from None
 
 
-def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | None = None) -> dict:
+def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | None = None,
+                 normalization: list[tuple[str, str]] | None = None) -> dict:
     """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph; "head" names a
-    final Softmax or LogSoftmax, the layers being its logits."""
+    final Softmax or LogSoftmax, the layers being its logits; "normalization" the Sub, Add, Mul and Div by
+    constants before the first layer, [op, initializer] in order, folded into it."""
     record = {"format": "onnx", "rule": "graph", "tensors": list(names),
               "external": [{"location": loc, "sha256": digest} for loc, digest in external],
               "activation": ACTIVATION_GRAPH}
-    return record | ({"head": head} if head else {})
+    return record | ({"head": head} if head else {}) | \
+        ({"normalization": [list(step) for step in normalization]} if normalization else {})
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,

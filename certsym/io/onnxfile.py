@@ -51,11 +51,12 @@ import hashlib
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+from flint import fmpq
 
 from certsym.errors import InputError
 
@@ -82,7 +83,8 @@ _LIST_ATTR_FIELDS = ("floats", "ints", "strings", "tensors", "graphs", "sparse_t
 
 # The operators of the chain: number of inputs, allowed attributes (name → (type, default)).
 _ARITY = {"Gemm": 3, "MatMul": 2, "Add": 2, "Relu": 1, "Identity": 1, "Flatten": 1, "Reshape": 2, "Softmax": 1,
-          "LogSoftmax": 1}
+          "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2}
+NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant, before the first linear layer: folded into it exactly
 HEADS = ("Softmax", "LogSoftmax")  # a head read as the logits it normalizes: top-1 questions only
 _ATTRIBUTES: dict[str, dict[str, tuple[int, float | int]]] = {
     "Gemm": {"alpha": (_ATTR_FLOAT, 1.0), "beta": (_ATTR_FLOAT, 1.0), "transA": (_ATTR_INT, 0),
@@ -102,7 +104,8 @@ _CHAIN = ("x → [Flatten|Reshape|Identity]* → L → ([Identity]* → Relu →
 
 # Where the walk is: before the first linear layer, after a linear layer, after the Relu that follows it.
 _PRE, _LINEAR, _RELU = 0, 1, 2
-_STAGE_EXPECT = ("Flatten, Reshape, Identity, Gemm or MatMul", "Identity, Relu or the graph output",
+_STAGE_EXPECT = ("Flatten, Reshape, Identity, Sub, Add, Mul or Div by a constant, Gemm or MatMul",
+                 "Identity, Relu or the graph output",
                  "Identity, Gemm, MatMul or the graph output")
 
 _Shape = list[int | None] | None  # a declared shape: None = unknown rank, None entries = unknown dims
@@ -147,6 +150,12 @@ def _hint(op: str, stage: int) -> str:
     if op == "Relu":
         return " (certsym reads one Relu after each linear layer)" if stage == _RELU else ""
     return ""
+
+
+def _lead_stripped(dims: list) -> list:
+    """A shape without its leading 1s (or unknown dimensions): what broadcasting aligns from the right."""
+    start = next((i for i, d in enumerate(dims) if d not in (1, None)), len(dims))
+    return list(dims[start:])
 
 
 def _shape_text(dims: Any) -> str:
@@ -425,7 +434,7 @@ class _Reader:
             visited.add(i)
             node, label = self.nodes[i], self.labels[i]
             op = node.op_type
-            if pos != 0 and op not in ("Add", "MatMul"):
+            if pos != 0 and op not in ("Add", "MatMul", "Mul"):
                 self.fail(f"{label} reads {_q(v)} as its input {pos}; the chain's value must be input 0")
             out = node.output[0]
             if op == "Identity":
@@ -433,6 +442,9 @@ class _Reader:
             elif op in ("Flatten", "Reshape") and stage == _PRE:
                 target = self.initializer_input(i, 1, "target shape") if op == "Reshape" else None
                 self.steps.append(_Step(op.lower(), label, out, target))
+            elif op in NORMALIZE and stage == _PRE:
+                constant = self.initializer_input(i, 1 - pos, "constant")
+                self.steps.append(_Step("normalize", label, out, (op, constant)))
             elif op in ("Gemm", "MatMul") and stage in (_PRE, _RELU):
                 out = self.linear(i, visited, pos)
                 self.steps.append(_Step("linear", label, out, len(self.layers) - 1))
@@ -624,6 +636,15 @@ class _Reader:
                     shape = shape[:-1] + [out]
                 if layer.mid in value_info:  # the MatMul's output has the shape of the Add's
                     self.agree(self.declared(value_info[layer.mid], "the value", dtype), shape, "the value", layer.mid)
+            elif step.kind == "normalize":
+                op, constant = step.arg
+                dims = self.dims(constant)
+                if math.prod(dims) != 1 and (shape is None or math.prod(dims) != m or
+                                             _lead_stripped(dims) != _lead_stripped(shape)):
+                    self.fail(f"{label} takes a constant {_q(constant)} of shape {_shape_text(dims)} against a value "
+                              f"declared {'of unknown shape' if shape is None else _declared_text(shape)}{origin}; "
+                              f"certsym reads a scalar, or one value per input coordinate ({m}) in the value's own "
+                              "shape (leading 1s aside), which broadcasting leaves unchanged")
             elif step.kind == "head" and step.arg not in (-1, None if shape is None else len(shape) - 1):
                 self.fail(f"{label} normalizes axis {step.arg}" + (f" of a value of rank {len(shape)}" if shape else
                                                                      " of a value of unknown rank") +
@@ -795,7 +816,34 @@ class _Reader:
         for name, arr in zip(names, (a for pair in layers for a in pair), strict=True):
             if not np.isfinite(arr).all():
                 self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
-        return Chain(layers, names, self.external, self.output_relu, self.head)
+        return Chain(layers, names, self.external, self.output_relu, self.head, *self.normalization(values, dtype, m))
+
+    def normalization(self, values: dict, dtype: int, m: int) -> tuple[list, tuple | None]:
+        """The normalization steps [(op, constant name)] and their composition, the input read as x ↦ s ⊙ x + t
+        exactly (s, t of length m), or None when there is none."""
+        steps = [step for step in self.steps if step.kind == "normalize"]
+        if not steps:
+            return [], None
+        scale, shift = [fmpq(1)] * m, [fmpq(0)] * m
+        for step in steps:
+            op, name = step.arg
+            if self.inits[name].data_type != dtype:
+                self.fail(f"{step.label} takes the constant {_q(name)} of element type "
+                          f"{_TYPE_NAMES.get(self.inits[name].data_type)}; the value is {_WEIGHT_TYPES[dtype]} "
+                          "(ONNX requires one type)")
+            array = values[name]
+            if not np.isfinite(array).all():
+                self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
+            c = [fmpq(*float(v).as_integer_ratio()) for v in np.asarray(array, dtype=np.float64).ravel().tolist()]
+            c = c * m if len(c) == 1 else c
+            if op == "Div" and any(v == 0 for v in c):
+                self.fail(f"{step.label} divides by 0")
+            if op in ("Sub", "Add"):
+                shift = [t - v if op == "Sub" else t + v for t, v in zip(shift, c, strict=True)]
+            else:
+                scale = [a * v if op == "Mul" else a / v for a, v in zip(scale, c, strict=True)]
+                shift = [t * v if op == "Mul" else t / v for t, v in zip(shift, c, strict=True)]
+        return [(step.arg[0], step.arg[1]) for step in steps], (scale, shift)
 
 
 @dataclass
@@ -811,6 +859,25 @@ class Chain:
     external: list[tuple[str, str]]
     output_relu: bool
     head: str | None = None  # "Softmax" or "LogSoftmax" after the last layer: ``layers`` are its logits
+    normalization: list[tuple[str, str]] = field(default_factory=list)  # (op, constant) before the first layer
+    affine: tuple[list[fmpq], list[fmpq]] | None = None  # their composition x ↦ s ⊙ x + t, exactly
+
+    def exact_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``layers`` with the normalization folded into the first one, exactly: W diag(s) and b + W t as object
+        arrays of rationals (the others as they are). Cost O(n_1 m) exact products."""
+        if self.affine is None:
+            return self.layers
+        scale, shift = self.affine
+        (W, b), rest = self.layers[0], self.layers[1:]
+        rows = [[fmpq(*float(w).as_integer_ratio()) for w in row] for row in np.asarray(W, dtype=np.float64).tolist()]
+        bias = [fmpq(*float(v).as_integer_ratio()) for v in np.asarray(b, dtype=np.float64).tolist()]
+        W2 = np.empty((len(rows), len(scale)), dtype=object)
+        b2 = np.empty(len(rows), dtype=object)
+        for i, row in enumerate(rows):
+            for q, w in enumerate(row):
+                W2[i, q] = w * scale[q]
+            b2[i] = sum((w * t for w, t in zip(row, shift, strict=True)), bias[i])
+        return [(W2, b2), *rest]
 
 
 def read_onnx_chain(path: str | os.PathLike) -> Chain:

@@ -19,6 +19,7 @@ import zipfile
 import zlib
 from lzma import LZMAError
 
+from certsym_check.budget import charge
 from certsym_check.errors import Reject
 from certsym_check.inputs import (  # noqa: F401 - InputFile, read_regular and MAX_SIBLING are named here too
     MAX_SIBLING,
@@ -483,6 +484,9 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     where = extra = ""  # the words after the format: a torch root, ONNX external files
     if fmt == "onnx":
         chain, extra = _onnx_chain(file, model)
+        if chain.affine is not None:
+            raise Reject("the ONNX graph normalizes its input before the first layer: its folded layer is read for "
+                         "certificates with embedded layered parameters only")
         if len(chain.tensors) != 4 or chain.output_relu:
             raise Reject(f"the ONNX graph has {len(chain.tensors) // 2 - 1} hidden layers"
                          + (" and an output Relu" if chain.output_relu else "") + "; the certificate's network has "
@@ -519,11 +523,11 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
 
 
 def _fields(model: dict) -> set:
-    """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax) aside."""
-    if model.get("format") == "onnx" and "head" in model:
-        if model["head"] not in ("Softmax", "LogSoftmax"):
+    """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax) and "normalization" aside."""
+    if model.get("format") == "onnx" and ("head" in model or "normalization" in model):
+        if "head" in model and model["head"] not in ("Softmax", "LogSoftmax"):
             raise Reject("model.head must be Softmax or LogSoftmax")
-        return set(model) - {"head"}
+        return set(model) - {"head", "normalization"}
     return set(model)
 
 
@@ -537,6 +541,8 @@ def _onnx_chain(file, model: dict):
     if chain.head != model.get("head"):
         raise Reject(f"the graph ends in {chain.head or 'no Softmax'}; the certificate's record says "
                      f"{model.get('head') or 'none'}")
+    if chain.normalization != model.get("normalization", []):
+        raise Reject("the graph's normalization before its first layer is not the one the certificate's record names")
     head = f"; a final {chain.head}, read as the logits it normalizes (top-1 only)" if chain.head else ""
     return chain, "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes) + head
 
@@ -559,10 +565,20 @@ def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[
         if W.shape != (widths[ell], widths[ell - 1]):
             raise Reject(f"ONNX layer {ell} ({names[2 * ell - 2]!r}) does not have the shape "
                          f"{(widths[ell], widths[ell - 1])}")
-        out += W.exact() + b.exact()
+        entries, bias = W.exact(), b.exact()
+        if ell == 1 and chain.affine is not None:  # W diag(s) and b + W t: the normalization folded, exactly
+            scale, shift = chain.affine
+            cols = W.shape[1]
+            rows = [entries[i * cols:(i + 1) * cols] for i in range(W.shape[0])]
+            charge(8 * W.shape[0] * cols + 1, "the normalization folded into the first layer")  # two rational ops each
+            entries = [w * c for row in rows for w, c in zip(row, scale, strict=True)]
+            bias = [v + sum(w * t for w, t in zip(row, shift, strict=True)) for v, row in zip(bias, rows, strict=True)]
+        out += entries + bias
         shown.append(f"{names[2 * ell - 2]} {W.shape[0]}x{W.shape[1]}, {names[2 * ell - 1]} {b.shape[0]}")
     relu = "; a Relu after the last layer" if output_relu else ""
-    return out, f"onnx graph (deep): {'; '.join(shown)}{extra}{relu}; {_READING['onnx']}"
+    norm = f"; the input normalized by {', '.join(f'{op} {name}' for op, name in chain.normalization)}, folded " \
+        "into the first layer" if chain.normalization else ""
+    return out, f"onnx graph (deep): {'; '.join(shown)}{extra}{norm}{relu}; {_READING['onnx']}"
 
 
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:

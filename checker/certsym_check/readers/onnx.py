@@ -51,6 +51,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Callable
+from fractions import Fraction
 from typing import NamedTuple
 
 from certsym_check.errors import Reject
@@ -448,7 +449,8 @@ class _Reader:
 _ATTRIBUTE_TYPES = {"alpha": 1, "beta": 1, "transA": 2, "transB": 2, "axis": 2, "allowzero": 2}  # FLOAT 1, INT 2
 _ATTRIBUTES = {"Gemm": {"alpha", "beta", "transA", "transB"}, "Flatten": {"axis"}, "Reshape": {"allowzero"},
                "MatMul": set(), "Add": set(), "Relu": set(), "Identity": set(), "Softmax": {"axis"},
-               "LogSoftmax": {"axis"}}
+               "LogSoftmax": {"axis"}, "Sub": set(), "Mul": set(), "Div": set()}
+NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant before the first linear layer (folded into it exactly)
 HEADS = ("Softmax", "LogSoftmax")  # a final normalization, read as its logits (certificates of top-1 claims only)
 _DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "axis": 1, "allowzero": 0}
 
@@ -484,11 +486,12 @@ def _opset(model: dict) -> int:
     return version
 
 
-def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None]:
+def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None, list]:
     """Walks the data flow from x to y, checking that every node is on the chain and every value is used once.
     Returns the layers [(B, C, transposed)], at least two (transposed: W = Bᵀ), the Reshape targets, the steps
     that change shapes [(op, Reshape target or None)], the chain's values [x, …, y] and whether a Relu follows
-    the last layer, and the head (a final Softmax or LogSoftmax) or None."""
+    the last layer, the head (a final Softmax or LogSoftmax) or None, and the normalization before the first
+    layer [(Sub | Add | Mul | Div, constant)]."""
     inputs = [v.get("name", "") for v in graph.get("input", [])]
     outputs = [v.get("name", "") for v in graph.get("output", [])]
     if len(set(inputs)) != len(inputs):
@@ -517,6 +520,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     layers: list = []
     targets: list = []
     steps: list = []
+    norms: list = []
     values = [x]
     state, current, seen, pending, pending_transposed, head = "pre", x, set(), None, True, None
     while current != y:
@@ -535,10 +539,10 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
                          "Softmax or LogSoftmax)")
         attributes = _attributes(node, opset)
         expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3,
-                    "Softmax": 1, "LogSoftmax": 1}[op]
+                    "Softmax": 1, "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2}[op]
         # MatMul(W, h): the weight first, read only of a value declared 1-D (``_check_input_shape``)
         weight_first = op == "MatMul" and len(ins) == 2 and ins[1] == current != ins[0]
-        if len(ins) != expected or (op != "Add" and ins[0] != current and not weight_first):
+        if len(ins) != expected or (op not in ("Add", "Mul") and ins[0] != current and not weight_first):
             raise Reject(f"ONNX {op} node with {len(ins)} inputs; expected the chain value {_q(current)} first and "
                          f"{expected - 1} initializer(s)")
         others = [name for name in ins if name != current]
@@ -551,6 +555,9 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             state = "linear"
         elif op == "Identity":
             pass
+        elif op in NORMALIZE and state == "pre":
+            norms.append((op, others[0]))
+            steps.append(("Norm", others[0]))
         elif op in ("Flatten", "Reshape"):
             if state != "pre":
                 raise Reject(f"ONNX {op} node after the first linear layer")
@@ -597,11 +604,11 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     if len(seen) != len(nodes):
         off = next(node.get("op_type", "") for i, node in enumerate(nodes) if i not in seen)
         raise Reject(f"ONNX node {_q(off)} is not on the chain from input to output")
-    used = {name for layer in layers for name in layer[:2]} | set(targets)
+    used = {name for layer in layers for name in layer[:2]} | set(targets) | {name for _, name in norms}
     unused = sorted(set(initializers) - used)
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
-    return layers, targets, steps, values, state == "relu", head
+    return layers, targets, steps, values, state == "relu", head, norms
 
 
 def _declared(value: dict, name: str) -> tuple[int, list | None] | None:
@@ -656,9 +663,18 @@ def _check_declarations(graph: dict, initializers: dict, values: list, elem_type
     return declared_x
 
 
-def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: dict) -> None:
+def _stripped(dims: list) -> list:
+    """A shape without its leading 1s or unknown dimensions: what broadcasting aligns from the right."""
+    start = 0
+    while start < len(dims) and dims[start] in (1, None):
+        start += 1
+    return list(dims[start:])
+
+
+def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: dict, constants: dict) -> None:
     """Refuses a declared input shape that the chain cannot take, from its known dimensions (None: unknown);
-    widths = (m, n, k), targets = {Reshape target: its two values}."""
+    widths = (m, n, k), targets = {Reshape target: its two values}, constants = {normalization constant: its
+    dims}."""
 
     def known(ds: list) -> int | None:  # the product, capped: above 2^64 it equals no int64 dimension
         if any(d is None for d in ds):
@@ -694,6 +710,13 @@ def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: d
                     if remainder:
                         raise Reject(f"ONNX Reshape [-1, {width}] does not fit the declared input shape")
                 shape = [None, width]
+        elif op == "Norm":
+            dims = constants[target]
+            count = math.prod(dims)
+            if count != 1 and (shape is None or count != widths[0] or _stripped(dims) != _stripped(shape)):
+                raise Reject(f"ONNX normalization constant of shape {dims} against a value of declared shape "
+                             f"{shape}: a scalar, or one value per input in the value's own shape (leading 1s "
+                             "aside), is read")
         elif op == "Head":
             if target != -1 and (shape is None or target != len(shape) - 1):
                 raise Reject(f"ONNX head over axis {target}, not the last axis of the logits"
@@ -724,6 +747,8 @@ class Chain(NamedTuple):
     locations: list[str]
     output_relu: bool
     head: str | None = None  # a final Softmax or LogSoftmax: the tensors are its logits
+    normalization: list = []  # [op, constant] before the first layer, in order  # noqa: RUF012 - a NamedTuple default
+    affine: tuple | None = None  # their composition, x ↦ s ⊙ x + t: (s, t) exact, of length m
 
 
 def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Chain:
@@ -761,7 +786,7 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
-    layers, targets, steps, values, output_relu, head = _chain(graph, opset, initializers)
+    layers, targets, steps, values, output_relu, head, norms = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
     types = {initializers[name].get("data_type", 0) for name in names}
@@ -787,8 +812,11 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
     for target in targets:
         if initializers[target].get("data_type", 0) != _INT64 or initializers[target]["dims"] != [2]:
             raise Reject(f"ONNX Reshape target {_q(target)} is not an INT64 vector of length 2")
+    for _, name in norms:
+        if initializers[name].get("data_type", 0) != next(iter(types)):
+            raise Reject(f"ONNX normalization constant {_q(name)} has another element type than the weights")
     reader = _Reader(data, external)
-    order = list(dict.fromkeys(targets + names))
+    order = list(dict.fromkeys(targets + names + [name for _, name in norms]))
     for name in order:  # every data source is checked before any external file is read
         reader.check(initializers[name], name)
     reshapes: dict[str, list[int]] = {}
@@ -798,10 +826,30 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
         if shape not in ([-1, m], [0, m]) or shape == [-1, 0]:
             raise Reject(f"ONNX Reshape target {_q(target)} is {shape}, not [-1, {m}] or [0, {m}]")
         reshapes[target] = shape
-    _check_input_shape(declared_x, steps, tuple(widths), reshapes)
+    constants = {name: initializers[name]["dims"] for _, name in norms}
+    _check_input_shape(declared_x, steps, tuple(widths), reshapes, constants)
     tensors = []
     for (B, C, transposed), (rows, cols) in zip(layers, shapes, strict=True):
         code = _WEIGHT_TYPES[initializers[B]["data_type"]][0]
         tensors.append(Tensor((rows, cols), reader.weights(initializers[B], B), transposed, code))
         tensors.append(Tensor((rows,), reader.weights(initializers[C], C), False, code))
-    return Chain(tensors, names, reader.locations, output_relu, head)
+    affine = None
+    if norms:
+        scale, shift = [Fraction(1)] * m, [Fraction(0)] * m
+        for op, name in norms:
+            code = _WEIGHT_TYPES[initializers[name]["data_type"]][0]
+            dims = initializers[name]["dims"]
+            values = Tensor((math.prod(dims),), reader.weights(initializers[name], name), False, code).exact()
+            values = values * m if len(values) == 1 else values
+            if op == "Div" and not all(values):
+                raise Reject(f"ONNX Div by a constant {_q(name)} holding 0")
+            if op in ("Sub", "Add"):
+                shift = [t - c if op == "Sub" else t + c for t, c in zip(shift, values, strict=True)]
+            elif op == "Mul":
+                scale = [a * c for a, c in zip(scale, values, strict=True)]
+                shift = [t * c for t, c in zip(shift, values, strict=True)]
+            else:
+                scale = [a / c for a, c in zip(scale, values, strict=True)]
+                shift = [t / c for t, c in zip(shift, values, strict=True)]
+        affine = (scale, shift)
+    return Chain(tensors, names, reader.locations, output_relu, head, [list(n) for n in norms], affine)
