@@ -13,9 +13,11 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
 - the graph has exactly one input that is not an initializer (x) and exactly one output (y), every value is
   defined once, and the nodes form the chain
 
-    x → [Flatten(axis=1) | Reshape(h, s) | Identity]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
+    x → [Flatten(axis=1) | Reshape(h, s) | Identity | N]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
       → [Identity]* → [Relu → [Identity]*] → y,
     L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C) | Add(MatMul(B, h), C)
+    N = Sub(h, c) | Div(h, c) | Add(h, c) | Add(c, h) | Mul(h, c) | Mul(c, h), c an initializer of the weights'
+        element type holding one value or one per input in the value's shape (leading 1s aside)
 
   (Add in either operand order, directly after its MatMul), optionally ended by a Softmax or LogSoftmax over the
   last axis (the head: the layers are its logits, recorded as "head"), every node on it, every intermediate value used
