@@ -10,10 +10,10 @@ names (never by counting node types), is the chain
 
 (L ≥ 1 hidden layers, each linear layer but the last followed by one Relu, and optionally one Relu after the last,
 which is kept: the output ReLU) with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1), or
-MatMul(h, B) or MatMul(B, h) followed by Add of its result and C in either operand order; B and C are initializers. N is an input
-normalization by a constant initializer c (Sub(h, c), Div(h, c), Add or Mul with c on either side; c a scalar or one
-value per input in the value's own shape, leading 1s aside), folded into the first layer exactly (``Chain.affine``,
-``Chain.exact_layers``).
+MatMul(h, B) or MatMul(B, h) followed by Add of its result and C in either operand order; B and C are initializers.
+N is an input normalization by a constant initializer c (Sub(h, c), Div(h, c), Add or Mul with c on either side;
+c a scalar or one value per input in the value's own shape, leading 1s aside), folded into the first layer exactly
+(``Chain.affine``, ``Chain.exact_layers``).
 MatMul(B, h), the weight first, is read only where h is declared 1-D (the graph input declared [m], with no
 Flatten or Reshape before): of a column [m, 1] the Add would broadcast the bias into a matrix. Every node of
 the graph is on the chain, and every intermediate value is used by exactly one node and is not a graph output. An
