@@ -187,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", metavar="SPEC", nargs="?", help="a VNN-LIB 1.0 or 2.0 file (.vnnlib, .vnnlib.gz)")
     p.add_argument("--net", action="append", default=[], metavar="NAME=FILE",
                    help="the file of each network the property declares (VNN-LIB 2.0: --net f=F.onnx --net g=G.onnx; "
-                   "one network: --net FILE; .onnx.gz read decompressed)")
+                   "one network: --net FILE; .onnx.gz files are read as they are)")
     p.add_argument("--seconds", type=float, default=60.0, metavar="S", help="time budget (default 60)")
     p.add_argument("--instances", metavar="CSV", help="answer every instance of a benchmark's instances.csv (network "
                    "field, property, timeout; paths relative to its folder) and print VNN-COMP's result words")

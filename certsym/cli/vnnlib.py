@@ -7,13 +7,9 @@ from __future__ import annotations
 import argparse
 import ast
 import csv
-import gzip
 import os
-import shutil
 import sys
-import tempfile
 import time
-import zlib
 from pathlib import Path
 
 from certsym.cli.common import EXIT, emit_json
@@ -52,29 +48,8 @@ def _networks(args: argparse.Namespace, spec) -> list[str]:
     return [named[name] for name in declared]
 
 
-def _gunzipped(path: str, folder: Path) -> str:
-    """A network file as the readers take it: a gzipped one (``.onnx.gz``, as VNN-COMP ships them) decompressed
-    into ``folder`` under its name without ``.gz`` (said on stderr: the certificate records the decompressed file,
-    which ``certsym check --inputs`` then takes); any other file as it is."""
-    if not os.path.isfile(path) and os.path.isfile(path + ".gz"):
-        path += ".gz"
-    with open(path, "rb") as f:
-        packed = f.read(2) == b"\x1f\x8b"
-    if not packed:
-        return path
-    out = folder / Path(path).name.removesuffix(".gz")
-    try:
-        with gzip.open(path, "rb") as src, open(out, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise InputError(f"{path}: not a readable gzip file ({exc})") from None
-    print(f"note: {path} is read decompressed; the certificate records the decompressed file ({out.name})",
-          file=sys.stderr)
-    return str(out)
-
-
 def _answer(spec_path: str, paths: list[str] | None, args: argparse.Namespace, deadline: Deadline,
-            cert: str | None, folder: Path) -> tuple[vnnlib.VnnlibAnswer, str | None, list]:
+            cert: str | None) -> tuple[vnnlib.VnnlibAnswer, str | None, list]:
     """One property over its networks: the answer, the checker's reason when --cert's certificate does not replay
     (else None), and the declared networks."""
     if not os.path.isfile(spec_path) and os.path.isfile(spec_path + ".gz"):
@@ -82,7 +57,8 @@ def _answer(spec_path: str, paths: list[str] | None, args: argparse.Namespace, d
     text, digest = read_property(spec_path)
     spec = read_spec(text)
     paths = paths if paths is not None else _networks(args, spec)
-    models = [load(_gunzipped(path, folder)) for path in paths]
+    models = [load(path if os.path.exists(path) or not os.path.isfile(path + ".gz") else path + ".gz")
+              for path in paths]
     nets = tuple(m.layered() for m in models)
     for d, t, path in zip(spec.networks, nets, paths, strict=True):
         if (t.m, t.k) != (d.m, d.k):
@@ -107,8 +83,7 @@ def cmd_vnnlib(args: argparse.Namespace) -> int:
         return _instances(args)
     if args.spec is None or not args.net:
         raise InputError("give a property and its networks (SPEC --net NAME=FILE …), or --instances CSV")
-    with tempfile.TemporaryDirectory() as tmp:
-        a, refused, declared = _answer(args.spec, None, args, Deadline(args.seconds), args.cert, Path(tmp))
+    a, refused, declared = _answer(args.spec, None, args, Deadline(args.seconds), args.cert)
     code = EXIT[UNKNOWN if refused else a.outcome]
     if args.json:
         emit_json({"result": "unknown" if refused else a.result, "question": a.question, "reason": a.reason,
@@ -171,8 +146,7 @@ def _instances(args: argparse.Namespace) -> int:
             nets = [str(folder / p) for p in _instance_networks(row[0], where)]
             timeout = float(row[2]) if args.timeout is None else args.timeout
             cert = os.path.join(args.cert_dir, f"instance_{n}.json") if args.cert_dir else None
-            with tempfile.TemporaryDirectory() as tmp:
-                a, refused, _ = _answer(str(folder / row[1].strip()), nets, args, Deadline(timeout), cert, Path(tmp))
+            a, refused, _ = _answer(str(folder / row[1].strip()), nets, args, Deadline(timeout), cert)
             word = "unknown" if refused else a.result
             detail = refused or a.reason
         except (InputError, ValueError) as exc:

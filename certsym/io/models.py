@@ -530,8 +530,8 @@ def detect_format(path: str | os.PathLike) -> str | None:
     except (OSError, zipfile.BadZipFile):
         pass
     suffix = FORMATS.get(path.suffix.lower())
-    if suffix == "onnx":
-        return "onnx"
+    if suffix == "onnx" or (path.name.lower().endswith(".onnx.gz") and head[:2] == b"\x1f\x8b"):
+        return "onnx"  # a gzipped one (VNN-COMP ships them so) is read decompressed
     if head[:2] == b"\x80\x02" and suffix == "torch":
         return "torch"  # the legacy format: refused with its own message by the reader
     return None

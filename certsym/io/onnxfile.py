@@ -50,10 +50,13 @@ once); the graph walk is linear in the number of nodes.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import math
 import os
 import re
+import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -155,6 +158,21 @@ def _hint(op: str, stage: int) -> str:
     return ""
 
 
+MAX_GUNZIPPED = 1 << 31  # bytes of a decompressed .onnx.gz (the checker reads as many)
+
+
+def _gunzipped(path: Path, fail: Callable[[str], NoReturn]) -> bytes:
+    """The decompressed bytes of a gzipped model file, at most MAX_GUNZIPPED of them."""
+    try:
+        with gzip.open(path, "rb") as f:
+            data = f.read(MAX_GUNZIPPED + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        fail(f"not a readable gzip file ({exc})")
+    if len(data) > MAX_GUNZIPPED:
+        fail(f"decompresses to more than {MAX_GUNZIPPED:,} bytes")
+    return data
+
+
 def _lead_stripped(dims: list) -> list:
     """A shape without its leading 1s (or unknown dimensions): what broadcasting aligns from the right."""
     start = next((i for i, d in enumerate(dims) if d not in (1, None)), len(dims))
@@ -191,7 +209,12 @@ class _Reader:
         if not self.path.is_file():
             self.fail("not a regular file")
         try:
-            model = onnx.load(str(self.path), format="protobuf", load_external_data=False)
+            with open(self.path, "rb") as fh:
+                packed = fh.read(2) == b"\x1f\x8b"
+            if packed:  # a gzipped file (.onnx.gz): its decompressed bytes, external data beside it as usual
+                model = onnx.load_model_from_string(_gunzipped(self.path, self.fail))
+            else:
+                model = onnx.load(str(self.path), format="protobuf", load_external_data=False)
         except Exception as exc:
             detail = str(exc).splitlines()[0] if str(exc) else ""
             self.fail(f"not a binary ONNX ModelProto ({type(exc).__name__}: {detail})")

@@ -115,3 +115,21 @@ def test_normalizations_that_change_the_shape_or_divide_by_zero_are_refused_by_b
         read_onnx_chain(path)
     with pytest.raises(Reject):
         checker_read_onnx(path.read_bytes())
+
+
+def test_a_gzipped_onnx_file_reads_as_its_contents_and_binds_as_itself(tmp_path: Path, capfd) -> None:
+    """VNN-COMP ships .onnx.gz: read decompressed by both readers; the certificate records the gzipped file's
+    SHA-256, and the checker binds that file (decompressing it itself), not the plain one."""
+    import gzip
+
+    plain = _file(tmp_path / "a.onnx", ACAS, [1, M])
+    packed = tmp_path / "a.onnx.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    cert = tmp_path / "gz.json"
+    assert main(["equiv", str(packed), str(plain), "--cert", str(cert)]) == 0
+    assert main(["check", str(cert), "--inputs", str(packed), str(plain)]) == 0
+    assert main(["check", str(cert), "--inputs", str(plain), str(plain)]) == 1
+    assert "differs from the certificate's" in capfd.readouterr().out
+    (tmp_path / "bad.onnx.gz").write_bytes(b"\x1f\x8b" + b"junk" * 10)
+    assert main(["equiv", str(tmp_path / "bad.onnx.gz"), str(plain)]) == 2
+    assert "gzip" in capfd.readouterr().err

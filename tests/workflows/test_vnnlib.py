@@ -213,16 +213,15 @@ def test_the_producer_and_the_checker_read_a_property_alike(outputs: str, ends) 
 
 
 def test_a_benchmark_folder_is_answered_instance_by_instance(pair: Path, capsys) -> None:
-    """instances.csv in both network-field forms (a list of (name, path) pairs; one path), gzipped properties and
-    networks, a malformed row: VNN-COMP's result words, a summary, certificates that replay."""
+    """instances.csv in both network-field forms (a list of (name, path) pairs; one path), a gzipped property, a
+    malformed row: VNN-COMP's result words, a summary, certificates that replay."""
     (pair / "vnnlib").mkdir(exist_ok=True)
     (pair / "vnnlib" / "band.vnnlib.gz").write_bytes(gzip.compress((HEAD + _band("0.05")).encode()))
     (pair / "vnnlib" / "tight.vnnlib").write_text(HEAD + _band("0.0001"))
     one = "(declare-const X_0 Real)\n(declare-const X_1 Real)\n(declare-const Y_0 Real)\n(declare-const Y_1 Real)\n" \
         "(assert (>= X_0 -1))\n(assert (<= X_0 1))\n(assert (>= X_1 -1))\n(assert (<= X_1 1))\n(assert (>= Y_0 1000))\n"
     (pair / "vnnlib" / "one.vnnlib").write_text(one)
-    (pair / "g.npz.gz").write_bytes(gzip.compress((pair / "g.npz").read_bytes()))
-    both = "\"[('f', 'f.npz'), ('g', 'g.npz.gz')]\""
+    both = "\"[('f', 'f.npz'), ('g', 'g.npz')]\""
     (pair / "instances.csv").write_text(f"{both},vnnlib/band.vnnlib.gz,30\n{both},vnnlib/tight.vnnlib,30\n"
                                         "f.npz,vnnlib/one.vnnlib,5\n\"[('f', 'f.npz')\",vnnlib/one.vnnlib,5\n")
     certs = pair / "certs"

@@ -9,6 +9,7 @@ or big endian; nothing is unpickled. Every size is compared with its header befo
 from __future__ import annotations
 
 import ast
+import gzip
 import hashlib
 import io
 import json
@@ -34,6 +35,7 @@ from certsym_check.readers.tensor import WIDTH, Tensor, numpy_sized, unpack
 from certsym_check.readers.torchzip import read_torch
 
 NARROW = {"f2", "bf16", "f4"}  # at most 24 significant bits: a product of two is exact in binary64
+MAX_GUNZIPPED = 1 << 31  # bytes of a decompressed .onnx.gz
 MAX_SHARDS = 10_000  # shards of one sharded safetensors file
 MAX_INDEX = 1 << 26  # bytes of a sharded safetensors index
 
@@ -531,10 +533,23 @@ def _fields(model: dict) -> set:
     return set(model)
 
 
+def _gunzipped(data: bytes) -> bytes:
+    """A model file's bytes, decompressed when they start with the gzip magic (.onnx.gz), at most MAX_GUNZIPPED."""
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        out = gzip.GzipFile(fileobj=io.BytesIO(data)).read(MAX_GUNZIPPED + 1)
+    except (OSError, EOFError, zlib.error):
+        raise Reject("the gzipped model file does not decompress") from None
+    if len(out) > MAX_GUNZIPPED:
+        raise Reject(f"beyond the checker's bounds: the model file decompresses to more than {MAX_GUNZIPPED:,} bytes")
+    return out
+
+
 def _onnx_chain(file, model: dict):
     """The chain an ONNX file computes, after checking that its initializers and external data files (by SHA-256)
     are the ones the record names; and the words naming the external files."""
-    chain = read_onnx(file.data, file.sibling)
+    chain = read_onnx(_gunzipped(file.data), file.sibling)
     hashes = [{"location": loc, "sha256": hashlib.sha256(file.sibling(loc)).hexdigest()} for loc in chain.locations]
     if chain.names != model["tensors"] or model["external"] != hashes:
         raise Reject("the graph's initializers or external data files are not the ones the certificate names")
