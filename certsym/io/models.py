@@ -612,10 +612,9 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
-            record = _onnx_record(names, external, chain.head, chain.normalization)
-            if chain.affine is not None:
-                (W1, b1), _ = chain.exact_layers()
-                arrays = [W1, b1, *arrays[2:]]
+            record = _onnx_record(names, external, chain.head, chain.normalization, chain.scaled)
+            if chain.affine is not None or chain.scaled:
+                arrays = [a for layer in chain.exact_layers() for a in layer]
         else:
             if selection.keys is not None and len(selection.keys) != 4:
                 raise InputError(f"{path}: --keys names {len(selection.keys) // 2} layers: this command decides "
@@ -701,8 +700,8 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
         if len(set(chain.names)) != len(chain.names):
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
-        return chain.exact_layers(), _onnx_record(chain.names, chain.external, chain.head, chain.normalization), \
-            chain.output_relu
+        return chain.exact_layers(), _onnx_record(chain.names, chain.external, chain.head, chain.normalization,
+                                                  chain.scaled), chain.output_relu
     if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
         tensors, extra = _chain_tensors(path, fmt, selection, blob)
         chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
@@ -750,15 +749,17 @@ def _chain_tensors(path: Path, fmt: str, selection: Selection, blob: FileBytes |
 
 
 def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | None = None,
-                 normalization: list[tuple[str, str]] | None = None) -> dict:
+                 normalization: list[tuple[str, str]] | None = None, scaled: list | None = None) -> dict:
     """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph; "head" names a
     final Softmax or LogSoftmax, the layers being its logits; "normalization" the Sub, Add, Mul and Div by
-    constants before the first layer, [op, initializer] in order, folded into it."""
+    constants before the first layer, [op, initializer] in order, folded into it; "alpha_beta" the Gemm layers
+    whose alpha or beta is not 1, [ℓ, alpha, beta] (exact strings)."""
     record = {"format": "onnx", "rule": "graph", "tensors": list(names),
               "external": [{"location": loc, "sha256": digest} for loc, digest in external],
               "activation": ACTIVATION_GRAPH}
     return record | ({"head": head} if head else {}) | \
-        ({"normalization": [list(step) for step in normalization]} if normalization else {})
+        ({"normalization": [list(step) for step in normalization]} if normalization else {}) | \
+        ({"alpha_beta": scaled} if scaled else {})
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,

@@ -9,7 +9,8 @@ names (never by counting node types), is the chain
       → [Identity]* → [Relu → [Identity]*] → y
 
 (L ≥ 1 hidden layers, each linear layer but the last followed by one Relu, and optionally one Relu after the last,
-which is kept: the output ReLU) with L = Gemm(h, B, C) (alpha = 1, beta = 1, transA = 0, transB 0 or 1), or
+which is kept: the output ReLU) with L = Gemm(h, B, C) (finite alpha and beta, read exactly as the layer alpha W,
+beta C; transA = 0, transB 0 or 1), or
 MatMul(h, B) or MatMul(B, h) followed by Add of its result and C in either operand order; B and C are initializers.
 N is an input normalization by a constant initializer c (Sub(h, c), Div(h, c), Add or Mul with c on either side;
 c a scalar or one value per input in the value's own shape, leading 1s aside), folded into the first layer exactly
@@ -126,6 +127,8 @@ class _Layer:
     gemm: bool  # Gemm (input of rank 2) rather than MatMul + Add (rank 1 or more)
     mid: str | None = None  # MatMul + Add: the MatMul's output
     weight_first: bool = False  # MatMul(W, h) of a 1-D h: W = B as stored
+    alpha: float = 1.0  # Gemm: W scaled by alpha and the bias by beta (exactly: binary32 attributes)
+    beta: float = 1.0
 
 
 @dataclass
@@ -391,8 +394,8 @@ class _Reader:
             values[attr.name] = getattr(attr, field)
         if node.op_type == "Gemm":
             for name in ("alpha", "beta"):
-                if values[name] != 1.0:
-                    self.fail(f"{label} has {name} = {_num(values[name])}; certsym reads {name} = 1 only")
+                if not math.isfinite(values[name]):
+                    self.fail(f"{label} has {name} = {_num(values[name])}; certsym reads finite values")
             if values["transA"] != 0:
                 self.fail(f"{label} has transA = {values['transA']}; certsym reads transA = 0 only")
             if values["transB"] not in (0, 1):
@@ -508,10 +511,11 @@ class _Reader:
         input ``pos`` (1: MatMul(W, h), weight first); returns its output value."""
         node, label = self.nodes[i], self.labels[i]
         if node.op_type == "Gemm":
-            trans_b = self.attributes(i, node)["transB"]
+            values = self.attributes(i, node)
             weight = self.initializer_input(i, 1, "weight B")
             bias = self.initializer_input(i, 2, "bias C")
-            self.layers.append(_Layer(label, weight, bias, transposed=trans_b == 0, gemm=True))
+            self.layers.append(_Layer(label, weight, bias, transposed=values["transB"] == 0, gemm=True,
+                                      alpha=float(values["alpha"]), beta=float(values["beta"])))
             return node.output[0]
         weight = self.initializer_input(i, 1 - pos, "weight A" if pos else "weight B")
         t = node.output[0]
@@ -842,7 +846,8 @@ class _Reader:
         for name, arr in zip(names, (a for pair in layers for a in pair), strict=True):
             if not np.isfinite(arr).all():
                 self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
-        return Chain(layers, names, self.external, self.output_relu, self.head, *self.normalization(values, dtype, m))
+        return Chain(layers, names, self.external, self.output_relu, self.head, *self.normalization(values, dtype, m),
+                     scales=[(layer.alpha, layer.beta) for layer in self.layers])
 
     def normalization(self, values: dict, dtype: int, m: int) -> tuple[list, tuple | None]:
         """The normalization steps [(op, constant name)] and their composition, the input read as x ↦ s ⊙ x + t
@@ -887,23 +892,40 @@ class Chain:
     head: str | None = None  # "Softmax" or "LogSoftmax" after the last layer: ``layers`` are its logits
     normalization: list[tuple[str, str]] = field(default_factory=list)  # (op, constant) before the first layer
     affine: tuple[list[fmpq], list[fmpq]] | None = None  # their composition x ↦ s ⊙ x + t, exactly
+    scales: list[tuple[float, float]] = field(default_factory=list)  # each layer's Gemm (alpha, beta); 1 otherwise
+
+    @property
+    def scaled(self) -> list[list]:
+        """The layers whose Gemm has alpha or beta other than 1: [ℓ (from 1), alpha, beta] as exact strings."""
+        return [[ell, str(fmpq(*a.as_integer_ratio())), str(fmpq(*b.as_integer_ratio()))]
+                for ell, (a, b) in enumerate(self.scales, 1) if (a, b) != (1.0, 1.0)]
 
     def exact_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        """``layers`` with the normalization folded into the first one, exactly: W diag(s) and b + W t as object
-        arrays of rationals (the others as they are). Cost O(n_1 m) exact products."""
-        if self.affine is None:
-            return self.layers
-        scale, shift = self.affine
-        (W, b), rest = self.layers[0], self.layers[1:]
-        rows = [[fmpq(*float(w).as_integer_ratio()) for w in row] for row in np.asarray(W, dtype=np.float64).tolist()]
-        bias = [fmpq(*float(v).as_integer_ratio()) for v in np.asarray(b, dtype=np.float64).tolist()]
-        W2 = np.empty((len(rows), len(scale)), dtype=object)
-        b2 = np.empty(len(rows), dtype=object)
-        for i, row in enumerate(rows):
-            for q, w in enumerate(row):
-                W2[i, q] = w * scale[q]
-            b2[i] = sum((w * t for w, t in zip(row, shift, strict=True)), bias[i])
-        return [(W2, b2), *rest]
+        """``layers`` as the network computes them, exactly: a Gemm's alpha W and beta C, and the normalization
+        folded into the first layer (W diag(s), b + W t), as object arrays of rationals where either applies (the
+        other layers as they are). Cost O(n_ℓ n_{ℓ−1}) exact products for each such layer."""
+        out = []
+        for ell, (W, b) in enumerate(self.layers):
+            alpha, beta = self.scales[ell] if self.scales else (1.0, 1.0)
+            if (alpha, beta) == (1.0, 1.0) and (ell > 0 or self.affine is None):
+                out.append((W, b))
+                continue
+            a, c = fmpq(*alpha.as_integer_ratio()), fmpq(*beta.as_integer_ratio())
+            rows = [[a * fmpq(*float(w).as_integer_ratio()) for w in row]
+                    for row in np.asarray(W, dtype=np.float64).tolist()]
+            bias = [c * fmpq(*float(v).as_integer_ratio()) for v in np.asarray(b, dtype=np.float64).tolist()]
+            if ell == 0 and self.affine is not None:
+                scale, shift = self.affine
+                bias = [sum((w * t for w, t in zip(row, shift, strict=True)), v) for row, v in zip(rows, bias,
+                                                                                                   strict=True)]
+                rows = [[w * s for w, s in zip(row, scale, strict=True)] for row in rows]
+            W2 = np.empty((len(rows), W.shape[1]), dtype=object)
+            for i, row in enumerate(rows):
+                W2[i, :] = row
+            b2 = np.empty(len(bias), dtype=object)
+            b2[:] = bias
+            out.append((W2, b2))
+        return out
 
 
 def read_onnx_chain(path: str | os.PathLike) -> Chain:

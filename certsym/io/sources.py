@@ -284,7 +284,7 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
         layers, record, output_relu = read_layers(path, selection, blob)
         # the hash goes on while the caller decides: the record waits for it only when a certificate needs it
         rec = InputRecord(path, blob.sha256 if blob is not None else file_digest(path), (), record)
-        if len(layers) > 2 or output_relu or record.get("normalization"):  # a folded normalization is exact only
+        if len(layers) > 2 or output_relu or record.get("normalization") or record.get("alpha_beta"):  # exact only
             return Model(path, rec, None, path, reading=reading_of(record), layers=layers, output_relu=output_relu)
         (W1, b1), (W2, b2) = layers
         return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record), finite=True)

@@ -133,3 +133,36 @@ def test_a_gzipped_onnx_file_reads_as_its_contents_and_binds_as_itself(tmp_path:
     (tmp_path / "bad.onnx.gz").write_bytes(b"\x1f\x8b" + b"junk" * 10)
     assert main(["equiv", str(tmp_path / "bad.onnx.gz"), str(plain)]) == 2
     assert "gzip" in capfd.readouterr().err
+
+
+def test_gemm_alpha_and_beta_scale_the_layer_exactly_in_both_readers(tmp_path: Path, capfd) -> None:
+    """Y = alpha·A·B + beta·C: read as the layer alpha W, beta C (exact), as onnxruntime computes it; the record
+    names the scaled layers and the checker binds the file by scaling them itself."""
+    rng = np.random.default_rng(4)
+    W1 = (np.round(rng.standard_normal((4, 3)) * 16) / 16).astype(np.float32)
+    W2 = (np.round(rng.standard_normal((2, 4)) * 16) / 16).astype(np.float32)
+    b1, b2 = np.float32([0.5, -0.25, 1, 0]), np.float32([0.125, -1])
+    inits = [numpy_helper.from_array(a, n) for a, n in ((W1, "W1"), (b1, "b1"), (W2, "W2"), (b2, "b2"))]
+    nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["a1"], transB=1, alpha=0.5, beta=3.0),
+             helper.make_node("Relu", ["a1"], ["r1"]),
+             helper.make_node("Gemm", ["r1", "W2", "b2"], ["y"], transB=1, alpha=-0.375)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], inits)
+    path = tmp_path / "gemm.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    net = certsym.load(str(path)).layered()
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    for x in np.random.default_rng(5).standard_normal((5, 3)).astype(np.float32):
+        want = session.run(None, {"x": x.reshape(1, 3)})[0].ravel()
+        got = [float(v) for v in net([fmpq(*float(v).as_integer_ratio()) for v in x])]
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert checker_read_onnx(path.read_bytes()).scales == [(Fraction(1, 2), Fraction(3)), (Fraction(-3, 8), 1)]
+    cert = tmp_path / "g.json"
+    assert main(["equiv", str(path), str(path), "--cert", str(cert)]) == 0
+    assert main(["check", str(cert), "--inputs", str(path), str(path)]) == 0
+    doc = json.loads(cert.read_text())
+    assert doc["inputs"][0]["model"]["alpha_beta"] == [[1, "1/2", "3"], [2, "-3/8", "1"]]
+    forged = json.loads(cert.read_text())
+    forged["inputs"][0]["model"]["alpha_beta"] = [[1, "1/2", "3"]]
+    report = check_certificate(forged, [path.read_bytes(), path.read_bytes()])
+    assert not report.valid and "alpha and beta" in report.reason

@@ -486,9 +486,9 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     where = extra = ""  # the words after the format: a torch root, ONNX external files
     if fmt == "onnx":
         chain, extra = _onnx_chain(file, model)
-        if chain.affine is not None:
-            raise Reject("the ONNX graph normalizes its input before the first layer: its folded layer is read for "
-                         "certificates with embedded layered parameters only")
+        if chain.affine is not None or any(scale != (1, 1) for scale in chain.scales):
+            raise Reject("the ONNX graph normalizes its input or scales a Gemm (alpha, beta): such layers are read "
+                         "for certificates with embedded layered parameters only")
         if len(chain.tensors) != 4 or chain.output_relu:
             raise Reject(f"the ONNX graph has {len(chain.tensors) // 2 - 1} hidden layers"
                          + (" and an output Relu" if chain.output_relu else "") + "; the certificate's network has "
@@ -525,11 +525,12 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
 
 
 def _fields(model: dict) -> set:
-    """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax) and "normalization" aside."""
-    if model.get("format") == "onnx" and ("head" in model or "normalization" in model):
+    """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax), "normalization" and "alpha_beta"
+    aside."""
+    if model.get("format") == "onnx" and ("head" in model or "normalization" in model or "alpha_beta" in model):
         if "head" in model and model["head"] not in ("Softmax", "LogSoftmax"):
             raise Reject("model.head must be Softmax or LogSoftmax")
-        return set(model) - {"head", "normalization"}
+        return set(model) - {"head", "normalization", "alpha_beta"}
     return set(model)
 
 
@@ -558,6 +559,9 @@ def _onnx_chain(file, model: dict):
                      f"{model.get('head') or 'none'}")
     if chain.normalization != model.get("normalization", []):
         raise Reject("the graph's normalization before its first layer is not the one the certificate's record names")
+    scaled = [[ell, str(a), str(b)] for ell, (a, b) in enumerate(chain.scales, 1) if (a, b) != (1, 1)]
+    if scaled != model.get("alpha_beta", []):
+        raise Reject("the graph's Gemm alpha and beta are not the ones the certificate's record names")
     head = f"; a final {chain.head}, read as the logits it normalizes (top-1 only)" if chain.head else ""
     return chain, "".join(f"; external {e['location']} sha256 {e['sha256'][:12]}" for e in hashes) + head
 
@@ -581,6 +585,10 @@ def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[
             raise Reject(f"ONNX layer {ell} ({names[2 * ell - 2]!r}) does not have the shape "
                          f"{(widths[ell], widths[ell - 1])}")
         entries, bias = W.exact(), b.exact()
+        alpha, beta = chain.scales[ell - 1]
+        if (alpha, beta) != (1, 1):  # a Gemm's alpha W and beta C
+            charge(8 * (len(entries) + len(bias)) + 1, "a Gemm's alpha and beta")
+            entries, bias = [alpha * w for w in entries], [beta * v for v in bias]
         if ell == 1 and chain.affine is not None:  # W diag(s) and b + W t: the normalization folded, exactly
             scale, shift = chain.affine
             cols = W.shape[1]

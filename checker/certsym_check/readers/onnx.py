@@ -15,7 +15,7 @@ The meaning is docs/FORMATS.md, section "ONNX". A ``ModelProto`` is accepted whe
 
     x → [Flatten(axis=1) | Reshape(h, s) | Identity | N]* → L_1 → ([Identity]* → Relu → [Identity]* → L_ℓ)+
       → [Identity]* → [Relu → [Identity]*] → y,
-    L = Gemm(h, B, C; alpha=1, beta=1, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C) | Add(MatMul(B, h), C)
+    L = Gemm(h, B, C; alpha, beta finite, transA=0, transB∈{0,1}) | Add(MatMul(h, B), C) | Add(MatMul(B, h), C)
     N = Sub(h, c) | Div(h, c) | Add(h, c) | Add(c, h) | Mul(h, c) | Mul(c, h), c an initializer of the weights'
         element type holding one value or one per input in the value's shape (leading 1s aside)
 
@@ -488,12 +488,13 @@ def _opset(model: dict) -> int:
     return version
 
 
-def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None, list]:
+def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None, list,
+                                                                list]:
     """Walks the data flow from x to y, checking that every node is on the chain and every value is used once.
     Returns the layers [(B, C, transposed)], at least two (transposed: W = Bᵀ), the Reshape targets, the steps
     that change shapes [(op, Reshape target or None)], the chain's values [x, …, y] and whether a Relu follows
-    the last layer, the head (a final Softmax or LogSoftmax) or None, and the normalization before the first
-    layer [(Sub | Add | Mul | Div, constant)]."""
+    the last layer, the head (a final Softmax or LogSoftmax) or None, the normalization before the first
+    layer [(Sub | Add | Mul | Div, constant)], and each layer's (alpha, beta) (a Gemm's; 1, 1 otherwise)."""
     inputs = [v.get("name", "") for v in graph.get("input", [])]
     outputs = [v.get("name", "") for v in graph.get("output", [])]
     if len(set(inputs)) != len(inputs):
@@ -523,6 +524,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     targets: list = []
     steps: list = []
     norms: list = []
+    scales: dict = {}  # layer index -> a Gemm's (alpha, beta)
     values = [x]
     state, current, seen, pending, pending_transposed, head = "pre", x, set(), None, True, None
     while current != y:
@@ -587,12 +589,13 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
             if op == "MatMul":
                 pending, pending_transposed, state = others[0], not weight_first, "add"
             else:
-                if attributes["alpha"] != 1.0 or attributes["beta"] != 1.0 or attributes["transA"] != 0 \
-                        or attributes["transB"] not in (0, 1):
+                if not (math.isfinite(attributes["alpha"]) and math.isfinite(attributes["beta"])) \
+                        or attributes["transA"] != 0 or attributes["transB"] not in (0, 1):
                     raise Reject(f"ONNX Gemm with alpha = {attributes['alpha']}, beta = {attributes['beta']}, "
-                                 f"transA = {attributes['transA']}, transB = {attributes['transB']} (only 1, 1, 0, "
-                                 "0 or 1)")
+                                 f"transA = {attributes['transA']}, transB = {attributes['transB']} (only finite "
+                                 "alpha and beta, transA 0, transB 0 or 1)")
                 layers.append((others[0], others[1], attributes["transB"] == 0))
+                scales[len(layers) - 1] = (attributes["alpha"], attributes["beta"])
                 state = "linear"
         else:  # Add outside a MatMul + Add pair
             raise Reject("ONNX Add that does not follow a MatMul")
@@ -610,7 +613,8 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     unused = sorted(set(initializers) - used)
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
-    return layers, targets, steps, values, state == "relu", head, norms
+    return layers, targets, steps, values, state == "relu", head, norms, \
+        [scales.get(i, (1.0, 1.0)) for i in range(len(layers))]
 
 
 def _declared(value: dict, name: str) -> tuple[int, list | None] | None:
@@ -751,6 +755,7 @@ class Chain(NamedTuple):
     head: str | None = None  # a final Softmax or LogSoftmax: the tensors are its logits
     normalization: list = []  # [op, constant] before the first layer, in order  # noqa: RUF012 - a NamedTuple default
     affine: tuple | None = None  # their composition, x ↦ s ⊙ x + t: (s, t) exact, of length m
+    scales: list = []  # each layer's (alpha, beta), exact: a Gemm's, 1 otherwise  # noqa: RUF012 - a default
 
 
 def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Chain:
@@ -788,7 +793,7 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
-    layers, targets, steps, values, output_relu, head, norms = _chain(graph, opset, initializers)
+    layers, targets, steps, values, output_relu, head, norms, scales = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
     types = {initializers[name].get("data_type", 0) for name in names}
@@ -854,4 +859,5 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
                 scale = [a / c for a, c in zip(scale, values, strict=True)]
                 shift = [t / c for t, c in zip(shift, values, strict=True)]
         affine = (scale, shift)
-    return Chain(tensors, names, reader.locations, output_relu, head, [list(n) for n in norms], affine)
+    return Chain(tensors, names, reader.locations, output_relu, head, [list(n) for n in norms], affine,
+                 [(Fraction(a), Fraction(b)) for a, b in scales])

@@ -262,7 +262,8 @@ def _inits(weights: list | None = None) -> list:
     return [_tensor(name, a, F32, True) for name, a in zip(NAMES, weights or _weights(), strict=True)]
 
 
-@pytest.mark.parametrize("attrs", [{"alpha": 2.0}, {"beta": 0.5}, {"transA": 1}, {"transB": 2}, {"foo": 1}])
+@pytest.mark.parametrize("attrs", [{"alpha": float("inf")}, {"beta": float("nan")}, {"transA": 1}, {"transB": 2},
+                                   {"foo": 1}])
 def test_gemm_attributes_refused(attrs: dict) -> None:
     _refused(_gemm(**attrs), "Gemm")
 
