@@ -39,15 +39,20 @@ from certsym.io.params import read_bytes
 from certsym.numbers import parse_rational
 
 MAX_BOXES = 4096  # disjuncts of the input part, and of the output part, after distributing ``and`` over ``or``
+MAX_ATOMS = 10**6  # atoms of either part's normal form
+MAX_NUMBER_CHARS = 400  # characters of a number, and the largest decimal exponent
+MAX_NUMBER_BITS = 4096  # numerator and denominator of every coefficient and constant
+MAX_RANK = 32  # dimensions of a declared tensor
 MAX_NESTING = 100  # parentheses open at once: the readers below recurse once per level
 MAX_TEXT_BYTES = 256 << 20  # a decompressed property (the largest VNN-COMP properties are a few MB)
 MAX_ELEMENTS = 10**7  # elements of one declared tensor
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-_VARIABLE = re.compile(r"([XY])_(0|[1-9][0-9]*)\Z")  # X_01 and non-ASCII digits are other names
-_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
+_VARIABLE = re.compile(r"([XY])_(0|[1-9][0-9]{0,8})\Z")  # X_01 and non-ASCII digits are other names
+_INDEX = r"(?:0|[1-9][0-9]{0,8})"  # at most 9 digits: past MAX_ELEMENTS beyond
+_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE]([+-]?[0-9]+))?\Z")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_ELEMENT = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)\]\Z")
-_SHAPE = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)?\]\Z")
+_ELEMENT = re.compile(rf"([A-Za-z][A-Za-z0-9_]*)\[((?:{_INDEX}(?:,{_INDEX})*)?)\]\Z")
+_SHAPE = re.compile(rf"([A-Za-z][A-Za-z0-9_]*)\[((?:{_INDEX}(?:,{_INDEX})*)?)\]\Z")
 _FLIP = {"<=": ">=", ">=": "<=", "<": ">", ">": "<"}
 
 Box = list[tuple[fmpq, fmpq]]
@@ -133,13 +138,30 @@ def read_property(path: str | os.PathLike) -> tuple[str, str]:
         raise InputError(f"{os.fspath(path)}: not UTF-8 text") from None
 
 
-def _parse(text: str) -> list:
-    """The S-expressions of ``text`` (comments from ``;`` to the end of a line dropped; a tensor's brackets joined
-    to its name, ``X [0, 1]`` read as ``X[0,1]``), as nested lists."""
-    text = re.sub(r";[^\n]*", "", text)
-    text = re.sub(r"\s*\[([^\]()]*)\]", lambda m: "[" + re.sub(r"\s+", "", m.group(1)) + "]", text)
-    stack: list[list] = [[]]
+def _tokens(text: str) -> list[str]:
+    """The tokens of ``text``, a tensor's index joined to its name (``X [0, 1]`` is ``X[0,1]``): a token that opens
+    a bracket takes the tokens after it up to the one that closes it, and one starting with ``[`` joins the one
+    before. Linear in the text."""
+    out: list[list[str]] = []
+    depth = 0
     for token in _TOKEN.findall(text):
+        paren = token in ("(", ")")
+        if not paren and out and out[-1][0] not in ("(", ")") and (depth > 0 or token.startswith("[")):
+            out[-1].append(token)
+        else:
+            out.append([token])
+            depth = 0
+        if not paren:
+            depth += token.count("[") - token.count("]")
+    return ["".join(pieces) for pieces in out]
+
+
+def _parse(text: str) -> list:
+    """The S-expressions of ``text`` (comments from ``;`` to the end of a line dropped; ``_tokens``), as nested
+    lists."""
+    text = re.sub(r";[^\n]*", " ", text)
+    stack: list[list] = [[]]
+    for token in _tokens(text):
         if token == "(":
             if len(stack) > MAX_NESTING:
                 raise InputError(f"VNN-LIB: more than {MAX_NESTING} parentheses open at once")
@@ -154,6 +176,13 @@ def _parse(text: str) -> list:
     if len(stack) != 1:
         raise InputError("VNN-LIB: a '(' without its ')'")
     return stack[0]
+
+
+def _small(x: fmpq) -> fmpq:
+    """x, when its numerator and denominator have at most MAX_NUMBER_BITS bits."""
+    if max(int(abs(x.p)).bit_length(), int(x.q).bit_length()) > MAX_NUMBER_BITS:
+        raise InputError(f"VNN-LIB: a number past {MAX_NUMBER_BITS} bits (numerator or denominator)")
+    return x
 
 
 def _text(form) -> str:
@@ -175,17 +204,18 @@ class _Reader:
         if legacy:  # VNN-LIB 1.0 names have one reading, declared or not
             return 0, legacy[1] == "Y", int(legacy[2])
         match = _ELEMENT.match(token)
-        name, index = (match[1], tuple(int(x) for x in match[2].split(","))) if match else (token, ())
+        name, index = (match[1], tuple(int(x) for x in match[2].split(",")) if match[2] else ()) if match else \
+            (token, ())
         if name in self.tensors:
             n, output, shape = self.tensors[name]
             if len(index) != len(shape) or any(i >= d for i, d in zip(index, shape, strict=True)):
-                raise InputError(f"VNN-LIB: {token} does not index {name}, of shape {list(shape)}")
+                raise InputError(f"VNN-LIB: {token[:60]} does not index {name}, of shape {list(shape)}")
             flat = 0
             for i, d in zip(index, shape, strict=True):
                 flat = flat * d + i
             return n, output, flat
         if match or _NAME.match(token) or _VARIABLE.match(token):
-            raise InputError(f"VNN-LIB: {token!r} is not a declared input or output")
+            raise InputError(f"VNN-LIB: {token[:60]!r} is not a declared input or output")
         return None
 
     def linear(self, term) -> tuple[dict[Variable, fmpq], fmpq]:
@@ -194,10 +224,13 @@ class _Reader:
             var = self.variable(term)
             if var is not None:
                 return {var: fmpq(1)}, fmpq(0)
-            value = parse_rational(term) if _NUMBER.match(term) else None  # VNN-LIB numbers are decimals
-            if value is None:
-                raise InputError(f"VNN-LIB: {term!r} is neither a number nor a declared variable")
-            return {}, value
+            match = _NUMBER.match(term)  # VNN-LIB numbers are decimals
+            if match is None:
+                raise InputError(f"VNN-LIB: {term[:60]!r} is neither a number nor a declared variable")
+            if len(term) > MAX_NUMBER_CHARS or (match[1] and abs(int(match[1][:5])) > MAX_NUMBER_CHARS):
+                raise InputError(f"VNN-LIB: a number of more than {MAX_NUMBER_CHARS} characters, or an exponent past "
+                                 f"{MAX_NUMBER_CHARS}")
+            return {}, _small(parse_rational(term))
         if not term or term[0] not in ("+", "-", "*") or len(term) < 2:
             raise InputError(f"VNN-LIB: expected a number, a variable, (+ …), (- …) or (* …), found {_text(term)!r}")
         parts = [self.linear(t) for t in term[1:]]
@@ -208,16 +241,20 @@ class _Reader:
             variable = [p for p in parts if p[0]]
             if len(variable) > 1:
                 raise InputError(f"VNN-LIB: {_text(term)!r} multiplies variables: not linear")
-            factor = math.prod((p[1] for p in parts if not p[0]), start=fmpq(1))
+            factor = fmpq(1)
+            for p in parts:
+                if not p[0]:
+                    factor = _small(factor * p[1])
             coefficients, constant = variable[0] if variable else ({}, fmpq(1))
-            return {v: c * factor for v, c in coefficients.items() if c * factor != 0}, constant * factor
+            return {v: _small(c * factor) for v, c in coefficients.items() if c * factor != 0}, \
+                _small(constant * factor)
         total: dict[Variable, fmpq] = dict(parts[0][0])
         constant = parts[0][1]
         sign = -1 if term[0] == "-" else 1
         for coefficients, c in parts[1:]:
             for v, x in coefficients.items():
-                total[v] = total.get(v, fmpq(0)) + sign * x
-            constant += sign * c
+                total[v] = _small(total.get(v, fmpq(0)) + sign * x)
+            constant = _small(constant + sign * c)
         return {v: c for v, c in total.items() if c != 0}, constant
 
     def atoms(self, form) -> list[list[tuple[dict[Variable, fmpq], fmpq, str]]]:
@@ -232,7 +269,8 @@ class _Reader:
             raise InputError(f"VNN-LIB: expected (<= a b), (>= a b), (< a b), (> a b), (== a b), (!= a b), 'and' or "
                              f"'or', found {_text(form)!r}")
         (ca, xa), (cb, xb) = self.linear(args[0]), self.linear(args[1])
-        up = {v: ca.get(v, fmpq(0)) - cb.get(v, fmpq(0)) for v in {*ca, *cb}}
+        _small(xa - xb)
+        up = {v: _small(ca.get(v, fmpq(0)) - cb.get(v, fmpq(0))) for v in {*ca, *cb}}
         up = {v: c for v, c in up.items() if c != 0}
         down = {v: -c for v, c in up.items()}
         ge, le = (up, xa - xb), (down, xb - xa)  # a − b ≥ 0, b − a ≥ 0
@@ -244,19 +282,34 @@ class _Reader:
 
 
 def _combine(parts: list[list[list]], head: str) -> list[list]:
-    """The disjunctive normal form of an ``and`` or ``or`` of forms in that form, refused past MAX_BOXES
-    disjuncts before it is built."""
+    """The disjunctive normal form of an ``and`` or ``or`` of forms in that form, its size checked before it is
+    built (MAX_BOXES disjuncts, MAX_ATOMS atoms): an ``or`` counted part by part, an ``and``'s parts of one disjunct
+    gathered and appended last, its other parts multiplied with their sizes counted first."""
+    too_big = f"VNN-LIB: a part of the property has more than {MAX_BOXES} disjuncts or {MAX_ATOMS} atoms"
     if head == "or":
-        out = [conj for part in parts for conj in part]
-    else:
-        out = [[]]
+        out: list = []
+        atoms = 0
         for part in parts:
-            if len(out) * len(part) > MAX_BOXES:
-                raise InputError(f"VNN-LIB: a part of the property has more than {MAX_BOXES} disjuncts")
-            out = [a + b for a in out for b in part]
-    if len(out) > MAX_BOXES:
-        raise InputError(f"VNN-LIB: a part of the property has more than {MAX_BOXES} disjuncts")
-    return out
+            atoms += sum(map(len, part))
+            if len(out) + len(part) > MAX_BOXES or atoms > MAX_ATOMS:
+                raise InputError(too_big)
+            out.extend(part)
+        return out
+    common: list = []
+    out = [[]]
+    for part in parts:
+        if len(part) == 1:
+            common.extend(part[0])
+            if len(common) > MAX_ATOMS:
+                raise InputError(too_big)
+            continue
+        if len(out) * len(part) > MAX_BOXES or \
+                len(part) * sum(map(len, out)) + len(out) * sum(map(len, part)) > MAX_ATOMS:
+            raise InputError(too_big)
+        out = [a + b for a in out for b in part]
+    if len(out) * len(common) + sum(map(len, out)) > MAX_ATOMS:
+        raise InputError(too_big)
+    return [conj + common for conj in out]
 
 
 def _shape(token: object, where: str) -> tuple[str, tuple[int, ...]]:
@@ -264,9 +317,13 @@ def _shape(token: object, where: str) -> tuple[str, tuple[int, ...]]:
     match = _SHAPE.match(token) if isinstance(token, str) else None
     if not match:
         raise InputError(f"VNN-LIB: {where}: expected an element type and a shape such as Real [1, 5]")
+    if match[1] not in ("Real", "real"):
+        raise InputError(f"VNN-LIB: {where}: element type {match[1][:20]!r}; certsym reads Real (the reals), the type "
+                         "of a query about the networks' functions")
     shape = tuple(int(x) for x in match[2].split(",")) if match[2] else ()
-    if math.prod(shape) > MAX_ELEMENTS or math.prod(shape) == 0:
-        raise InputError(f"VNN-LIB: {where}: a tensor of {math.prod(shape)} elements")
+    if len(shape) > MAX_RANK or not 0 < math.prod(shape) <= MAX_ELEMENTS:
+        raise InputError(f"VNN-LIB: {where}: a tensor of 0 or more than {MAX_ELEMENTS:,} elements, or of more than "
+                         f"{MAX_RANK} dimensions")
     return match[1], shape
 
 

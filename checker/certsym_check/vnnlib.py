@@ -33,11 +33,13 @@ MAX_NUMBER_CHARS = 400
 MAX_DISJUNCTS = 4096
 MAX_ATOMS = 10**6
 MAX_ELEMENTS = 10**7
+MAX_NUMBER_BITS = 4096  # numerator and denominator of every coefficient and constant, checked after each operation
+MAX_RANK = 32  # dimensions of a declared tensor (each of at most 9 digits: past MAX_ELEMENTS beyond)
 _DECIMAL = re.compile(r"([+-]?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?\Z")
-_OLD = re.compile(r"([XY])_(0|[1-9][0-9]*)\Z")
+_OLD = re.compile(r"([XY])_(0|[1-9][0-9]{0,8})\Z")
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _INDEXED = re.compile(r"([A-Za-z][A-Za-z0-9_]*)\[([0-9,]*)\]\Z")
-_INDEX = re.compile(r"(0|[1-9][0-9]*)\Z")
+_INDEX = re.compile(r"(0|[1-9][0-9]{0,8})\Z")
 
 
 @dataclass
@@ -61,16 +63,33 @@ class Property:
     disjuncts: list  # the output part: a list of conjunctions (lists of Atom); [[]] when it has no assert
 
 
+def _tokens(text: str) -> list[str]:
+    """The tokens, a tensor's index joined to its name (``X [0, 1]`` is ``X[0,1]``): a token that opens a bracket
+    takes the tokens after it up to the one that closes it, and a token starting with ``[`` joins the one before.
+    Linear in the text (each token's pieces are joined once)."""
+    out: list[list[str]] = []  # each token as its pieces
+    depth = 0  # brackets the last token leaves open
+    for token in re.findall(r"[()]|[^\s()]+", text):
+        paren = token in ("(", ")")
+        if not paren and out and out[-1][0] not in ("(", ")") and (depth > 0 or token.startswith("[")):
+            out[-1].append(token)
+        else:
+            out.append([token])
+            depth = 0
+        if not paren:
+            depth += token.count("[") - token.count("]")
+    return ["".join(pieces) for pieces in out]
+
+
 def _forms(text: str) -> list:
     if len(text) > MAX_CHARS:
         raise Reject(f"beyond the checker's bounds: a property of {len(text):,} characters")
     charge(1 + len(text) // 2000, "reading the property")
     text = re.sub(r";[^\n]*", " ", text)
-    text = re.sub(r"\s*\[([^\]()]*)\]", lambda m: "[" + "".join(m.group(1).split()) + "]", text)
     out: list = []
     stack: list = []
     current = out
-    for token in re.findall(r"[()]|[^\s()]+", text):
+    for token in _tokens(text):
         if token == "(":
             if len(stack) >= MAX_NESTING:
                 raise Reject(f"the property opens more than {MAX_NESTING} parentheses at once")
@@ -95,13 +114,19 @@ def _number(token: str) -> Fraction | None:
     if len(token) > MAX_NUMBER_CHARS:
         raise Reject(f"beyond the checker's bounds: a number of {len(token)} characters in the property")
     sign, whole, frac, exp = m.groups()
+    if exp and len(exp.lstrip("+-")) > 3 or exp and abs(int(exp)) > MAX_NUMBER_CHARS:
+        raise Reject("beyond the checker's bounds: a number's exponent in the property")
     value = Fraction(int(whole + (frac or "")), 10 ** len(frac or ""))
     if exp:
-        e = int(exp)
-        if abs(e) > MAX_NUMBER_CHARS:
-            raise Reject("beyond the checker's bounds: a number's exponent in the property")
-        value *= Fraction(10) ** e
-    return -value if sign == "-" else value
+        value *= Fraction(10) ** int(exp)
+    return _small(-value if sign == "-" else value)
+
+
+def _small(x: Fraction) -> Fraction:
+    """x, when its numerator and denominator have at most MAX_NUMBER_BITS bits."""
+    if max(abs(x.numerator).bit_length(), x.denominator.bit_length()) > MAX_NUMBER_BITS:
+        raise Reject(f"beyond the checker's bounds: a number of the property past {MAX_NUMBER_BITS} bits")
+    return x
 
 
 class _Reading:
@@ -142,6 +167,7 @@ class _Reading:
         if len(e) < 2 or e[0] not in ("+", "-", "*"):
             raise Reject("the property has an expression other than a number, a variable, +, - or *")
         args = [self.expr(a) for a in e[1:]]
+        charge(1 + sum(len(co) + 1 for co, _ in args), "the property's arithmetic")
         if e[0] == "*":
             linear = [a for a in args if a[0]]
             if len(linear) > 1:
@@ -149,9 +175,9 @@ class _Reading:
             k = Fraction(1)
             for a in args:
                 if not a[0]:
-                    k *= a[1]
+                    k = _small(k * a[1])
             base = linear[0] if linear else ({}, Fraction(1))
-            return {v: c * k for v, c in base[0].items() if c * k}, base[1] * k
+            return {v: _small(c * k) for v, c in base[0].items() if c * k}, _small(base[1] * k)
         if e[0] == "-" and len(args) == 1:
             return {v: -c for v, c in args[0][0].items()}, -args[0][1]
         coefficients = dict(args[0][0])
@@ -159,34 +185,34 @@ class _Reading:
         s = -1 if e[0] == "-" else 1
         for co, c0 in args[1:]:
             for v, c in co.items():
-                coefficients[v] = coefficients.get(v, 0) + s * c
-            constant += s * c0
+                coefficients[v] = _small(coefficients.get(v, 0) + s * c)
+            constant = _small(constant + s * c0)
         return {v: c for v, c in coefficients.items() if c}, constant
 
     def dnf(self, f) -> list:
         """[[(coefficients, constant, strict)]]: Σ c·v + constant ≥ 0 (> 0 when strict)."""
         if not isinstance(f, list) or not f:
             raise Reject("the property has an assert that is not a comparison, 'and' or 'or'")
-        if f[0] in ("and", "or"):
-            parts = [self.dnf(x) for x in f[1:]]
-            if f[0] == "or":
-                out = [c for p in parts for c in p]
-            else:
-                out = [[]]
-                for p in parts:
-                    if len(out) * len(p) > MAX_DISJUNCTS:
-                        raise Reject(f"beyond the checker's bounds: more than {MAX_DISJUNCTS} disjuncts")
-                    out = [a + b for a in out for b in p]
-            if len(out) > MAX_DISJUNCTS or sum(map(len, out)) > MAX_ATOMS:
-                raise Reject(f"beyond the checker's bounds: more than {MAX_DISJUNCTS} disjuncts or {MAX_ATOMS} atoms")
+        if f[0] == "or":
+            out: list = []
+            atoms = 0
+            for x in f[1:]:
+                p = self.dnf(x)
+                atoms += sum(map(len, p))
+                if len(out) + len(p) > MAX_DISJUNCTS or atoms > MAX_ATOMS:
+                    raise Reject(f"beyond the checker's bounds: more than {MAX_DISJUNCTS} disjuncts or {MAX_ATOMS} "
+                                 "atoms")
+                out.extend(p)
             return out
+        if f[0] == "and":
+            return _conjoin(self.dnf(x) for x in f[1:])
         if f[0] not in ("<=", ">=", "<", ">", "==", "!=") or len(f) != 3:
             raise Reject(f"the property has an unknown comparison {str(f[0])[:20]!r}")
         (ca, a0), (cb, b0) = self.expr(f[1]), self.expr(f[2])
-        diff = {v: ca.get(v, 0) - cb.get(v, 0) for v in set(ca) | set(cb)}
+        diff = {v: _small(ca.get(v, 0) - cb.get(v, 0)) for v in set(ca) | set(cb)}
         diff = {v: c for v, c in diff.items() if c}
-        a_minus_b = (diff, a0 - b0)
-        b_minus_a = ({v: -c for v, c in diff.items()}, b0 - a0)
+        a_minus_b = (diff, _small(a0 - b0))
+        b_minus_a = ({v: -c for v, c in diff.items()}, -a_minus_b[1])
         op = f[0]
         if op == "==":
             return [[(*a_minus_b, False), (*b_minus_a, False)]]
@@ -207,15 +233,18 @@ def _declare_network(form: list, r: _Reading) -> None:
         if not (isinstance(part, list) and len(part) == 3 and part[0] in got and isinstance(part[1], str) and
                 _NAME.match(part[1]) and isinstance(part[2], str)):
             raise Reject(f"network {name} of the property: a part the checker does not read")
-        m = re.match(r"[A-Za-z][A-Za-z0-9_]*\[([0-9,]*)\]\Z", part[2])
+        m = re.match(r"([A-Za-z][A-Za-z0-9_]*)\[([0-9,]*)\]\Z", part[2])
         if not m or part[1] in r.tensors:
             raise Reject(f"network {name} of the property: a malformed or repeated tensor {part[1][:40]!r}")
-        dims = [] if m.group(1) == "" else m.group(1).split(",")
-        if not all(_INDEX.match(d) for d in dims):
-            raise Reject(f"network {name} of the property: a malformed shape")
+        if m.group(1) not in ("Real", "real"):
+            raise Reject(f"network {name} of the property: element type {m.group(1)[:20]!r}; the checker reads Real "
+                         "(the reals), the type of a query about the networks' functions")
+        dims = [] if m.group(2) == "" else m.group(2).split(",")
+        if len(dims) > MAX_RANK or not all(_INDEX.match(d) for d in dims):
+            raise Reject(f"network {name} of the property: a malformed shape, or of more than {MAX_RANK} dimensions")
         shape = tuple(int(d) for d in dims)
         if not 0 < math.prod(shape) <= MAX_ELEMENTS:
-            raise Reject(f"network {name} of the property: a tensor of {math.prod(shape)} elements")
+            raise Reject(f"network {name} of the property: a tensor of 0 or more than {MAX_ELEMENTS:,} elements")
         r.tensors[part[1]] = (n, part[0] == "declare-output", shape)
         got[part[0]].append(math.prod(shape))
     if len(got["declare-input"]) != 1 or len(got["declare-output"]) != 1:
@@ -251,6 +280,9 @@ def read_property(text: str) -> Property:
         else:
             raise Reject(f"the property has a form the checker does not read: {str(f[0])[:30]!r}")
     if version == "1.0":
+        for output in (False, True):
+            if sorted(set(declared[output])) != list(range(len(set(declared[output])))):
+                raise Reject(f"the property's declared {'Y' if output else 'X'}_i are not numbered 0, 1, 2, …")
         used = [v[2] for part in inputs for conj in part for co, _, _ in conj for v in co]
         m = max([i + 1 for i in declared[False]] + [i + 1 for i in used] + [0])
         k = max([j + 1 for j in declared[True]] + [0] +
@@ -264,15 +296,25 @@ def read_property(text: str) -> Property:
     return Property(version, r.networks, boxes, disjuncts)
 
 
-def _conjoin(parts: list) -> list:
+def _conjoin(parts) -> list:
+    """The normal form of a conjunction of normal forms, its size checked before it is built: the atoms common
+    to every disjunct (parts of one disjunct) gathered in one list, the products of the others taken with their
+    sizes counted first (at most log2(MAX_DISJUNCTS) of them multiply), the common atoms appended last."""
+    common: list = []
     out: list = [[]]
     for p in parts:
-        if len(out) * len(p) > MAX_DISJUNCTS:
-            raise Reject(f"beyond the checker's bounds: more than {MAX_DISJUNCTS} disjuncts")
+        if len(p) == 1:
+            common.extend(p[0])
+            if len(common) > MAX_ATOMS:
+                raise Reject(f"beyond the checker's bounds: more than {MAX_ATOMS} atoms")
+            continue
+        atoms = len(p) * sum(map(len, out)) + len(out) * sum(map(len, p))
+        if len(out) * len(p) > MAX_DISJUNCTS or atoms > MAX_ATOMS:
+            raise Reject(f"beyond the checker's bounds: more than {MAX_DISJUNCTS} disjuncts or {MAX_ATOMS} atoms")
         out = [a + b for a in out for b in p]
-        if sum(map(len, out)) > MAX_ATOMS:
-            raise Reject(f"beyond the checker's bounds: more than {MAX_ATOMS} atoms")
-    return out
+    if len(out) * len(common) + sum(map(len, out)) > MAX_ATOMS:
+        raise Reject(f"beyond the checker's bounds: more than {MAX_ATOMS} atoms")
+    return [conj + common for conj in out]
 
 
 def _box(conj: list, networks: list) -> list:
@@ -299,13 +341,12 @@ def _box(conj: list, networks: list) -> list:
             lo[v[2]] = max(lo.get(v[2], bound), bound)
         else:
             hi[v[2]] = min(hi.get(v[2], bound), bound)
-    expected = set()
-    for n in range(1, len(networks)):
-        if networks[n][1] != m:
-            raise Reject("the property's networks have different numbers of inputs")
-        for q in range(m):
-            expected |= {((0, False, q), (n, False, q)), ((n, False, q), (0, False, q))}
-    if halves != expected:
+    if any(networks[n][1] != m for n in range(1, len(networks))):
+        raise Reject("the property's networks have different numbers of inputs")
+    # every stated half couples input q of network 0 and of another network, both ways, and there are as many as
+    # the couplings of every input: then they are exactly those (counted first: work bounded by the text)
+    if len(halves) != 2 * m * (len(networks) - 1) or any(
+            u[2] != v[2] or u[1] or v[1] or 0 not in (u[0], v[0]) or (v, u) not in halves for u, v in halves):
         raise Reject("the property's networks do not read one shared input (every input made equal by ==)")
     if any(q not in lo or q not in hi or lo[q] > hi[q] for q in range(m)):
         raise Reject("the property's input part leaves an input without a lower and an upper bound, or empty")

@@ -1,42 +1,20 @@
 """Red team round 9: the inherited bounds of symbolic distance trees, and the VNN-LIB kinds (``vnnlib_unsat``,
 ``vnnlib_sat``), the checker's own VNN-LIB reader and the producer's (``certsym.io.vnnlib.read_spec``).
 
-Every ``xfail(strict=True)`` test demonstrates a hole open at the commit it was written against, and asserts the
-fixed behaviour (so it XPASSes, a strict failure, once the hole is closed: then drop the marker). The other tests
-are attacks the checker refuses today (or readings both readers share), kept as regressions.
-
-Holes (xfail):
-- the normal form of a property is built before its size is checked (memory, and time quadratic in a
-  conjunction's length);
-- the atoms of the normal form are charged one unit each whatever their number of terms, and an atom an ``and``
-  distributes over an ``or`` is evaluated (sat) or refuted (unsat) once per disjunct;
-- products ``(* a b c …)`` of the property's numbers have no size bound and are not charged;
-- with several networks, every box builds a set of 2·m·(networks − 1) index pairs before comparing it with what
-  the text states (m up to 10^7 from a 200-character property);
-- the bracket join of the tokenizer is a backtracking regular expression, quadratic in a run of whitespace or of
-  '[' (the only test here bounded by its child's CPU time: the work is inside the regular-expression engine, where
-  nothing can be counted);
-- indices, dimensions and VNN-LIB 1.0 names of more than 4,300 digits crash the reader (``int()``'s limit):
-  "malformed certificate (ValueError)" instead of a reason;
-- a vnnlib_unsat whose boxes are proved by the block lemma is refused from its second box on: the first box's
-  replay of the moves D1–D4 deletes neurons of the networks every box shares (the producer's own certificate);
-- the readers disagree on ``X[]`` for a scalar, on VNN-LIB 1.0 declarations not numbered 0, 1, 2, …, on numbers of
-  more than 400 characters or exponents beyond 400, and on normal forms of more than 10^6 atoms;
-- an element type other than Real is read as the reals: a float16 input "takes" the value 1/3.
-
-Held (plain tests): a bound stated in one subtree is never inherited by its sibling; a false bound on a split is
-refused at the split; a node at or above what it inherits is not bounded again, one below is; nodes past the end,
-missing leaves, a split of a point coordinate, long or malformed split bounds are refused with reasons; the interval
-trees and both top-1 trees refuse a third entry on a split; the regions to bound are counted (and refused) before
-the walk; all boxes of a vnnlib_unsat share one symbolic meter, reported with the outer one; a strict atom at
-exactly U is refuted and a non-strict one is not; ``==`` and ``!=`` are read and refuted as their halves; a sat
-witness is judged at the exact outputs (strict at equality fails); scalar outputs and row-major tensor inputs; the
-input count of vnnlib_sat and the networks' sizes; deep nesting and 8,192 disjuncts refused before the work; a
-gzip bomb as the property file refused after 64 MiB; truncated, trailing-junk, non-UTF-8 and misordered property
-files; and some forty texts both readers read alike (or both refuse).
-
-Everything is built inside the tests; the committed certificates (certificates/vnnlib, their .vnnlib and .npz) are
-read, never written.
+Each hole found here was closed in the same round; its test, once an xfail, now asserts the fixed behaviour:
+- the normal form of a property is bounded before it is built (memory, and time linear in a conjunction);
+- the atoms of the normal form are charged by their terms, on every box, before they are evaluated;
+- products ``(* a b c …)`` of the property's numbers are bounded (4,096 bits, numerator and denominator);
+- with several networks, the equalities a box states are counted before they are compared (work bounded by the
+  text);
+- the bracket join of the tokenizer is linear (the one test here bounded by its child's CPU time: the work would
+  be inside the regular-expression engine, where nothing can be counted);
+- indices, dimensions and VNN-LIB 1.0 names of more than 9 digits are refused with a reason;
+- each box of a vnnlib_unsat proved by the block lemma is replayed on fresh copies of the networks;
+- the two readers agree on scalars written X[], on 1.0 declarations not numbered 0, 1, 2, …, on the numbers'
+  lengths and exponents (400) and on the atoms of the normal form (10^6);
+- only element type Real is read (both readers): a float16 input is not the reals.
+The other tests are attacks the checker refused already (or readings both readers share), kept as regressions.
 """
 
 from __future__ import annotations
@@ -70,7 +48,6 @@ from certsym_check.vnnlib import read_property
 
 REPO = Path(certsym.__file__).resolve().parent.parent
 COMMITTED = REPO / "certificates" / "vnnlib"
-HOLE = dict(strict=True, raises=AssertionError)
 H = "0" * 64
 SYM = "halvings of the box, symbolic differences in fixed point and exact evaluation"
 V2 = "(vnnlib-version <2.0>)\n"
@@ -250,17 +227,6 @@ def _flattened_or(parts: int) -> str:
     return V2 + ONE_NET + ONE_BOX + "(assert (or " + " ".join([part] * parts) + "))\n"
 
 
-@pytest.mark.xfail(**HOLE, reason="certsym_check.vnnlib builds the normal form first and checks MAX_DISJUNCTS / "
-                   "MAX_ATOMS after: _Reading.dnf ('and') concatenates out × p and checks the atoms only when the "
-                   "whole conjunction is built, 'or' holds every part before counting them, _conjoin checks the "
-                   "atoms after each product. 180 KB of text allocate 260 MiB (8,000 atoms and'ed with a 4,096-way "
-                   "'or') and 71 KB 135 MiB (an 'or' of 200 parts of 4,096 disjuncts); a 64 MB property asks for "
-                   "hundreds of gigabytes. The conjunctions are also built by copying: "
-                   "one 'and' (or one assert after another) of N atoms copies N²/2 references (10^6 atoms, 12 MB of "
-                   "text: ~5·10^11 copies, about ten minutes), and (and (or B1 … B4096) A1 … AN) copies "
-                   "2,048·N² before the bound is looked at. Fix: check the disjuncts and atoms a product will have "
-                   "(Σ|a|·|p| + |out|·Σ|b|) before building it, count an 'or''s parts as they come, and append to "
-                   "one list instead of re-concatenating")
 @pytest.mark.parametrize("text", [pytest.param(_distributed_and(8000), id="and-over-or"),
                                   pytest.param(_flattened_or(200), id="or-of-products")])
 def test_the_normal_form_is_bounded_before_it_is_built(text: str) -> None:
@@ -295,14 +261,6 @@ def _terms_unsat() -> tuple[dict, str]:
     return _unsat(text, [_wide(k), _wide(k)], [_interval_proof([["1/2", "1/2"]], "0")]), text
 
 
-@pytest.mark.xfail(**HOLE, reason="kinds/vnnlib.py charges sum(len(conj)) + 1 units for the output part, one per "
-                   "atom whatever its terms, and evaluates (vnnlib_sat: Atom.holds, a rational product and sum per "
-                   "term) or refutes (vnnlib_unsat: refutes(), per box) every atom of every disjunct, so an atom an "
-                   "'and' distributes over a 4,096-way 'or' is walked 4,096 times (and once more per box): 67 KB of "
-                   "text cost 4·10^6 rational operations (~10 s) for 8,193 units; with the 10^7 outputs and 64 MB "
-                   "a property may have, days. Fix: charge the terms (Σ over the normal form of each atom's terms, "
-                   "per box for unsat) before the loop, or evaluate/refute each distinct atom once and look the "
-                   "verdicts up per disjunct")
 @pytest.mark.parametrize("build", [pytest.param(_terms_sat, id="sat"), pytest.param(_terms_unsat, id="unsat")])
 def test_the_atoms_terms_are_charged(build, monkeypatch) -> None:
     doc, text = build()
@@ -320,13 +278,6 @@ def test_the_atoms_terms_are_charged(build, monkeypatch) -> None:
         assert not report.valid
 
 
-@pytest.mark.xfail(**HOLE, reason="certsym_check.vnnlib bounds each number of the text (400 characters) but not "
-                   "their products: (* 1e400 1e400 …) with N factors is a number of 1,329·N bits, built in "
-                   "_Reading.expr by N big products of growing size (quadratic: 2,000 factors, 12 KB of text, take "
-                   "4 s; 20,000, 400 s), none of them charged (reading is charged 1 unit per 2,000 characters); the "
-                   "coefficients and box ends then flow into Atom.holds, refutes() and the boxes at that size. Fix: "
-                   "bound the bits of every coefficient and constant (e.g. 4,096, like the box numbers), checked from "
-                   "the factors' sizes before each product, or charge the products")
 def test_products_of_the_propertys_numbers_are_bounded() -> None:
     text = V2 + ONE_NET + ONE_BOX + "(assert (>= Y[0] (* " + " ".join(["1e400"] * 600) + ")))\n"
     try:
@@ -338,13 +289,6 @@ def test_products_of_the_propertys_numbers_are_bounded() -> None:
     raise AssertionError(f"a constant of {size:,} bits from {len(text):,} characters, read within 100,000 units")
 
 
-@pytest.mark.xfail(**HOLE, reason="certsym_check.vnnlib._box builds, for every box, the set of 2·m·(networks − 1) "
-                   "index pairs the equalities must be (expected |= {...} for q in range(m)) before comparing it "
-                   "with the pairs the text states: two networks of 10^5 inputs (a 200-character property, MAX_"
-                   "ELEMENTS is 10^7 a tensor) allocate 48 MB and 10^6 inputs 470 MB and ~10 s; more networks and a "
-                   "4,096-way input 'or' multiply it, none of it charged or bounded by the text. Fix: compare "
-                   "len(halves) with 2·m·(networks − 1) first, then check each stated pair (work bounded by the "
-                   "text), as the producer stops at the first input left unequal")
 def test_the_shared_input_check_is_bounded_by_the_text() -> None:
     text = V2 + "".join(f"(declare-network n{i} (declare-input X{i} Real [50000]) (declare-output Y{i} Real [1]))\n"
                         for i in range(2))
@@ -370,15 +314,6 @@ print("DONE")
 """
 
 
-@pytest.mark.xfail(**HOLE, reason="certsym_check.vnnlib._forms joins a tensor's brackets with "
-                   "re.sub(r'\\s*\\[([^\\]()]*)\\]', …), which backtracks: from every position of a run of "
-                   "whitespace it scans to the run's end (\\s* then no '['), and from every '[' of a run of '[' "
-                   "to the next ')' ('[' is in [^\\]()]), so the reading is quadratic: ' [' × 40,000 (80 KB) takes "
-                   "35 s, 40,000 spaces 2 s, and a 1 MB run of whitespace about half an hour, before any charge "
-                   "(the 1 + len/2000 units are charged before the regex runs). certsym/io/vnnlib.py _parse has the "
-                   "same pattern. Fix: match a bracket only at the start of a whitespace run ((?<!\\s)\\s*\\[) with "
-                   "'[' excluded from the contents ([^\\[\\]()]*), or join '[…]' tokens to the previous token after "
-                   "tokenizing")
 @pytest.mark.parametrize("text", [pytest.param("' [' * 100_000", id="space-bracket"),
                                   pytest.param("'[' * 100_000", id="brackets"),
                                   pytest.param("' ' * 1_000_000 + 'x'", id="whitespace")])
@@ -404,14 +339,6 @@ _LONG_DIGITS = {
 }
 
 
-@pytest.mark.xfail(**HOLE, reason="int() refuses decimal strings of more than 4,300 digits (ValueError), and str() "
-                   "an int of more: the checker's reader calls int() on indices (_Reading.var), dimensions "
-                   "(_declare_network) and VNN-LIB 1.0 names (X_i, Y_j) of any length, formats math.prod(shape) of "
-                   "a refused shape (2^15000 for 15,000 dimensions of 2) and the 1.0 network's size m "
-                   "(10^4300 for a declared X_99…9) into its messages: the replay ends 'malformed certificate "
-                   "(ValueError)', not a reason (the producer raises the ValueError too). Fix: refuse an index, "
-                   "dimension or name of more than a few digits (anything past MAX_ELEMENTS) before int(), multiply "
-                   "the dimensions with an early stop past MAX_ELEMENTS, and print sizes with fields.show")
 @pytest.mark.parametrize("case", list(_LONG_DIGITS))
 def test_long_indices_and_dimensions_are_refused_with_a_reason(case: str) -> None:
     report = check(_sat(_LONG_DIGITS[case], [_scalar()], ["1/2"]))
@@ -444,13 +371,6 @@ def _two_box_block_lemma(folder: Path) -> dict:
     return doc
 
 
-@pytest.mark.xfail(**HOLE, reason="kinds/vnnlib.py replays every box on the same DeepNet objects, and "
-                   "kinds/deep.replay_moves changes them in place (t.alive, and for D2/D3 the next layer's biases "
-                   "and columns): box 1's block-lemma proof, identical to box 0's, is refused with 'neuron 1 of "
-                   "layer 1 was already deleted', so `certsym vnnlib` answers UNKNOWN ('does not replay') for two "
-                   "identical networks on a property of two boxes. (Not a soundness hole: the first block-lemma box "
-                   "replays on the untouched networks, so f = g holds whenever one passes.) Fix: replay each box "
-                   "on fresh copies of the networks (or make the block lemma's replay work on copies)")
 def test_block_lemma_boxes_each_replay_on_the_certificates_networks(tmp_path: Path) -> None:
     doc = _two_box_block_lemma(tmp_path)
     one = copy.deepcopy(doc)  # precondition: one box alone replays
@@ -484,26 +404,11 @@ _DISAGREE = {
 }
 
 
-@pytest.mark.xfail(**HOLE, reason="the producer (certsym/io/vnnlib.py read_spec) and the checker "
-                   "(certsym_check/vnnlib.py read_property) disagree on what they read: X[] for a scalar (the "
-                   "checker's _INDEXED allows an empty index, the producer's _ELEMENT does not); VNN-LIB 1.0 "
-                   "declarations not numbered 0, 1, 2, … (refused by the producer only); numbers of more than 400 "
-                   "characters and exponents in 401…10,000 (parse_rational's 10,000 digits against MAX_NUMBER_"
-                   "CHARS); normal forms of more than 10^6 atoms (no MAX_ATOMS in the producer). Where the producer "
-                   "accepts, `certsym vnnlib` then writes a certificate the checker refuses (UNKNOWN: does not "
-                   "replay); where the checker accepts, a certificate for the text can only be made by hand. Fix: "
-                   "one rule in both readers (docs/FORMATS.md, VNN-LIB) for each")
 @pytest.mark.parametrize("case", list(_DISAGREE))
 def test_the_readers_agree(case: str) -> None:
     _same_reading(_DISAGREE[case])
 
 
-@pytest.mark.xfail(**HOLE, reason="both readers accept any element type in (declare-input X T [shape]) and read "
-                   "every variable as a real: a property whose input is declared float16 (the VNN-LIB 2.0 standard "
-                   "types each variable with an ONNX element type and asks a query agnostic of the type to declare "
-                   "Real) gets a VALID vnnlib_sat whose witness 1/3 no float16 input can take, and the outputs are "
-                   "evaluated exactly, not in the declared type. Fix: refuse element types other than Real (both "
-                   "readers), or read the input region as the type's values")
 def test_an_input_declared_float16_is_not_read_as_the_reals() -> None:
     text = V2 + "(declare-network f (declare-input X float16 [1]) (declare-output Y float16 [1]))\n" + ONE_BOX + \
         "(assert (>= Y[0] 0.25))\n"

@@ -17,6 +17,7 @@ SYMBOLIC_BUDGET units, and O(atoms) comparisons (unsat).
 
 from __future__ import annotations
 
+import copy
 from fractions import Fraction
 
 from certsym_check.budget import charge, metered
@@ -63,7 +64,7 @@ def check_vnnlib_sat(F, nets: list[DeepNet], proof: object, rep: Report) -> None
     if inside is None:
         raise Reject("the witness lies in no box of the property's input part")
     outputs = [t.evaluate(x) for t in nets]
-    charge(sum(len(c) for c in prop.disjuncts) + 1, "the property's atoms")
+    charge(_terms(prop), "the property's atoms")
     holds = next((i for i, conj in enumerate(prop.disjuncts) if all(a.holds(outputs) for a in conj)), None)
     if holds is None:
         raise Reject("at the witness no disjunct of the property's output part holds (evaluated exactly)")
@@ -72,6 +73,12 @@ def check_vnnlib_sat(F, nets: list[DeepNet], proof: object, rep: Report) -> None
     rep.facts.append(f"a counterexample in box {inside} of the property ({box_text(prop.boxes[inside])}): disjunct "
                      f"{holds} of {len(prop.disjuncts)} holds (VNN-LIB {prop.version}, "
                      f"{len(nets)} network{'s' if len(nets) > 1 else ''})")
+
+
+def _terms(prop: Property) -> int:
+    """The units a pass over the output part's atoms is charged before it is made: four a term (a rational product
+    and sum, or a comparison) and one an atom, in the normal form (an atom shared by disjuncts counts in each)."""
+    return 1 + sum(1 + 4 * len(a.terms) for conj in prop.disjuncts for a in conj)
 
 
 def refutes(atom: Atom, upper: Fraction) -> bool:
@@ -99,13 +106,18 @@ def check_vnnlib_unsat(F, nets: list[DeepNet], proof: object, rep: Report) -> No
     prop = _property(p, nets)
     proofs = seq(p["boxes"], len(prop.boxes), "proof.boxes")
     uppers = []
+    weights = sum(len(row) + 1 for t in nets for W in t.W for row in W)
+    charge(_terms(prop) * max(1, len(prop.boxes)), "the property's atoms, on every box")  # on the certificate's meter
     with metered(SYMBOLIC_BUDGET):  # every box's symbolic tree on one meter
         for q, (box, bp) in enumerate(zip(prop.boxes, proofs, strict=True)):
             if not isinstance(bp, dict) or parse_box(bp.get("box"), len(box)) != box:
                 raise Reject(f"proof.boxes[{q}]: the box differs from the property's box {q}")
-            check_deep_distance(F, nets, bp, rep, own_meter=False)
+            boxed = nets
+            if "equivalence" in bp:  # the block lemma's moves change the networks they replay on: fresh copies
+                charge(weights, "copies of the networks")
+                boxed = copy.deepcopy(nets)
+            check_deep_distance(F, boxed, bp, rep, own_meter=False)
             upper = rational(bp["upper"])
-            charge(sum(len(c) for c in prop.disjuncts) + 1, "the property's atoms")
             for i, conj in enumerate(prop.disjuncts):
                 if not any(refutes(a, upper) for a in conj):
                     raise Reject(f"proof.boxes[{q}]: U = {show(upper)} refutes no atom of disjunct {i} of the "
