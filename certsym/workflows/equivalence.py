@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -206,7 +207,12 @@ class Equivalence(Decision):
             F = self._field()
             v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
             head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
-        return "\n".join([head, *self.reading_lines()])
+        first, *rest = head.split("\n")
+        assumed = [name for name, text in self.readings if "no activation" in text]
+        if assumed:  # on the verdict's own line: a reader of the headline alone sees what was assumed
+            first += f"  [assuming ReLU: {', '.join(Path(n).name for n in assumed)} hold{'s' * (len(assumed) == 1)} " \
+                "no activation]"
+        return "\n".join([first, *rest, *self.reading_lines()])
 
     def _shape(self) -> str:
         t1, t2 = self.verdict.theta1, self.verdict.theta2
@@ -226,9 +232,10 @@ class Equivalence(Decision):
                     "equal by Theorems 3/4)")
         if v.status == NOT_EQUIVALENT:
             F = v.theta1.field
-            v1, v2 = ([F.pretty(y) for y in vals] for vals in v.values)
+            v1, v2 = ("[" + ", ".join(_number_text(F, y) for y in vals) + "]" for vals in v.values)
+            long = any(len(F.pretty(y)) > _SHORT for y in (*v.witness, *v.values[0], *v.values[1]))
             return (f"NOT EQUIVALENT at the witness x = {_point_text(F, v.witness)}: the outputs are {v1} and {v2} "
-                    f"({self._shape()})")
+                    f"({self._shape()})" + ("; ≈ decimals, exact in --json and the certificate" if long else ""))
         head = f"UNDECIDED ({self._shape()}): {v.reason}"
         if self.distance is not None:
             d = self.distance
@@ -283,14 +290,25 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> E
 
 
 
+_SHORT = 24  # characters of an exact number shown as it is; a longer rational is shown as its ≈ decimal
+
+
+def _number_text(F, y) -> str:
+    """A number for a message: exact when short, else (a rational) ≈ its decimal."""
+    text = F.pretty(y)
+    if len(text) <= _SHORT or not F.is_rational(y):
+        return text
+    return f"≈{float(F.to_rational(y)):.10g}"
+
+
 def _point_text(F, x: list) -> str:
     """A point for a message: in full when short, else its nonzero coordinates (x_q, from 1)."""
     if len(x) <= 8:
-        return str([F.pretty(t) for t in x])
+        return "[" + ", ".join(_number_text(F, t) for t in x) + "]"
     nonzero = [(q, t) for q, t in enumerate(x, 1) if t != 0]
     if not nonzero:
         return "0"
-    shown = ", ".join(f"x_{q} = {F.pretty(t)}" for q, t in nonzero[:8])
+    shown = ", ".join(f"x_{q} = {_number_text(F, t)}" for q, t in nonzero[:8])
     return f"({shown}{', …' if len(nonzero) > 8 else ''}; the other coordinates 0)"
 
 
