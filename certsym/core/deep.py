@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from certsym.core.network import Network
 from certsym.errors import InputError
 from certsym.numbers import Field, Scalar
@@ -167,3 +169,20 @@ class LayeredNetwork:
     def with_field(self, field: Field) -> LayeredNetwork:
         """The same parameter, read in a larger field."""
         return LayeredNetwork.build([(layer.W, layer.b) for layer in self.layers], field, self.m, self.output_relu)
+
+
+def float_layers(theta: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
+    """θ's layers in binary64 (over QQ), for float searches only: every result they propose is checked exactly.
+    Cost O(weights)."""
+    return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
+             np.array([float(x) for x in layer.b], dtype=float)) for layer in theta.layers]
+
+
+def float_forward(layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray, output_relu: bool) -> np.ndarray:
+    """The network of ``float_layers`` on the rows of X in binary64, σ after every layer but the last (and after it
+    with ``output_relu``). Cost O(rows × weights)."""
+    H = X
+    for ell, (W, b) in enumerate(layers, 1):
+        Z = H @ W.T + b if W.size else np.broadcast_to(b, (H.shape[0], b.shape[0])).copy()
+        H = np.maximum(Z, 0) if ell < len(layers) or output_relu else Z
+    return H

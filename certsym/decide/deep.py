@@ -29,7 +29,7 @@ from functools import cmp_to_key
 
 import numpy as np
 
-from certsym.core.deep import LayeredNetwork
+from certsym.core.deep import LayeredNetwork, float_forward, float_layers
 from certsym.core.network import Network
 from certsym.core.reduction import Key
 from certsym.decide.equivalence import Verdict
@@ -356,20 +356,6 @@ def _by_phases(verdict: DeepVerdict) -> DeepVerdict:
     return verdict
 
 
-def _floats(theta: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The layers in float64, for the screen only (over QQ)."""
-    return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
-             np.array([float(x) for x in layer.b], dtype=float)) for layer in theta.layers]
-
-
-def _forward(layers: list[tuple[np.ndarray, np.ndarray]], X: np.ndarray, output_relu: bool) -> np.ndarray:
-    H = X
-    for ell, (W, b) in enumerate(layers, 1):
-        Z = H @ W.T + b if W.size else np.broadcast_to(b, (H.shape[0], b.shape[0])).copy()
-        H = np.maximum(Z, 0) if ell < len(layers) or output_relu else Z
-    return H
-
-
 def _exact_differs(theta1: LayeredNetwork, theta2: LayeredNetwork, x: list) -> tuple[list, list] | None:
     v1, v2 = theta1(x), theta2(x)
     return (v1, v2) if any(a != b for a, b in zip(v1, v2, strict=True)) else None
@@ -388,11 +374,12 @@ def find_witness(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int, log:
             return DeepVerdict(NOT_EQUIVALENT, theta1, theta2, witness=x, values=values)
     rng = np.random.default_rng(seed)
     if F is QQ:
-        l1, l2 = _floats(theta1), _floats(theta2)
+        l1, l2 = float_layers(theta1), float_layers(theta2)
         X = np.concatenate([rng.uniform(-1, 1, (SCREEN_POINTS // 2, theta1.m)),
                             rng.normal(0, 4, (SCREEN_POINTS // 2, theta1.m))])
         with np.errstate(all="ignore"):
-            gap = np.abs(_forward(l1, X, theta1.output_relu) - _forward(l2, X, theta2.output_relu)).max(axis=1)
+            gap = np.abs(float_forward(l1, X, theta1.output_relu) -
+                         float_forward(l2, X, theta2.output_relu)).max(axis=1)
         for p in np.argsort(-np.nan_to_num(gap, nan=0.0))[:4]:
             # the point rounded to 1/64 first (a short witness), then as it is: a float is the dyadic it denotes
             for point in (np.round(X[p] * 64) / 64, X[p]):

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.deep import LayeredNetwork
+from certsym.core.deep import LayeredNetwork, float_forward, float_layers
 from certsym.decide import symbolic
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
@@ -191,20 +191,6 @@ def _placed(z: Interval, pairs: list[tuple[int, int, fmpq]]) -> Interval:
     return [d * z[0][j] for _, j, d in pairs], [d * z[1][j] for _, j, d in pairs]
 
 
-def _floats(theta: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
-             np.array([float(x) for x in layer.b])) for layer in theta.layers]
-
-
-def _forward(layers: list, X: np.ndarray, output_relu: bool) -> np.ndarray:
-    h = X
-    for ell, (W, b) in enumerate(layers, 1):
-        h = h @ W.T + b if W.shape[1] else np.broadcast_to(b, (len(X), len(b))).copy()
-        if ell < len(layers) or output_relu:
-            h = np.maximum(h, 0)
-    return h
-
-
 def align_layers(theta1: LayeredNetwork, theta2: LayeredNetwork) -> Alignment | None:
     """A one-to-one pairing of every hidden layer, θ2's neuron j scaled by d > 0 placed at θ1's i: greedily by the
     cosine of the normalized rows in the coordinates of the layer below (already aligned); d is the exact ratio of
@@ -248,13 +234,13 @@ def _scale(r1: list, r2: list, n1: float, n2: float) -> fmpq:
 
 def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int, points: int = SEARCH_POINTS,
              floats: tuple | None = None) -> list[fmpq]:
-    f1, f2 = floats or (_floats(theta1), _floats(theta2))
+    f1, f2 = floats or (float_layers(theta1), float_layers(theta2))
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
     rng = np.random.default_rng(seed)
     X = lo + (hi - lo) * rng.random((points, len(box)))
     X = np.vstack([X, (lo + hi) / 2, lo, hi])
-    gap = np.abs(_forward(f1, X, theta1.output_relu) - _forward(f2, X, theta2.output_relu)).max(axis=1)
+    gap = np.abs(float_forward(f1, X, theta1.output_relu) - float_forward(f2, X, theta2.output_relu)).max(axis=1)
     best = X[int(np.argmax(gap))]
     # the float point, as the nearest dyadic inside the box (exactly), clipped to the box's exact ends
     out = []
@@ -352,7 +338,7 @@ def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
     cap = symbolic.max_leaves(theta1.widths, free)
     if max_regions is not None:
         cap = max(1, min(cap, (max_regions + 1) // 2))
-    floats = (_floats(theta1), _floats(theta2))
+    floats = (float_layers(theta1), float_layers(theta2))
     best = {"lower": lower, "witness": x, "values": values, "count": 0}
     ratio = float(target)
     limit = deadline if deadline.seconds > 0 else Deadline(0.0)
@@ -405,7 +391,7 @@ def _branch_and_bound(d: DeepDistance, bounds: _Bounds, seed: int, deadline: Dea
     (preorder) and why the search stopped (the target, ε, the time budget, the region budget, the checker's bounds).
     Cost: two region bounds and two leaf searches per halving, at most ``max_regions`` regions."""
     theta1, theta2 = bounds.theta1, bounds.theta2
-    floats = (_floats(theta1), _floats(theta2))
+    floats = (float_layers(theta1), float_layers(theta2))
     # a coordinate's influence: its width times the first layer's weights on it, in both networks
     influence = (np.abs(floats[0][0][0]).sum(axis=0) + np.abs(floats[1][0][0]).sum(axis=0)) if theta1.m else None
     weights = sum(sum(len(row) + 1 for row in layer.W) for t in (theta1, theta2) for layer in t.layers)

@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 import numpy as np
 from flint import fmpq
 
-from certsym.core.deep import LayeredNetwork
+from certsym.core.deep import LayeredNetwork, float_forward, float_layers
 from certsym.decide import symbolic
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.deep_distance import _affine, _floats, _forward, _relu, halves, plain_intervals
+from certsym.decide.deep_distance import _affine, _relu, halves, plain_intervals
 from certsym.decide.distance import Box
 from certsym.decide.top1 import top1_text, unique_top
 from certsym.errors import InputError
@@ -112,7 +112,7 @@ def deep_top1(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
     verdict = decide_deep(theta1, theta2, seed)
     if verdict.equivalent:
         return DeepTop1("agree", box, equivalence=verdict, stopped="equivalent", seconds=taken())
-    floats = (_floats(theta1), _floats(theta2))
+    floats = (float_layers(theta1), float_layers(theta2))
     if method == "auto":  # margins by symbolic forms (the checker's bound: leaves × their products)
         free = sum(1 for lo, hi in box if lo < hi)
         work = sum(symbolic.margin_products(t.widths, free) for t in (theta1, theta2))
@@ -179,7 +179,7 @@ def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, floats: tuple, regi
     lo = np.array([float(a) for a, _ in region])
     hi = np.array([float(c) for _, c in region])
     X = np.vstack([(lo + hi) / 2, lo + (hi - lo) * rng.random((POINTS, len(region)))])
-    f1, f2 = (_forward(f, X, False).argmax(axis=1) for f in floats)
+    f1, f2 = (float_forward(f, X, False).argmax(axis=1) for f in floats)
     other = np.flatnonzero(f1 != f1[0])[:SEGMENTS]
     if len(other):
         a = X[0]
@@ -188,7 +188,7 @@ def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, floats: tuple, regi
             cuts = [_change(f, a, X[j]) for f in floats]
             between.append(a + (X[j] - a) * (cuts[0] + cuts[1]) / 2)
         X = np.vstack([X, *between])
-        f1, f2 = (_forward(f, X, False).argmax(axis=1) for f in floats)
+        f1, f2 = (float_forward(f, X, False).argmax(axis=1) for f in floats)
     for i in np.flatnonzero(f1 != f2)[:4].tolist():
         x = [min(max(fmpq(*float(t).as_integer_ratio()), a), c) for t, (a, c) in zip(X[i], region, strict=True)]
         outputs = (theta1(x), theta2(x))
@@ -200,11 +200,11 @@ def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, floats: tuple, regi
 
 def _change(layers: list, a: np.ndarray, b: np.ndarray) -> float:
     """A t in [0, 1] where the network's float class on a + t (b − a) changes (bisection, 60 steps)."""
-    start = int(_forward(layers, a[None], False).argmax())
+    start = int(float_forward(layers, a[None], False).argmax())
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        if int(_forward(layers, (a + mid * (b - a))[None], False).argmax()) == start:
+        if int(float_forward(layers, (a + mid * (b - a))[None], False).argmax()) == start:
             lo = mid
         else:
             hi = mid

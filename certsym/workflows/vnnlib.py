@@ -25,7 +25,7 @@ from flint import fmpq
 from certsym.certify import InputRecord, replay_failure
 from certsym.certify.vnnlib import spec_json, vnnlib_sat_certificate, vnnlib_unsat_certificate
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
-from certsym.core.deep import LayeredNetwork
+from certsym.core.deep import LayeredNetwork, float_forward, float_layers
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep_distance import DeepDistance, deep_distance
 from certsym.decide.distance import box_text
@@ -172,26 +172,12 @@ def _score(spec: Spec, Y: list[np.ndarray]) -> np.ndarray:
     return best
 
 
-def _floats(t: LayeredNetwork) -> list[tuple[np.ndarray, np.ndarray]]:
-    return [(np.array([[float(x) for x in row] for row in layer.W], dtype=float).reshape(layer.width, -1),
-             np.array([float(x) for x in layer.b])) for layer in t.layers]
-
-
-def _forward(layers: list, X: np.ndarray, output_relu: bool) -> np.ndarray:
-    h = X
-    for ell, (W, b) in enumerate(layers, 1):
-        h = h @ W.T + b
-        if ell < len(layers) or output_relu:
-            h = np.maximum(h, 0)
-    return h
-
-
 def counterexample(spec: Spec, nets: tuple[LayeredNetwork, ...], box: list, seed: int = 0,
                    floats: list | None = None) -> tuple[list[fmpq], list[list[fmpq]]] | None:
     """An exact counterexample in ``box`` (the point and the networks' exact outputs), or None when the search
     finds none (module docstring). Cost: POINTS + LOCAL_STEPS float passes and EXACT_CANDIDATES exact
     evaluations."""
-    floats = floats or [_floats(t) for t in nets]
+    floats = floats or [float_layers(t) for t in nets]
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
     rng = np.random.default_rng(seed)
@@ -203,7 +189,7 @@ def counterexample(spec: Spec, nets: tuple[LayeredNetwork, ...], box: list, seed
     X = np.vstack([X, *corners])
 
     def score(P: np.ndarray) -> np.ndarray:
-        return _score(spec, [_forward(f, P, t.output_relu) for f, t in zip(floats, nets, strict=True)])
+        return _score(spec, [float_forward(f, P, t.output_relu) for f, t in zip(floats, nets, strict=True)])
 
     s = score(X)
     order = np.argsort(-s)[:8]
@@ -229,7 +215,7 @@ def answer(spec: Spec, nets: tuple[LayeredNetwork, ...], records: tuple[InputRec
     """The property ``spec`` over the networks it declares, in order (module docstring); ``spec_record`` is the
     property as the certificate holds it (``certify.vnnlib.spec_json``). Cost: see the module."""
     asked = question(spec)
-    floats = [_floats(t) for t in nets]
+    floats = [float_layers(t) for t in nets]
     for q, box in enumerate(spec.boxes):
         found = counterexample(spec, nets, box, seed + q, floats)
         if found is not None:
