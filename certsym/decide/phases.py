@@ -35,6 +35,7 @@ from certsym.numbers import QQ
 
 MAX_NODES = 10_000  # tree nodes tried before giving up (the decision stays UNDECIDED): about 12 s
 MAX_NEURONS = 96  # both networks' neurons: beyond, the tree is not tried
+MAX_INPUTS = 64  # inputs: the checker's bound (its forms have m + 1 entries)
 TOLERANCE = 1e-9  # a float t* within this of 0 is settled by the exact extraction, not by the float
 
 Form = list[fmpq]  # w_1 … w_m, c
@@ -86,8 +87,11 @@ def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, max_nodes: int | None
                                                                                                    theta2.k):
         return None
     neurons = order(theta1, theta2)
-    if len(neurons) > MAX_NEURONS:
-        return PhaseTree(reason=f"{len(neurons)} neurons in all (phase splitting is tried up to {MAX_NEURONS})")
+    if len(neurons) > MAX_NEURONS or theta1.m > MAX_INPUTS:
+        return PhaseTree(reason=f"{len(neurons)} neurons and {theta1.m} inputs (phase splitting is tried up to "
+                         f"{MAX_NEURONS} neurons and {MAX_INPUTS} inputs)")
+    if any(layer.width == 0 for t in (theta1, theta2) for layer in t.layers[:-1]):
+        return PhaseTree(reason="a hidden layer without neurons")
     state = _State((theta1, theta2), theta1.m, max_nodes)
     tree: list[list] = []
     try:

@@ -59,3 +59,21 @@ class _Hashing:
 
     def __hash__(self) -> int:
         return hash(self())
+
+
+def gunzip_bounded(fileobj, limit: int) -> bytes | None:
+    """The decompressed bytes of a gzip stream (every member), read a MiB at a time so that memory follows what
+    is decompressed; None past ``limit`` bytes. Raises what gzip raises on a damaged stream. Cost: linear in the
+    bytes decompressed."""
+    import gzip
+
+    chunks, total = [], 0
+    with gzip.GzipFile(fileobj=fileobj) as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            total += len(chunk)
+            if total > limit:
+                return None
+            chunks.append(chunk)

@@ -51,7 +51,6 @@ once); the graph walk is linear in the number of nodes.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import math
 import os
@@ -66,6 +65,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.filebytes import gunzip_bounded
 
 # TensorProto.DataType values used here.
 _FLOAT, _INT64, _FLOAT16, _DOUBLE, _BFLOAT16 = 1, 7, 10, 11, 16
@@ -162,16 +162,19 @@ def _hint(op: str, stage: int) -> str:
 
 
 MAX_GUNZIPPED = 1 << 31  # bytes of a decompressed .onnx.gz (the checker reads as many)
+MAX_NORMALIZE = 16  # normalization steps before the first layer
+_LARGEST = {_FLOAT: 3.4028234663852886e38, _FLOAT16: 65504.0, _BFLOAT16: 3.3895313892515355e38,
+            _DOUBLE: 1.7976931348623157e308}  # the largest finite value of each element type
 
 
 def _gunzipped(path: Path, fail: Callable[[str], NoReturn]) -> bytes:
     """The decompressed bytes of a gzipped model file, at most MAX_GUNZIPPED of them."""
     try:
-        with gzip.open(path, "rb") as f:
-            data = f.read(MAX_GUNZIPPED + 1)
+        with open(path, "rb") as raw:
+            data = gunzip_bounded(raw, MAX_GUNZIPPED)
     except (OSError, EOFError, zlib.error) as exc:
         fail(f"not a readable gzip file ({exc})")
-    if len(data) > MAX_GUNZIPPED:
+    if data is None:
         fail(f"decompresses to more than {MAX_GUNZIPPED:,} bytes")
     return data
 
@@ -669,6 +672,10 @@ class _Reader:
             elif step.kind == "normalize":
                 op, constant = step.arg
                 dims = self.dims(constant)
+                if dims and (shape is None or len(dims) > len(shape)):
+                    self.fail(f"{label} takes a constant {_q(constant)} of shape {_shape_text(dims)} against a value "
+                              f"{'of undeclared rank' if shape is None else 'of rank ' + str(len(shape))}{origin}; "
+                              "broadcasting would raise the value's rank (a constant of rank 0 fits any value)")
                 if math.prod(dims) != 1 and (shape is None or math.prod(dims) != m or
                                              _lead_stripped(dims) != _lead_stripped(shape)):
                     self.fail(f"{label} takes a constant {_q(constant)} of shape {_shape_text(dims)} against a value "
@@ -846,6 +853,13 @@ class _Reader:
         for name, arr in zip(names, (a for pair in layers for a in pair), strict=True):
             if not np.isfinite(arr).all():
                 self.fail(f"the initializer {_q(name)} holds a NaN or infinite value; certsym refuses them")
+        top = fmpq(*_LARGEST[dtype].as_integer_ratio())
+        for layer, (W, b) in zip(self.layers, layers, strict=True):
+            for factor, arr in ((layer.alpha, W), (layer.beta, b)):
+                if factor != 1.0 and abs(fmpq(*factor.as_integer_ratio())) * \
+                        fmpq(*float(np.abs(np.asarray(arr, dtype=np.float64)).max(initial=0)).as_integer_ratio()) > top:
+                    self.fail(f"{layer.label}: alpha·B or beta·C leaves the finite values of {_WEIGHT_TYPES[dtype]} "
+                              "(onnxruntime would compute infinities)")
         return Chain(layers, names, self.external, self.output_relu, self.head, *self.normalization(values, dtype, m),
                      scales=[(layer.alpha, layer.beta) for layer in self.layers])
 
@@ -855,6 +869,9 @@ class _Reader:
         steps = [step for step in self.steps if step.kind == "normalize"]
         if not steps:
             return [], None
+        if len(steps) > MAX_NORMALIZE:
+            self.fail(f"normalizes its input in {len(steps)} steps; certsym reads at most {MAX_NORMALIZE}")
+        top = fmpq(*_LARGEST[dtype].as_integer_ratio())
         scale, shift = [fmpq(1)] * m, [fmpq(0)] * m
         for step in steps:
             op, name = step.arg
@@ -874,6 +891,9 @@ class _Reader:
             else:
                 scale = [a * v if op == "Mul" else a / v for a, v in zip(scale, c, strict=True)]
                 shift = [t * v if op == "Mul" else t / v for t, v in zip(shift, c, strict=True)]
+            if any(abs(v) > top for v in (*scale, *shift)):
+                self.fail(f"{step.label}: the normalization's composed scale or shift leaves the finite values of "
+                          f"{_WEIGHT_TYPES[dtype]} (onnxruntime would compute infinities)")
         return [(step.arg[0], step.arg[1]) for step in steps], (scale, shift)
 
 

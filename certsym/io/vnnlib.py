@@ -23,7 +23,6 @@ Cost: linear in the text, plus the product of the disjunctions' sizes (at most M
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import math
@@ -35,6 +34,7 @@ from dataclasses import dataclass, field
 from flint import fmpq
 
 from certsym.errors import InputError
+from certsym.io.filebytes import gunzip_bounded
 from certsym.io.params import read_bytes
 from certsym.numbers import parse_rational
 
@@ -126,11 +126,10 @@ def read_property(path: str | os.PathLike) -> tuple[str, str]:
     digest = hashlib.sha256(data).hexdigest()
     if data[:2] == b"\x1f\x8b":
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
-                data = f.read(MAX_TEXT_BYTES + 1)
+            data = gunzip_bounded(io.BytesIO(data), MAX_TEXT_BYTES)
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"{os.fspath(path)}: not a readable gzip file ({exc})") from None
-        if len(data) > MAX_TEXT_BYTES:
+        if data is None:
             raise InputError(f"{os.fspath(path)}: decompresses to more than 256 MiB")
     try:
         return data.decode("utf-8"), digest

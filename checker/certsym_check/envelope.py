@@ -235,10 +235,9 @@ def _replay(doc: object, files: list[InputFile] | None, rep: Report) -> None:
 def _bind_spec(proof: object, file: InputFile, rep: Report) -> None:
     """The property file given first: its SHA-256 is the certificate's and its text (gunzipped when it is gzip,
     read by the standard library) is the text the certificate holds, which the replay reads."""
-    import gzip
-    import io
     import zlib
 
+    from certsym_check.inputs import gunzip_bounded
     from certsym_check.kinds.vnnlib import spec_record
 
     spec = spec_record(proof.get("spec") if isinstance(proof, dict) else None)
@@ -249,11 +248,10 @@ def _bind_spec(proof: object, file: InputFile, rep: Report) -> None:
     data = file.data
     if data[:2] == b"\x1f\x8b":
         try:
-            with gzip.GzipFile(fileobj=io.BytesIO(data)) as g:
-                data = g.read(SPEC_BYTES + 1)
+            data = gunzip_bounded(data, SPEC_BYTES)
         except (OSError, EOFError, zlib.error):
             raise Reject("the property file given is not a readable gzip file") from None
-    if len(data) > SPEC_BYTES:
+    if data is None or len(data) > SPEC_BYTES:
         raise Reject("beyond the checker's bounds: the property file decompresses to more than 64 MiB")
     try:
         text = data.decode("utf-8")

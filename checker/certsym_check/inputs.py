@@ -250,3 +250,22 @@ def unique_object(pairs: list) -> dict:
         twice = next(k for k, _ in pairs if k in seen or seen.add(k))
         raise Reject(f"the JSON key {str(twice)[:40]!r} occurs twice")
     return out
+
+
+def gunzip_bounded(data: bytes, limit: int) -> bytes | None:
+    """The decompressed bytes of gzip data (every member), read a MiB at a time so that memory follows what is
+    decompressed; None past ``limit`` bytes. Raises what gzip raises on damaged data (OSError, EOFError,
+    zlib.error). Linear in the bytes decompressed."""
+    import gzip
+    import io
+
+    chunks, total = [], 0
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            total += len(chunk)
+            if total > limit:
+                return None
+            chunks.append(chunk)

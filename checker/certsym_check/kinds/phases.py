@@ -18,15 +18,16 @@ forms computed exactly, are equal. The leaves cover R^m, those with interior up 
 continuous, so equality on every leaf with interior is equality everywhere. The tree must end exactly where the
 walk does.
 
-Standard library only; no search. Bounds before the walk: MAX_NEURONS neurons in all, MAX_NODES nodes, multiplier
-lists as long as their regions; every exact product is charged to the work budget before it is taken.
+Standard library only; no search. Bounds before the walk: hidden layers of at least one neuron, MAX_INPUTS inputs,
+MAX_NEURONS neurons in all, MAX_NODES nodes, multiplier lists as long as their regions and multipliers of at most
+MAX_MULTIPLIER_BITS bits; every exact product and running sum is charged to the work budget before it is taken.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_products
+from certsym_check.budget import charge, charge_axpy
 from certsym_check.core import Report, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational
@@ -35,6 +36,8 @@ from certsym_check.kinds.deep import DeepNet
 STATEMENT = "phase splitting"
 MAX_NEURONS = 96
 MAX_NODES = 200_000
+MAX_INPUTS = 64  # the forms have m + 1 entries, the identity m of them
+MAX_MULTIPLIER_BITS = 4096  # numerator and denominator of a multiplier
 
 
 def _order(nets: list[DeepNet]) -> list[tuple[int, int, int]]:
@@ -49,10 +52,11 @@ def _order(nets: list[DeepNet]) -> list[tuple[int, int, int]]:
 def _form(net: DeepNet, ell: int, i: int, below: list[list[Fraction]], m: int) -> list[Fraction]:
     """W_ℓ[i]·h + b_ℓ[i] as a form of x, from the forms of the layer below."""
     row = net.W[ell - 1][i]
+    charge(m + 1, "the forms of a phased layer")
     out = [Fraction(0)] * m + [net.b[ell - 1][i]]
     for w, f in zip(row, below, strict=True):
         if w:
-            charge_products([w] * len(f), f, "the forms of a phased layer", accumulate=False)
+            charge_axpy(out, f, w, "the forms of a phased layer")
             out = [o + w * x for o, x in zip(out, f, strict=True)]
     return out
 
@@ -103,6 +107,7 @@ class _Walk:
         outs = []
         for t, net in enumerate(self.nets):
             last = below[t]
+            charge(net.k * (m + 1), "the output forms of a region")
             outs.append(last if net.output_relu else [_form(net, net.depth + 1, j, last, m) for j in range(net.k)])
         if outs[0] != outs[1]:
             raise Reject(f"proof.phases[{s}]: the two networks' affine maps differ on this region")
@@ -122,10 +127,14 @@ class _Walk:
         mu = [rational(u) for u in seq(rest[0], len(region), f"proof.phases[{s}][1]")]
         if any(u < 0 for u in mu):
             raise Reject(f"proof.phases[{s}]: a multiplier is negative")
+        if any(max(abs(u.numerator).bit_length(), u.denominator.bit_length()) > MAX_MULTIPLIER_BITS for u in mu):
+            raise Reject(f"beyond the checker's bounds: proof.phases[{s}]: a multiplier of more than "
+                         f"{MAX_MULTIPLIER_BITS} bits")
+        charge(self.m + 1, "a region's multipliers")
         total = [Fraction(0)] * (self.m + 1)
         for u, g in zip(mu, region, strict=True):
             if u:
-                charge_products([u] * len(g), g, "a region's multipliers", accumulate=False)
+                charge_axpy(total, g, u, "a region's multipliers")
                 total = [x + u * y for x, y in zip(total, g, strict=True)]
         if any(total[:self.m]):
             raise Reject(f"proof.phases[{s}]: the combination of the region's constraints is not constant")
@@ -149,10 +158,14 @@ def check_phases(F, nets: list[DeepNet], proof: dict, rep: Report) -> None:
     tree = seq(proof["phases"], None, "proof.phases")
     if len(tree) > MAX_NODES:
         raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
+    if any(len(b) == 0 for t in nets for b in t.b[:-1]):
+        raise Reject("phase splitting reads networks whose hidden layers have at least one neuron")
+    if t1.m > MAX_INPUTS:
+        raise Reject(f"beyond the checker's bounds: {t1.m} inputs (phase splitting at most {MAX_INPUTS})")
     walk = _Walk(nets, tree)
     if len(walk.order) > MAX_NEURONS:
         raise Reject(f"beyond the checker's bounds: {len(walk.order)} neurons to phase (at most {MAX_NEURONS})")
-    charge(len(tree), "the phase tree's nodes")
+    charge(len(tree) + t1.m * (t1.m + 1), "the phase tree's nodes and the input forms")
     m = t1.m
     identity = [[Fraction(int(q == r)) for r in range(m)] + [Fraction(0)] for q in range(m)]
     walk.walk(0, [identity, identity], [[], []], [])

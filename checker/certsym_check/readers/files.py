@@ -9,7 +9,6 @@ or big endian; nothing is unpickled. Every size is compared with its header befo
 from __future__ import annotations
 
 import ast
-import gzip
 import hashlib
 import io
 import json
@@ -26,6 +25,7 @@ from certsym_check.inputs import (  # noqa: F401 - InputFile, read_regular and M
     MAX_SIBLING,
     InputFile,
     crc_matches,
+    gunzip_bounded,
     read_regular,
     unique_object,
 )
@@ -539,10 +539,10 @@ def _gunzipped(data: bytes) -> bytes:
     if data[:2] != b"\x1f\x8b":
         return data
     try:
-        out = gzip.GzipFile(fileobj=io.BytesIO(data)).read(MAX_GUNZIPPED + 1)
+        out = gunzip_bounded(data, MAX_GUNZIPPED)
     except (OSError, EOFError, zlib.error):
         raise Reject("the gzipped model file does not decompress") from None
-    if len(out) > MAX_GUNZIPPED:
+    if out is None:
         raise Reject(f"beyond the checker's bounds: the model file decompresses to more than {MAX_GUNZIPPED:,} bytes")
     return out
 

@@ -69,6 +69,9 @@ _BIG = sys.byteorder == "big"
 _WEIGHT_TYPES = {1: ("f4", 4), 10: ("f2", 2), 16: ("bf16", 2), 11: ("f8", 8)}
 _INT64 = 7
 _BFLOAT16 = 16
+MAX_NORMALIZE = 16  # normalization steps before the first layer
+LARGEST = {"f4": 3.4028234663852886e38, "f2": 65504.0, "bf16": 3.3895313892515355e38,
+           "f8": 1.7976931348623157e308}  # the largest finite value of each element type
 _TYPE_NAMES = {1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "STRING",
                9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
                15: "COMPLEX128", 16: "BFLOAT16"}
@@ -718,6 +721,9 @@ def _check_input_shape(dims: list | None, steps: list, widths: tuple, targets: d
                 shape = [None, width]
         elif op == "Norm":
             dims = constants[target]
+            if dims and (shape is None or len(dims) > len(shape)):
+                raise Reject(f"ONNX normalization constant of shape {dims} against a value of declared shape {shape}: "
+                             "broadcasting would raise the value's rank")
             count = math.prod(dims)
             if count != 1 and (shape is None or count != widths[0] or _stripped(dims) != _stripped(shape)):
                 raise Reject(f"ONNX normalization constant of shape {dims} against a value of declared shape "
@@ -840,8 +846,15 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
         code = _WEIGHT_TYPES[initializers[B]["data_type"]][0]
         tensors.append(Tensor((rows, cols), reader.weights(initializers[B], B), transposed, code))
         tensors.append(Tensor((rows,), reader.weights(initializers[C], C), False, code))
+    top = Fraction(LARGEST[_WEIGHT_TYPES[next(iter(types))][0]])
+    for (alpha, beta), W, C in zip(scales, tensors[::2], tensors[1::2], strict=True):
+        for factor, t in ((alpha, W), (beta, C)):
+            if factor != 1.0 and abs(Fraction(factor)) * Fraction(max(map(abs, t.values), default=0.0)) > top:
+                raise Reject("ONNX Gemm whose alpha·B or beta·C leaves the element type's finite values")
     affine = None
     if norms:
+        if len(norms) > MAX_NORMALIZE:
+            raise Reject(f"ONNX input normalized in {len(norms)} steps (at most {MAX_NORMALIZE})")
         scale, shift = [Fraction(1)] * m, [Fraction(0)] * m
         for op, name in norms:
             code = _WEIGHT_TYPES[initializers[name]["data_type"]][0]
@@ -858,6 +871,9 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             else:
                 scale = [a / c for a, c in zip(scale, values, strict=True)]
                 shift = [t / c for t, c in zip(shift, values, strict=True)]
+            if any(abs(v) > top for v in (*scale, *shift)):
+                raise Reject("ONNX normalization whose composed scale or shift leaves the element type's finite "
+                             "values")
         affine = (scale, shift)
     return Chain(tensors, names, reader.locations, output_relu, head, [list(n) for n in norms], affine,
                  [(Fraction(a), Fraction(b)) for a, b in scales])
