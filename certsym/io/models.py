@@ -34,12 +34,14 @@ from certsym.io.filebytes import FileBytes, crc32
 from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
 from certsym.io.foreign import foreign_format, zip_names
 from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weights_file
+from certsym.io.nnetfile import ACTIVATION_NNET, read_nnet
+from certsym.io.nnetfile import READING as NNET_READING
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
 from certsym.io.torchfile import load_torch
 from certsym.numbers.floats import all_finite
 
 FORMATS = {".npz": "npz", ".safetensors": "safetensors", ".pt": "torch", ".pth": "torch", ".bin": "torch",
-           ".ckpt": "torch", ".onnx": "onnx", ".msgpack": "msgpack"}
+           ".ckpt": "torch", ".onnx": "onnx", ".msgpack": "msgpack", ".nnet": "nnet"}
 SUFFIXES = set(FORMATS)
 LETTER_KEYS = ("A", "b", "M", "c")
 _ALLOWED = {("f", 2), ("f", 4), ("f", 8), ("i", 1), ("i", 2), ("i", 4), ("i", 8), ("u", 1)}
@@ -532,6 +534,8 @@ def detect_format(path: str | os.PathLike) -> str | None:
     suffix = FORMATS.get(path.suffix.lower())
     if suffix == "onnx" or (path.name.lower().endswith(".onnx.gz") and head[:2] == b"\x1f\x8b"):
         return "onnx"  # a gzipped one (VNN-COMP ships them so) is read decompressed
+    if suffix == "nnet":
+        return "nnet"
     if head[:2] == b"\x80\x02" and suffix == "torch":
         return "torch"  # the legacy format: refused with its own message by the reader
     return None
@@ -574,6 +578,8 @@ def reading(record: dict | None) -> str | None:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
         return "read as a ReLU network (the file holds no activation)"
+    if record["activation"] == ACTIVATION_NNET:
+        return NNET_READING
     if record.get("head"):
         return (f"a ReLU network (the graph's Relu nodes) ending in a {record['head']}, read as the logits it "
                 "normalizes: a top-1 answer is the same for both")
@@ -603,7 +609,13 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
         raise InputError(f"{path}: not a model file certsym reads (npz, safetensors, torch zip archive .pt/.pth/.bin/"
                          ".ckpt, ONNX .onnx) nor a JSON parameter file")
     try:
-        if fmt == "onnx":
+        if fmt == "nnet":
+            layers, record = read_nnet(path)
+            if len(layers) != 2:
+                raise InputError(f"{path}: a network with {len(layers) - 1} hidden layers: this command decides "
+                                 "one-hidden-layer networks (certsym equiv decides deep ones)")
+            arrays = [a for layer in layers for a in layer]
+        elif fmt == "onnx":
             if selection != Selection():
                 raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
                                  "--state-key do not apply")
@@ -692,6 +704,11 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
     fmt = detect_format(path) if path.exists() else None
     if fmt == "msgpack":  # a Flax Dense kernel is stored inputs × outputs, by construction
         selection = replace(selection, layout="in-out")
+    if fmt == "nnet":
+        if selection != Selection():
+            raise InputError(f"{path}: the layers of an NNet file follow from its text; --keys, --layout and "
+                             "--state-key do not apply")
+        return *read_nnet(path), False
     if fmt == "onnx":
         if selection != Selection():
             raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "

@@ -82,7 +82,8 @@ class Model:
             widths = list(self._exact_layered().widths)
         kind = (self.record.model or {}).get("format") or ("parameters" if self.path else "in memory")
         dtype = f" {self.arrays[0].dtype}" if self.arrays is not None and hasattr(self.arrays[0], "dtype") else \
-            f" {self.layers[-1][0].dtype}" if self.layers is not None and hasattr(self.layers[-1][0], "dtype") else ""
+            f" {self.layers[-1][0].dtype}" if self.layers is not None and getattr(self.layers[-1][0], "dtype", object) \
+            is not np.dtype(object) else " exact decimals" if kind == "nnet" else ""
         if (self.record.model or {}).get("normalization"):
             dtype += ", input normalization folded"
         relu = ", output ReLU" if self.output_relu else ""
@@ -284,7 +285,8 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
         layers, record, output_relu = read_layers(path, selection, blob)
         # the hash goes on while the caller decides: the record waits for it only when a certificate needs it
         rec = InputRecord(path, blob.sha256 if blob is not None else file_digest(path), (), record)
-        if len(layers) > 2 or output_relu or record.get("normalization") or record.get("alpha_beta"):  # exact only
+        if len(layers) > 2 or output_relu or record.get("normalization") or record.get("alpha_beta") or \
+                record.get("format") == "nnet":  # exact rationals, not float arrays: the general path
             return Model(path, rec, None, path, reading=reading_of(record), layers=layers, output_relu=output_relu)
         (W1, b1), (W2, b2) = layers
         return Model(path, rec, [W1, b1, W2, b2], path, reading=reading_of(record), finite=True)

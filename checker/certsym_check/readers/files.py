@@ -339,9 +339,11 @@ _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
            "torch": {"format", "rule", "tensors", "layout", "root", "activation"},
            "onnx": {"format", "rule", "tensors", "external", "activation"}}
 # What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
-_ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node"}
+_ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node",
+               "nnet": "relu, the format's: after every layer but the last"}
 _READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
-            "nodes)"}
+            "nodes)", "nnet": "a ReLU network (NNet: its means and ranges folded in; the evaluator's clamp of the "
+            "inputs to [minimums, maximums] is not, so answers hold on boxes inside them)"}
 _RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "safetensors-sharded": ("default", "keys"),
           "msgpack": ("default", "keys"),
           "torch": ("default", "keys"),
@@ -604,6 +606,22 @@ def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[
     return out, f"onnx graph (deep): {'; '.join(shown)}{extra}{norm}{relu}; {_READING['onnx']}"
 
 
+def _nnet_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[list, str]:
+    """``layered_entries`` for an NNet file (``readers.nnet``): its text decides the layers, a ReLU after each but
+    the last; the normalization folded in."""
+    from certsym_check.readers.nnet import read_nnet
+
+    if model != {"format": "nnet", "rule": "file", "activation": _ACTIVATION["nnet"]} or output_relu:
+        raise Reject("an NNet file's model record is {format: nnet, rule: file, activation: "
+                     f"{_ACTIVATION['nnet']!r}}}, for a network without an output ReLU")
+    layers, found = read_nnet(file.data)
+    if found != tuple(widths):
+        raise Reject(f"the NNet file's layer sizes {list(found)[:8]} are not the certificate's {list(widths)[:8]}")
+    charge(sum(len(row) + 1 for W, _ in layers for row in W), "the NNet layers read")
+    out = [x for W, b in layers for x in (*(y for row in W for y in row), *b)]
+    return out, f"nnet (deep): layer sizes {'-'.join(map(str, found))}; {_READING['nnet']}"
+
+
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
     """The entries A (row by row), b, M (row by row), c of a model file, checked against shape (m, n, k), and
     the line saying what was bound."""
@@ -619,6 +637,8 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     fmt = model.get("format") if isinstance(model, dict) else None
     if fmt == "onnx" and _fields(model) == _RECORD[fmt] and model["rule"] == "graph":
         return _onnx_layered(file, model, widths, output_relu)
+    if fmt == "nnet":
+        return _nnet_layered(file, model, widths, output_relu)
     if output_relu:
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
