@@ -90,7 +90,8 @@ _LIST_ATTR_FIELDS = ("floats", "ints", "strings", "tensors", "graphs", "sparse_t
 
 # The operators of the chain: number of inputs, allowed attributes (name → (type, default)).
 _ARITY = {"Gemm": 3, "MatMul": 2, "Add": 2, "Relu": 1, "Identity": 1, "Flatten": 1, "Reshape": 2, "Softmax": 1,
-          "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2}
+          "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2, "Dropout": 1, "Cast": 1}
+IDENTITIES = ("Identity", "Dropout", "Cast")  # Dropout at inference, Cast to the value's own element type
 NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant, before the first linear layer: folded into it exactly
 HEADS = ("Softmax", "LogSoftmax")  # a head read as the logits it normalizes: top-1 questions only
 _ATTRIBUTES: dict[str, dict[str, tuple[int, float | int]]] = {
@@ -99,6 +100,8 @@ _ATTRIBUTES: dict[str, dict[str, tuple[int, float | int]]] = {
     "Flatten": {"axis": (_ATTR_INT, 1)},
     "Reshape": {"allowzero": (_ATTR_INT, 0)},
     "Softmax": {"axis": (_ATTR_INT, -1)},  # the default before opset 13 is 1 (``attributes``)
+    "Dropout": {"seed": (_ATTR_INT, 0), "ratio": (_ATTR_FLOAT, 0.5)},  # one input: no training_mode, inference
+    "Cast": {"to": (_ATTR_INT, 0)},  # checked to be the value's own element type (``read``)
     "LogSoftmax": {"axis": (_ATTR_INT, -1)},
 }
 _DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -356,7 +359,8 @@ class _Reader:
                       "certsym reads only the default domain")
         if node.op_type not in _ARITY:
             self.fail(f"found node {label}; expected only Flatten, Reshape, Identity, Gemm, MatMul, Add and Relu "
-                      f"(and a final Softmax or LogSoftmax), as {_CHAIN}")
+                      "(with Dropout, a Cast to the value's own type, Sub, Mul and Div by constants before the first "
+                      f"layer, and a final Softmax or LogSoftmax), as {_CHAIN}")
         if node.overload:
             self.fail(f"{label} names the overload {_q(node.overload)}; certsym reads standard operators only")
         arity = _ARITY[node.op_type]
@@ -405,6 +409,8 @@ class _Reader:
                 self.fail(f"{label} has transB = {values['transB']}; certsym reads transB = 0 or 1")
         elif node.op_type in HEADS and "axis" not in seen and self.opset < 13:
             values["axis"] = 1  # the default before opset 13, on the input coerced to 2-D
+        elif node.op_type == "Dropout" and "ratio" in seen and self.opset >= 12:
+            self.fail(f"{label} has the attribute ratio, an input from opset 12 (the model imports {self.opset})")
         elif node.op_type == "Flatten" and values["axis"] != 1:
             self.fail(f"{label} has axis = {values['axis']}; certsym reads axis = 1 only")
         elif node.op_type == "Reshape":
@@ -432,6 +438,7 @@ class _Reader:
     def walk(self) -> None:
         """Follow the data flow from x to y by value names; fills steps, layers, uses and output_relu."""
         self.steps: list[_Step] = []
+        self.casts: list[tuple[str, int]] = []  # (node, the element type it casts to)
         self.layers: list[_Layer] = []
         self.head: str | None = None
         self.uses: list[str] = []  # initializer names in order of first use along the chain
@@ -469,8 +476,10 @@ class _Reader:
             if pos != 0 and op not in ("Add", "MatMul", "Mul"):
                 self.fail(f"{label} reads {_q(v)} as its input {pos}; the chain's value must be input 0")
             out = node.output[0]
-            if op == "Identity":
+            if op in IDENTITIES:
                 self.steps.append(_Step("identity", label, out))
+                if op == "Cast":
+                    self.casts.append((label, self.attributes(i, node)["to"]))
             elif op in ("Flatten", "Reshape") and stage == _PRE:
                 target = self.initializer_input(i, 1, "target shape") if op == "Reshape" else None
                 self.steps.append(_Step(op.lower(), label, out, target))
@@ -833,6 +842,10 @@ class _Reader:
             if t.data_type != _INT64 or self.dims(target) != [2]:
                 self.fail(f"the Reshape target {_q(target)} is {_TYPE_NAMES.get(t.data_type, t.data_type)} of shape "
                           f"{_shape_text(list(t.dims))}; expected INT64 [-1, {m}] or [0, {m}]")
+        for label, to in self.casts:
+            if to != dtype:
+                self.fail(f"{label} casts to {_TYPE_NAMES.get(to, to)}; the value is {_WEIGHT_TYPES[dtype]}, and "
+                          "certsym reads a Cast only to the value's own element type (an identity)")
         self.declared(self.x_info, "the graph input", dtype)  # types first, before reading any data
         self.declared(self.y_info, "the graph output", dtype)
         values = {name: self.tensor(name) for name in dict.fromkeys(self.uses)}  # in order of first use

@@ -166,3 +166,37 @@ def test_gemm_alpha_and_beta_scale_the_layer_exactly_in_both_readers(tmp_path: P
     forged["inputs"][0]["model"]["alpha_beta"] = [[1, "1/2", "3"]]
     report = check_certificate(forged, [path.read_bytes(), path.read_bytes()])
     assert not report.valid and "alpha and beta" in report.reason
+
+
+@pytest.mark.parametrize("node, ok", [
+    (helper.make_node("Dropout", ["v", ], ["w"]), True),
+    (helper.make_node("Dropout", ["v"], ["w"], seed=3), True),
+    (helper.make_node("Cast", ["v"], ["w"], to=TensorProto.FLOAT), True),
+    (helper.make_node("Cast", ["v"], ["w"], to=TensorProto.DOUBLE), False),  # another function: rounding
+    (helper.make_node("Dropout", ["v"], ["w", "mask"]), False),
+])
+def test_dropout_and_a_cast_to_the_same_type_are_identities_in_both_readers(tmp_path: Path, node, ok: bool) -> None:
+    """At inference a Dropout passes its input on, and a Cast to the value's own element type is the identity:
+    both readers read the chain as without them, as onnxruntime computes it; anything else is refused by both."""
+    rng = np.random.default_rng(8)
+    W1, W2 = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((2, 4)).astype(np.float32)
+    b1, b2 = np.float32([0.5, -0.25, 1, 0]), np.float32([0.125, -1])
+    inits = [numpy_helper.from_array(a, n) for a, n in ((W1, "W1"), (b1, "b1"), (W2, "W2"), (b2, "b2"))]
+    nodes = [helper.make_node("Gemm", ["x", "W1", "b1"], ["a1"], transB=1), helper.make_node("Relu", ["a1"], ["v"]),
+             node, helper.make_node("Gemm", ["w", "W2", "b2"], ["y"], transB=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], inits)
+    path = tmp_path / "d.onnx"
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    if not ok:
+        with pytest.raises(InputError):
+            read_onnx_chain(path)
+        with pytest.raises(Reject):
+            checker_read_onnx(path.read_bytes())
+        return
+    net = certsym.load(str(path)).layered()
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    x = np.float32([[0.5, -1.0, 2.0]])
+    np.testing.assert_allclose([float(v) for v in net([fmpq(*float(v).as_integer_ratio()) for v in x[0]])],
+                               session.run(None, {"x": x})[0][0], rtol=1e-5, atol=1e-5)
+    assert len(checker_read_onnx(path.read_bytes()).tensors) == 4

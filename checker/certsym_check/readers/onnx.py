@@ -451,19 +451,24 @@ class _Reader:
 # ---------------------------------------------------------------------------------------------------------
 # The graph.
 
-_ATTRIBUTE_TYPES = {"alpha": 1, "beta": 1, "transA": 2, "transB": 2, "axis": 2, "allowzero": 2}  # FLOAT 1, INT 2
+_ATTRIBUTE_TYPES = {"alpha": 1, "beta": 1, "transA": 2, "transB": 2, "axis": 2, "allowzero": 2, "seed": 2,
+                    "ratio": 1, "to": 2}  # FLOAT 1, INT 2
 _ATTRIBUTES = {"Gemm": {"alpha", "beta", "transA", "transB"}, "Flatten": {"axis"}, "Reshape": {"allowzero"},
                "MatMul": set(), "Add": set(), "Relu": set(), "Identity": set(), "Softmax": {"axis"},
-               "LogSoftmax": {"axis"}, "Sub": set(), "Mul": set(), "Div": set()}
+               "LogSoftmax": {"axis"}, "Sub": set(), "Mul": set(), "Div": set(), "Dropout": {"seed", "ratio"},
+               "Cast": {"to"}}
+IDENTITIES = ("Identity", "Dropout", "Cast")  # Dropout at inference (one input), Cast to the value's own type
 NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant before the first linear layer (folded into it exactly)
 HEADS = ("Softmax", "LogSoftmax")  # a final normalization, read as its logits (certificates of top-1 claims only)
-_DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "axis": 1, "allowzero": 0}
+_DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "axis": 1, "allowzero": 0, "seed": 0,
+             "ratio": 0.5, "to": 0}
 
 
 def _attributes(node: dict, opset: int) -> dict:
     """{name: value} of a node's attributes (defaults filled in), refusing any the chain does not allow."""
     op = node["op_type"]
-    allowed = _ATTRIBUTES[op] - ({"allowzero"} if opset < 14 else set())
+    allowed = _ATTRIBUTES[op] - ({"allowzero"} if opset < 14 else set()) - \
+        ({"ratio"} if op == "Dropout" and opset >= 12 else set())  # an input from opset 12
     out: dict = {}
     for attribute in node.get("attribute", []):
         name = attribute.get("name", "")
@@ -492,12 +497,13 @@ def _opset(model: dict) -> int:
 
 
 def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, list, list, bool, str | None, list,
-                                                                list]:
+                                                                list, list]:
     """Walks the data flow from x to y, checking that every node is on the chain and every value is used once.
     Returns the layers [(B, C, transposed)], at least two (transposed: W = Bᵀ), the Reshape targets, the steps
     that change shapes [(op, Reshape target or None)], the chain's values [x, …, y] and whether a Relu follows
     the last layer, the head (a final Softmax or LogSoftmax) or None, the normalization before the first
-    layer [(Sub | Add | Mul | Div, constant)], and each layer's (alpha, beta) (a Gemm's; 1, 1 otherwise)."""
+    layer [(Sub | Add | Mul | Div, constant)], each layer's (alpha, beta) (a Gemm's; 1, 1 otherwise), and the
+    element types the Casts name."""
     inputs = [v.get("name", "") for v in graph.get("input", [])]
     outputs = [v.get("name", "") for v in graph.get("output", [])]
     if len(set(inputs)) != len(inputs):
@@ -527,6 +533,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     targets: list = []
     steps: list = []
     norms: list = []
+    casts: list = []
     scales: dict = {}  # layer index -> a Gemm's (alpha, beta)
     values = [x]
     state, current, seen, pending, pending_transposed, head = "pre", x, set(), None, True, None
@@ -542,11 +549,11 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         node = nodes[index]
         op, ins = node.get("op_type", ""), node.get("input", [])
         if op not in _ATTRIBUTES:
-            raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity, and a final "
-                         "Softmax or LogSoftmax)")
+            raise Reject(f"ONNX node {_q(op)} (only Gemm, MatMul, Add, Relu, Flatten, Reshape, Identity, Dropout, "
+                         "Cast, Sub, Mul, Div and a final Softmax or LogSoftmax)")
         attributes = _attributes(node, opset)
         expected = {"Identity": 1, "Relu": 1, "Flatten": 1, "Reshape": 2, "MatMul": 2, "Add": 2, "Gemm": 3,
-                    "Softmax": 1, "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2}[op]
+                    "Softmax": 1, "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2, "Dropout": 1, "Cast": 1}[op]
         # MatMul(W, h): the weight first, read only of a value declared 1-D (``_check_input_shape``)
         weight_first = op == "MatMul" and len(ins) == 2 and ins[1] == current != ins[0]
         if len(ins) != expected or (op not in ("Add", "Mul") and ins[0] != current and not weight_first):
@@ -560,8 +567,9 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
                 raise Reject(f"ONNX MatMul followed by {op}, not by Add of its bias")
             layers.append((pending, others[0], pending_transposed))
             state = "linear"
-        elif op == "Identity":
-            pass
+        elif op in IDENTITIES:
+            if op == "Cast":
+                casts.append(attributes["to"])
         elif op in NORMALIZE and state == "pre":
             norms.append((op, others[0]))
             steps.append(("Norm", others[0]))
@@ -617,7 +625,7 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
     return layers, targets, steps, values, state == "relu", head, norms, \
-        [scales.get(i, (1.0, 1.0)) for i in range(len(layers))]
+        [scales.get(i, (1.0, 1.0)) for i in range(len(layers))], casts
 
 
 def _declared(value: dict, name: str) -> tuple[int, list | None] | None:
@@ -799,7 +807,7 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
-    layers, targets, steps, values, output_relu, head, norms, scales = _chain(graph, opset, initializers)
+    layers, targets, steps, values, output_relu, head, norms, scales, casts = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
     types = {initializers[name].get("data_type", 0) for name in names}
@@ -825,6 +833,9 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
     for target in targets:
         if initializers[target].get("data_type", 0) != _INT64 or initializers[target]["dims"] != [2]:
             raise Reject(f"ONNX Reshape target {_q(target)} is not an INT64 vector of length 2")
+    if any(to != next(iter(types)) for to in casts):
+        raise Reject("ONNX Cast to another element type than the weights' (only a Cast to the value's own type, an "
+                     "identity, is read)")
     for _, name in norms:
         if initializers[name].get("data_type", 0) != next(iter(types)):
             raise Reject(f"ONNX normalization constant {_q(name)} has another element type than the weights")
