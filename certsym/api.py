@@ -179,8 +179,8 @@ def distance(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed:
 def _embedded(A: Model, B: Model, nets: tuple[Network, Network]) -> bool:
     """Whether a certificate embeds both networks: always for parameter files and in-memory sources, model files up
     to EMBED_LIMIT weights (beyond it they are referenced by SHA-256, as the CLI does)."""
-    return A.path is None or B.path is None or any(m.record.model is None for m in (A, B)) or \
-        sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT
+    return A.path is None or B.path is None or sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT or \
+        any(m.record.model is None or m.record.model.get("format") == "nnet" for m in (A, B))
 
 
 def _replayed(doc: dict, *sources: Model) -> dict:

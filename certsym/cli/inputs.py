@@ -138,9 +138,9 @@ def read_region(args: argparse.Namespace, m: int) -> tuple[list, str]:
 def embeds_inputs(args: argparse.Namespace, records, nets) -> bool:
     """Whether a certificate embeds its inputs: parameter files always (the checker re-reads model files only),
     model files up to EMBED_LIMIT weights in all unless --reference asks for references."""
-    embed = any(rec.model is None for rec in records) or \
+    embed = any(rec.model is None or rec.model.get("format") == "nnet" for rec in records) or \
         (not args.reference and sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT)
     if args.reference and embed:
-        print("note: parameter files are embedded in the certificate (only model files are referenced)",
-              file=sys.stderr)
+        print("note: parameter and NNet files are embedded in the certificate (only tensor and ONNX files are "
+              "referenced)", file=sys.stderr)
     return embed

@@ -28,17 +28,28 @@ from certsym.numbers import parse_rational
 
 MAX_UNITS = 10**6  # neurons of all layers together, and inputs
 MAX_WEIGHTS = 10**8
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE]([+-]?[0-9]+))?\Z")
+MAX_NUMBER_CHARS = 400  # characters of a number (the checker reads as many)
+MAX_EXPONENT = 999
+_BREAKS = re.compile(r"[\x00-\x08\x0b-\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")  # NNet's readers break lines at \n only
 READING = ("a ReLU network (NNet: its means and ranges folded in; the evaluator's clamp of the inputs to "
            "[minimums, maximums] is not, so answers hold on boxes inside them)")
 
 
 def _numbers(line: str, where: str) -> list[str]:
-    parts = [p.strip() for p in line.strip().split(",")]
-    if parts and parts[-1] == "":
-        parts = parts[:-1]
-    if not parts or any(not _NUMBER.match(p) for p in parts):
-        raise InputError(f"{where}: expected comma-separated decimal numbers, found {line.strip()[:60]!r}")
+    """The fields of a line: comma-separated decimals, each line ending in a comma (as NNet writes them: NNet's
+    Python reader drops the last field, its C readers do not, so a line without it is read two ways by NNet),
+    spaces and tabs around them."""
+    parts = [p.strip(" \t") for p in line.strip(" \t").split(",")]
+    if len(parts) < 2 or parts[-1] != "":
+        raise InputError(f"{where}: a line of comma-separated numbers ends in a comma, as NNet writes it; found "
+                         f"{line.strip()[:60]!r}")
+    parts = parts[:-1]
+    for p in parts:
+        match = _NUMBER.match(p)
+        if not match or len(p) > MAX_NUMBER_CHARS or (match[1] and abs(int(match[1])) > MAX_EXPONENT):
+            raise InputError(f"{where}: expected decimal numbers of at most {MAX_NUMBER_CHARS} characters and "
+                             f"exponents of at most {MAX_EXPONENT}, found {p[:60]!r}")
     return parts
 
 
@@ -60,8 +71,12 @@ def read_nnet(path: str | os.PathLike) -> tuple[list[tuple[np.ndarray, np.ndarra
             text = f.read().decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{label}: not UTF-8 text") from None
-    lines = [(n, line) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    while lines and lines[0][1].lstrip().startswith("//"):
+    bad = _BREAKS.search(text)
+    if bad:
+        raise InputError(f"{label}: holds the control character {bad.group()!r}; NNet's readers break lines at \\n "
+                         "only, and certsym refuses what they would read otherwise")
+    lines = [(n, line.removesuffix("\r")) for n, line in enumerate(text.split("\n"), 1) if line.strip(" \t\r")]
+    while lines and lines[0][1].lstrip(" \t").startswith("//"):
         lines.pop(0)
     at = iter(lines)
 

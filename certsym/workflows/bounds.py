@@ -189,7 +189,8 @@ def _nonempty(box: Box | None) -> Box | None:
 def _embeds(A: Model, B: Model, nets: tuple, reference: bool) -> bool:
     """Whether a certificate embeds both networks: parameter files and in-memory sources always (the checker
     re-reads model files only), model files up to EMBED_LIMIT weights unless ``reference`` asks for references."""
-    if A.path is None or B.path is None or any(x.record.model is None for x in (A, B)):
+    if A.path is None or B.path is None or any(x.record.model is None or x.record.model.get("format") == "nnet"
+                                               for x in (A, B)):
         return True
     return not reference and sum(t.n * (t.m + t.k) for t in nets) <= EMBED_LIMIT
 

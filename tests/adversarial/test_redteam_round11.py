@@ -2,7 +2,7 @@
 ``certsym.io.models``) and by the checker (``certsym_check.readers.nnet``, bound by ``readers.files._nnet_layered``
 when an input's model record is {"format": "nnet", …} and the file is given with ``--inputs``).
 
-Holes found (each a strict xfail that passes once fixed; the reason names the fix):
+Holes found, each closed in the same round (its test, once a strict xfail, asserts the fixed behaviour):
 - the readers' number bounds differ: the producer reads up to 10,000 digits and exponents up to 10,000 (written
   with any number of digits), the checker 400 characters and exponents of at most 3 digits, so ``1e0005``,
   ``1e-1000`` or a 421-character decimal give certificates the checker refuses;
@@ -19,7 +19,11 @@ Holes found (each a strict xfail that passes once fixed; the reason names the fi
 - Unicode spaces around a number (U+00A0, U+3000, …) are stripped here; C's atof (ReluVal, Marabou, NNet's C++
   reader) reads such a field as 0;
 - certificates the producer writes for a one-hidden-layer ``.nnet`` on the shallow kinds (identifiable,
-  stabilizer, minimal_form, not_affine, audit's equivalent) are refused by the checker with the file given.
+  stabilizer, minimal_form, not_affine, audit's equivalent) were refused by the checker with the file given.
+Now: one number rule in both readers (400 characters, exponents up to 999), the flag read as numbers, the sizes
+compared before the numbers are read and the fold charged, lines broken at \\n only (other controls refused), the
+trailing comma required, only ASCII spaces and tabs stripped, and NNet files bound by the shallow kinds too (and
+always embedded, never referenced).
 Everything else here is an attack both readers refuse, or read alike and as NNet reads it, kept as regressions.
 """
 
@@ -192,12 +196,6 @@ _NUMBER_BOUNDS = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="the readers' number bounds differ: the producer (parse_rational) reads "
-                   "10,000 digits and exponents up to 10,000 written with any number of digits, the checker 400 "
-                   "characters and exponents of 1 to 3 digits, so the producer certifies .nnet files the checker "
-                   "refuses; fix: one bound in both readers (e.g. the checker's, as for VNN-LIB in round 9: at most "
-                   "400 characters, the exponent's value at most 999 whatever its digits) and state it in "
-                   "docs/FORMATS.md, NNet")
 @pytest.mark.parametrize("case", list(_NUMBER_BOUNDS))
 def test_the_readers_agree_on_the_bounds_of_numbers(tmp_path: Path, case: str) -> None:
     text = _nnet([1, 2, 1], 1).replace("\n-10,\n", f"\n{_NUMBER_BOUNDS[case]},\n", 1)  # the input's minimum
@@ -206,10 +204,6 @@ def test_the_readers_agree_on_the_bounds_of_numbers(tmp_path: Path, case: str) -
     assert (produced == "refused") == (checked == "refused")
 
 
-@pytest.mark.xfail(strict=True, reason="the checker reads the flag line without looking at it (line(None)): "
-                   "'abc' or an empty field is accepted, while the producer refuses what is not a decimal (and "
-                   "docs/FORMATS.md says a number that is not a decimal is refused); fix: check the flag's fields "
-                   "as decimals (_number) in the checker, as the producer does")
 @pytest.mark.parametrize("flag", ["abc", "", "0,x"])
 def test_the_readers_agree_on_the_flag_line(tmp_path: Path, flag: str) -> None:
     produced, checked = _both(tmp_path, _nnet([2, 3, 1], 2, flag=flag))
@@ -217,11 +211,6 @@ def test_the_readers_agree_on_the_flag_line(tmp_path: Path, flag: str) -> None:
     assert checked == "refused"
 
 
-@pytest.mark.xfail(strict=True, reason="the checker parses every number of the .nnet (MAX_WEIGHTS = 10^8 of them, "
-                   "about 120 bytes of memory each, none charged) before _nnet_layered compares the file's layer "
-                   "sizes with the certificate's widths; an npz's shapes are compared before its entries are read. "
-                   "Fix: pass the certificate's widths to read_nnet and refuse right after the layer-sizes line, "
-                   "and charge the number of entries before parsing them")
 def test_the_layer_sizes_are_compared_before_the_numbers_are_parsed(tmp_path: Path, monkeypatch) -> None:
     doc, _ = _certificate(tmp_path, _nnet([2, 3, 1], 3))
     n = 2000  # declared 2-2000-1: about 8,000 numbers to read before the sizes are found to differ
@@ -256,13 +245,6 @@ def _coprime_ranges_file(m: int, n: int, digits: int = 390, seed: int = 11) -> b
     return ("\n".join(lines) + "\n").encode()
 
 
-@pytest.mark.xfail(strict=True, reason="the checker folds the means and ranges (Fraction sums w·μ/r over every "
-                   "input, for every first-layer neuron) without charging the work meter: with coprime ranges the "
-                   "running sum grows to the size of all the ranges together, so one neuron costs time quadratic in "
-                   "the inputs (an 800-input file of 630 KB: 22 million units per neuron at the budget's own rates, "
-                   "above the 20 million of a whole certificate, about 2 s each, times the neurons) before any bound "
-                   "applies. Fix: charge each row's fold with budget.charge_products(row, [μ/r …]) before it is "
-                   "computed (or bound the folded numbers' size first, as VNN-LIB's 4,096 bits)")
 def test_the_fold_of_the_normalization_is_charged(tmp_path: Path) -> None:
     m = 64
     doc, _ = _certificate(tmp_path, _nnet([m, 2, 1], 4))
@@ -287,12 +269,6 @@ _SHIFTED = ("// a comment\x0c3,2,1,1,\n2,1,1,1,\n1,1,1,\n0,0,\n-1,-1,\n1,1,1,\n0
             "9,\n")
 
 
-@pytest.mark.xfail(strict=True, reason="both readers split lines with str.splitlines, which also breaks at \\v, "
-                   "\\f, \\x1c-\\x1e, \\x85, U+2028, U+2029 (and a lone \\r, which NNet's C readers do not split at); "
-                   "NNet's readers (Python readline, C fgets) split at \\n only, so a form feed inside a header line "
-                   "makes a file NNet reads as a 1-1-1 network read here as 2-1-1-1 (another network, both readers "
-                   "accepting). Fix: split at \\n (a \\r before it dropped) and refuse every other line-breaking or "
-                   "control character, in both readers")
 def test_lines_break_where_nnet_breaks_them(tmp_path: Path) -> None:
     for reading in (_nnet_python(_SHIFTED), _nnet_c(_SHIFTED)):  # NNet's own readers: 1-1-1, one input
         assert reading["widths"] == [1, 1, 1]
@@ -305,13 +281,6 @@ def test_lines_break_where_nnet_breaks_them(tmp_path: Path) -> None:
 _NO_TRAILING_COMMA = "1,1,1,1,\n1,1,\n0,\n-1,\n1,\n0,5\n1,3\n2,\n0,\n"  # means and ranges without the last comma
 
 
-@pytest.mark.xfail(strict=True, reason="a line without its trailing comma is read two ways by NNet itself: its "
-                   "Python reader drops the last field of every line (split(',')[:-1]), so means '0,5' and ranges "
-                   "'1,3' give the output normalization y·1 + 0 (ranges[-1], means[-1]; and a 2-wide weight row 'a,b' "
-                   "is broadcast to [a, a]), its C readers y·3 + 5; both readers here accept the file with the C "
-                   "reading, which is not 'the network NNet's evaluator computes'. Fix: require the trailing comma on "
-                   "every comma-separated line (NNet's writer always writes it; on such files NNet's readers agree), "
-                   "in both readers")
 def test_a_line_without_its_trailing_comma_is_not_read_one_of_two_ways(tmp_path: Path) -> None:
     python, c = _nnet_python(_NO_TRAILING_COMMA), _nnet_c(_NO_TRAILING_COMMA)
     assert _nnet_value(python, [1.0]) == [2.0]
@@ -321,10 +290,6 @@ def test_a_line_without_its_trailing_comma_is_not_read_one_of_two_ways(tmp_path:
     assert checked == "refused"
 
 
-@pytest.mark.xfail(strict=True, reason="both readers strip Unicode spaces (str.strip: U+00A0, U+2000-U+200A, "
-                   "U+3000, …) around a number; C's atof skips only ASCII spaces, so ReluVal, Marabou and NNet's C++ "
-                   "reader (stod, 0.0 when it throws) read '\\u00a01.5' as 0 where both readers here read 1.5. "
-                   "Fix: strip ASCII spaces and tabs only and refuse any other character around a number")
 @pytest.mark.parametrize("space", ["\u00a0", "\u3000", "\u2009"])
 def test_unicode_spaces_around_a_number_are_refused(tmp_path: Path, space: str) -> None:
     text = _nnet([1, 1, 1], 5, means=["0", "0"], ranges=["1", "1"])
@@ -337,13 +302,6 @@ def test_unicode_spaces_around_a_number_are_refused(tmp_path: Path, space: str) 
         assert got == "refused" or got[0][0] == [[0]], "a weight C's atof reads as 0 was read as 1.5"
 
 
-@pytest.mark.xfail(strict=True, reason="certsym writes certificates of the shallow kinds (identifiable, stabilizer, "
-                   "minimal_form, not_affine; audit's equivalent) for a one-hidden-layer .nnet with the record "
-                   "{format: nnet, rule: file, …}, but the checker's bind (binding.bind → model_entries) and "
-                   "model_net know no nnet record: `certsym check CERT --inputs A.nnet` is INVALID. Fix: bind an "
-                   "nnet record in bind (and model_net) through _nnet_layered with the widths (m, n, k) (its entries "
-                   "W1, b1, W2, b2 are A, b, M, c in that order), or have the producer certify .nnet files only "
-                   "with the deep kinds")
 @pytest.mark.parametrize("command", ["identifiable", "stabilizer", "minimal", "affine"])
 def test_a_shallow_certificate_of_an_nnet_file_is_checked_with_the_file(tmp_path: Path, command: str) -> None:
     path = tmp_path / "s.nnet"

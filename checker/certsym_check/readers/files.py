@@ -614,17 +614,16 @@ def _nnet_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[
     if model != {"format": "nnet", "rule": "file", "activation": _ACTIVATION["nnet"]} or output_relu:
         raise Reject("an NNet file's model record is {format: nnet, rule: file, activation: "
                      f"{_ACTIVATION['nnet']!r}}}, for a network without an output ReLU")
-    layers, found = read_nnet(file.data)
-    if found != tuple(widths):
-        raise Reject(f"the NNet file's layer sizes {list(found)[:8]} are not the certificate's {list(widths)[:8]}")
-    charge(sum(len(row) + 1 for W, _ in layers for row in W), "the NNet layers read")
+    layers, found = read_nnet(file.data, tuple(widths))
     out = [x for W, b in layers for x in (*(y for row in W for y in row), *b)]
     return out, f"nnet (deep): layer sizes {'-'.join(map(str, found))}; {_READING['nnet']}"
 
 
 def model_entries(file, model: object, shape: tuple) -> tuple[list, str]:
     """The entries A (row by row), b, M (row by row), c of a model file, checked against shape (m, n, k), and
-    the line saying what was bound."""
+    the line saying what was bound (an NNet file of one hidden layer by its layered reading: the same order)."""
+    if isinstance(model, dict) and model.get("format") == "nnet":
+        return _nnet_layered(file, model, shape, False)
     tensors, bound = model_tensors(file, model, shape)
     return [x for t in tensors for x in t.exact()], bound
 
