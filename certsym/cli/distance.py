@@ -39,6 +39,15 @@ def cmd_distance(args: argparse.Namespace) -> int:
     epsilon = _epsilon(args.epsilon)
     if args.top1 and epsilon is not None:
         raise InputError("--top1 and --epsilon ask different questions: give one of them")
+    if args.points is not None:
+        if args.box is not None or args.center is not None or args.cert:
+            raise InputError("--points asks on a ball around each point: --box, --center and --cert go without it "
+                             "(--cert-dir writes a certificate per point)")
+        from certsym.cli.points import report_points
+
+        return report_points(args, A, B, epsilon, search_deadline(args, deadline))
+    if args.cert_dir:
+        raise InputError("--cert-dir goes with --points (one certificate per point); give --cert for one question")
     box, args.where = read_region(args, A.m)
     common = dict(seed=args.seed, deadline=search_deadline(args, deadline), regions=args.regions,
                   reference=args.reference, progress=print_progress if sys.stderr.isatty() else None)

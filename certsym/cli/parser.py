@@ -136,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "floats read as the dyadic rationals they are) or 'x1,x2,…' exact numbers; with --radius")
     p.add_argument("--radius", metavar="R", help="the ball's L∞ radius (exact, e.g. 0.02 or 1/50)")
     p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate (e.g. 0,1 for pixels)")
+    p.add_argument("--points", metavar="X.npy", help="ask --top1 or --epsilon on the ball of --radius around each row "
+                   "of X (N points), one line each and the counts (a test set's certified agreement)")
+    p.add_argument("--cert-dir", metavar="DIR", help="with --points: each answered point's certificate, point_N.json")
     p.add_argument("--seed", type=int, default=0, help="seed of the witness search (default 0)")
     p.add_argument("--epsilon", metavar="E", help="decide sup ‖ρ(θ1) − ρ(θ2)‖∞ ≤ E: VERIFIED (exit 0), VIOLATED "
                    "(exit 1, an exact witness above E) or UNKNOWN within the budget (exit 3)")

@@ -262,3 +262,30 @@ def test_a_ball_around_a_test_point_is_the_box_the_distance_is_asked_on(pair: Pa
                         (["--center", "0,0", "--radius", "0.1", "--box", "0,1"], "give one of them")]:
         assert main(["distance", str(pair / "f.npz"), str(pair / "g.npz"), *args]) == 2
         assert words in capsys.readouterr().err
+
+
+def test_a_batch_of_test_points_is_answered_point_by_point(pair: Path, capsys) -> None:
+    """--points X.npy --radius r: one ball per row, one line per point, the counts, a certificate per answered point
+    (each replays VALID), exit 0 when every point agrees, 1 when one differs; --cert and --box are refused with it."""
+    X = np.array([[0.3, -0.2], [0.9, 0.9], [-0.5, 0.1]], dtype=np.float32)
+    np.save(pair / "pts.npy", X)
+    certs = pair / "pc"
+    base = ["distance", str(pair / "f.npz"), str(pair / "g.npz"), "--points", str(pair / "pts.npy")]
+    assert main([*base, "--radius", "1/20", "--top1", "--cert-dir", str(certs), "--regions", "200"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == [line for line in out[:3] if line.startswith(("point 0: AGREE", "point 1: AGREE",
+                                                                     "point 2: AGREE"))]
+    assert out[-1] == "3 points, L∞ radius 1/20: 3 AGREE, 0 DIFFER, 0 UNKNOWN"
+    for n in range(3):
+        doc = json.loads((certs / f"point_{n}.json").read_text())
+        assert check(doc).valid
+        lo, hi = (Fraction(v) for v in doc["proof"]["box"][0])
+        assert lo == Fraction(float(X[n, 0])) - Fraction(1, 20) and hi == Fraction(float(X[n, 0])) + Fraction(1, 20)
+    assert main([*base, "--radius", "0.5", "--top1", "--regions", "200"]) == 1
+    assert "DIFFER" in capsys.readouterr().out
+    assert main([*base, "--radius", "0.05", "--epsilon", "0.01", "--json", "--regions", "200"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"].endswith("3 VERIFIED, 0 VIOLATED, 0 UNKNOWN")
+    for extra, words in [(["--radius", "0.05", "--top1", "--box", "0,1"], "go without it"),
+                         (["--top1"], "needs --radius"), (["--radius", "0.05"], "--top1 or --epsilon")]:
+        assert main([*base, *extra]) == 2
+        assert words in capsys.readouterr().err
