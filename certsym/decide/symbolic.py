@@ -66,9 +66,10 @@ def margin_products(widths: tuple[int, ...], free: int) -> int:
 
 
 def max_leaves(widths: tuple[int, ...], free: int) -> int:
-    """The most leaves of a distance tree whose replay fits the checker's bounds (SHARE of MAX_SYMBOLIC_WORK): a tree
-    of n leaves has at most 2n − 1 regions the checker bounds."""
-    return max(1, (int(SHARE * MAX_SYMBOLIC_WORK) // region_products(widths, free) + 1) // 2)
+    """The most leaves of a distance tree whose replay fits the checker's bounds (SHARE of MAX_SYMBOLIC_WORK): the
+    checker bounds at most one region per leaf (``_preorder``: a leaf's own, or the one split it inherits from;
+    splits are shared)."""
+    return max(1, int(SHARE * MAX_SYMBOLIC_WORK) // region_products(widths, free))
 
 
 class Rule:
@@ -306,18 +307,34 @@ def halves(box: Box, q: int) -> tuple[Box, Box]:
 
 
 def _preorder(root: _Node) -> list[list]:
-    """The tree as the checker reads it: ``["split", q, v]`` where the region's own stated bound v is below what
-    its ancestors state (the checker computes it), ``["split", q]`` where it is not, and ``["leaf", v]`` with the
-    least stated bound that holds on the leaf (computed only where it is the leaf's own)."""
+    """The tree as the checker reads it. A split states its own bound (``["split", q, v]``, which the checker
+    computes) only where some leaf below needs it: the least bound among a leaf's ancestors, when that is below the
+    leaf's own. Every other split is ``["split", q]``. A leaf states the least of its own bound and those of its
+    stating ancestors (``["leaf", v]``; computed only where v is its own). The leaves' bounds, and so U, are those
+    of inheriting every ancestor, at the cost of the splits that serve. Cost O(nodes × depth)."""
+    own: dict[int, fmpq] = {}
+    needed: set[int] = set()
+    walk: list[tuple[_Node, fmpq | None, int | None]] = [(root, None, None)]
+    while walk:  # which splits serve a leaf: the one with the least bound above it, when below the leaf's own
+        node, best, holder = walk.pop()
+        mine = own.setdefault(id(node), stated_bound(node.upper))
+        if node.split is None:
+            if best is not None and best < mine:
+                needed.add(holder)
+            continue
+        if best is None or mine < best:
+            best, holder = mine, id(node)
+        walk.extend((child, best, holder) for child in node.children)
     out: list[list] = []
     stack: list[tuple[_Node, fmpq | None]] = [(root, None)]
     while stack:
         node, inherited = stack.pop()
-        own = stated_bound(node.upper)
-        held = own if inherited is None or own < inherited else inherited
+        mine = own[id(node)]
         if node.split is None:
-            out.append(["leaf", held])
+            out.append(["leaf", mine if inherited is None or mine < inherited else inherited])
             continue
-        out.append(["split", node.split, own] if held is own else ["split", node.split])
+        states = id(node) in needed and (inherited is None or mine < inherited)
+        out.append(["split", node.split, mine] if states else ["split", node.split])
+        held = mine if states else inherited
         stack.extend((child, held) for child in reversed(node.children))
     return out
