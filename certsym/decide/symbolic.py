@@ -35,6 +35,7 @@ from certsym.numbers import QQ, outward
 # unit against the replay's WORK_BUDGET of 2·10^7 units. Trees are sized to SHARE of these (the long products, the
 # witness, the weights' reading and the rest take the remainder)
 MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
+TREE_SHARE = 0.95  # a distance tree's meter holds its regions alone (the witness and the weights are charged apart)
 TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
 MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
 ABSOLUTE = 2.0**-40  # added to every stated bound (a bound of 0 is stated as about 10^−12)
@@ -66,10 +67,10 @@ def margin_products(widths: tuple[int, ...], free: int) -> int:
 
 
 def max_leaves(widths: tuple[int, ...], free: int) -> int:
-    """The most leaves of a distance tree whose replay fits the checker's bounds (SHARE of MAX_SYMBOLIC_WORK): the
+    """The most leaves of a distance tree whose replay fits the checker's bounds (TREE_SHARE of MAX_SYMBOLIC_WORK): the
     checker bounds at most one region per leaf (``_preorder``: a leaf's own, or the one split it inherits from;
     splits are shared)."""
-    return max(1, int(SHARE * MAX_SYMBOLIC_WORK) // region_products(widths, free))
+    return max(1, int(TREE_SHARE * MAX_SYMBOLIC_WORK) // region_products(widths, free))
 
 
 class Rule:
