@@ -14,7 +14,7 @@ n1' × n2 matrix product over the unpartnered neurons.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,6 +32,7 @@ class NearMiss:
     dtype: str
     n2: int = 0
     partnered2: int = 0
+    zeroed: list[tuple[int, int]] = field(default_factory=list)  # per ``worst`` row: weights 0 in θ2 only, in θ1 only
 
     def lines(self) -> list[str]:
         """The summary as short lines of text."""
@@ -46,6 +47,11 @@ class NearMiss:
             else:
                 out.append(f"  neuron {i}: nearest is neuron {j} of θ2, differing by at most {rel:.3g} relative "
                            f"({ulps:.3g} ulp of {self.dtype}) after rescaling")
+        for (i, j, _, _, part), (in2, in1) in zip(self.worst, self.zeroed, strict=False):
+            if part == "row" and (in2 or in1):  # what happened, where the relative figure hides it
+                said = [f"{k} of its weights are 0 in {side} and not in {other}" for k, side, other in
+                        ((in2, f"neuron {j} of θ2", "θ1"), (in1, "θ1", f"neuron {j} of θ2")) if k]
+                out.append(f"  neuron {i}: " + "; ".join(said) + " (set to 0: pruned?)")
         return out
 
     def to_json(self) -> dict:
@@ -222,4 +228,6 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
         order = np.argsort(-ulps)[:3]
         worst = [(int(live1[lonely[t]]), int(pool[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
                  for t in order]
+        zeroed = [(int(((a[t] != 0) & (b[t] == 0)).sum()), int(((a[t] == 0) & (b[t] != 0)).sum())) for t in order]
+        return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back, zeroed)
     return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back)

@@ -234,3 +234,18 @@ def test_the_nearest_neuron_is_one_without_a_partner(given_partners: bool) -> No
     assert (nm.n, nm.partnered, nm.n2, nm.partnered2) == (2, 1, 2, 1)
     (i, j, rel, ulps, part), = nm.worst
     assert (i, j, part) == (1, 1, "row") and rel > 1
+
+
+def test_weights_set_to_zero_are_counted_and_said() -> None:
+    """A pruned row (3 of its 6 input weights set to 0 in θ2): the summary counts them on θ2's side and says so in
+    words, where the relative figure (1) hides what happened; a row whose weights moved is not called pruned."""
+    a = _network(11, 6, 5, 2)
+    b = [x.copy() for x in a]
+    b[0][2, [0, 2, 4]] = 0
+    b[0][4, 1] = _bump(b[0][4, 1], 3)
+    summary = near_miss(a, b)
+    by_neuron = {w[0]: z for w, z in zip(summary.worst, summary.zeroed, strict=True)}
+    assert by_neuron[2] == (3, 0) and by_neuron[4] == (0, 0)
+    lines = summary.lines()
+    assert "  neuron 2: 3 of its weights are 0 in neuron 2 of θ2 and not in θ1 (set to 0: pruned?)" in lines
+    assert not any(line.startswith("  neuron 4: ") and "set to 0" in line for line in lines)
