@@ -233,7 +233,9 @@ def _scale(r1: list, r2: list, n1: float, n2: float) -> fmpq:
 
 
 def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int, points: int = SEARCH_POINTS,
-             floats: tuple | None = None) -> list[fmpq]:
+             floats: tuple | None = None, gap_out: list | None = None) -> list[fmpq]:
+    """The point of the box (among ``points`` random ones, its centre and corners lo, hi) where the float outputs
+    differ most, as an exact dyadic inside the box; that float gap appended to ``gap_out`` when given."""
     f1, f2 = floats or (float_layers(theta1), float_layers(theta2))
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
@@ -242,6 +244,8 @@ def _witness(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int
     X = np.vstack([X, (lo + hi) / 2, lo, hi])
     gap = np.abs(float_forward(f1, X, theta1.output_relu) - float_forward(f2, X, theta2.output_relu)).max(axis=1)
     best = X[int(np.argmax(gap))]
+    if gap_out is not None:
+        gap_out.append(float(gap.max()))
     # the float point, as the nearest dyadic inside the box (exactly), clipped to the box's exact ends
     out = []
     for t, (a, c) in zip(best, box, strict=True):
@@ -345,7 +349,10 @@ def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
 
     def witness(region: Box) -> None:
         best["count"] += 1
-        y = _witness(theta1, theta2, region, seed + best["count"], LEAF_POINTS, floats)
+        gap: list = []
+        y = _witness(theta1, theta2, region, seed + best["count"], LEAF_POINTS, floats, gap)
+        if gap[0] <= float(best["lower"]) * (1 - 2.0**-20):  # no better in floats: the exact evaluation is spared
+            return
         vals = (theta1(y), theta2(y))
         value = max(abs(a - c) for a, c in zip(*vals, strict=True))
         if value > best["lower"]:
