@@ -363,13 +363,34 @@ def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
             return "L > ε" if best["lower"] > epsilon else "U ≤ ε" if top <= float(epsilon) else None
         return "the target ratio" if top <= ratio * float(best["lower"]) else "U = 0" if top <= 0 else None
 
-    tree, upper, _, reason = symbolic.symbolic_tree(rule, box, stop, cap, limit, progress, witness)
+    tree, upper, _, reason = symbolic.symbolic_tree(rule, box, stop, cap, limit, progress, witness,
+                                                    _exact_rule(theta1, moved))
     reason = reason if deadline.seconds > 0 else "one region"
     if reason == "the checker's bounds" and max_regions is not None and cap < symbolic.max_leaves(theta1.widths,
                                                                                                    free):
         reason = "the region budget"
     return DeepDistance(stated_lower(best["lower"], epsilon), upper, box, alignment, best["witness"], best["values"],
                         upper, None, tree=tree, regions=len(tree), stopped=reason, epsilon=epsilon, method="symbolic")
+
+
+def _exact_rule(theta1: LayeredNetwork, theta2: LayeredNetwork) -> Callable[[Box], fmpq]:
+    """The checker's own symbolic rule on a region (``certsym_check.kinds.symbolic``, exact in its fixed point):
+    the producer states with it the bounds that decide U, so that the replay computes the same numbers."""
+    from fractions import Fraction
+
+    from certsym_check.kinds.symbolic import Rule as CheckerRule
+
+    def exact(layers) -> list:
+        return [([[Fraction(int(x.p), int(x.q)) for x in row] for row in L.W], [Fraction(int(x.p), int(x.q))
+                                                                               for x in L.b]) for L in layers]
+
+    rule = CheckerRule(exact(theta1.layers), exact(theta2.layers))
+
+    def bound(region: Box) -> fmpq:
+        value = rule.bound([(Fraction(int(a.p), int(a.q)), Fraction(int(c.p), int(c.q))) for a, c in region])
+        return fmpq(value.numerator, value.denominator)
+
+    return bound
 
 
 def stated_lower(lower: fmpq, epsilon: fmpq | None) -> fmpq:

@@ -35,6 +35,7 @@ from certsym.numbers import QQ, outward
 # unit against the replay's WORK_BUDGET of 2·10^7 units. Trees are sized to SHARE of these (the long products, the
 # witness, the weights' reading and the rest take the remainder)
 MAX_SYMBOLIC_WORK, PRODUCTS_PER_UNIT, WORK_BUDGET, SHARE = 2 * 10**9, 20, 20_000_000, 0.8
+BAND = 0.03  # the relative margin of a float bound, and the band under the top where the checker's number is taken
 TREE_SHARE = 0.95  # a distance tree's meter holds its regions alone (the witness and the weights are charged apart)
 TRY_ALL = 8  # input dimensions up to which every coordinate's halving is tried
 MARGIN = 2.0**-30  # the relative margin added to a float bound before it is stated (the exact rule differs by less)
@@ -228,13 +229,15 @@ class _Node:
 
 def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], leaves_cap: int, deadline: Deadline,
                   progress: Callable[[str], None] | None = None,
-                  witness: Callable[[Box], None] | None = None) -> tuple[list[list], fmpq, int, str]:
+                  witness: Callable[[Box], None] | None = None,
+                  exact: Callable[[Box], fmpq] | None = None) -> tuple[list[list], fmpq, int, str]:
     """Halve the leaf of largest bound until ``stop(U)`` names a reason (ε reached, the target, a witness above ε),
     ``leaves_cap`` leaves or the deadline; ``witness(region)`` is called on each new region (the caller's search
     for L). A region's bound is the least of the rule's on it and its ancestors' (the rule is not monotone under
     halving: the chords of a half can be looser than the whole's), so a halving never loses what its region had.
-    Returns the preorder tree (``_preorder``), the stated U, the regions bounded and the reason it stopped. Cost: a
-    bound per region tried (2m per halving when m ≤ TRY_ALL, else 4)."""
+    Returns the preorder tree (``_preorder``; ``exact`` the checker's rule, for the bounds near the top), the stated
+    U, the regions bounded and the reason it stopped. Cost: a bound per region tried (2m per halving when
+    m ≤ TRY_ALL, else 4), and ``exact`` on the stated regions within BAND of the top."""
     m = len(box)
 
     def value(region: Box) -> float:
@@ -288,7 +291,7 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
                 witness(child.box)
         if progress is not None and count % 100 == 0:
             progress(f"{len(heap)} leaves, U ≈ {-heap[0][0]:.6g}")
-    tree = _preorder(root)
+    tree = _preorder(root, exact)
     stated = max(node[1] for node in tree if node[0] == "leaf")
     return tree, stated, regions, reason
 
@@ -307,18 +310,35 @@ def halves(box: Box, q: int) -> tuple[Box, Box]:
     return [*box[:q], (lo, mid), *box[q + 1:]], [*box[:q], (mid, hi), *box[q + 1:]]
 
 
-def _preorder(root: _Node) -> list[list]:
+def _leaves(root: _Node):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.split is None:
+            yield node
+        stack.extend(node.children)
+
+
+def _preorder(root: _Node, exact: Callable[[Box], fmpq] | None = None) -> list[list]:
     """The tree as the checker reads it. A split states its own bound (``["split", q, v]``, which the checker
     computes) only where some leaf below needs it: the least bound among a leaf's ancestors, when that is below the
     leaf's own. Every other split is ``["split", q]``. A leaf states the least of its own bound and those of its
     stating ancestors (``["leaf", v]``; computed only where v is its own). The leaves' bounds, and so U, are those
-    of inheriting every ancestor, at the cost of the splits that serve. Cost O(nodes × depth)."""
+    of inheriting every ancestor, at the cost of the splits that serve.
+
+    A stated bound is the float one raised by BAND (the checker's fixed point can make a discrete choice the float
+    rule did not: a neuron's phase or a form, about 1% apart where an end is near 0), except within BAND of the
+    top, where it is ``exact`` (the checker's own rule on the region) when given: the bounds that decide U are
+    then the checker's, and a replay cannot refuse them. Cost O(nodes × depth), and ``exact`` on the regions of the
+    band."""
     own: dict[int, fmpq] = {}
+    top = max(node.bound for node in _leaves(root))
+    margin = 1 + BAND if exact is not None else 1.0
     needed: set[int] = set()
     walk: list[tuple[_Node, fmpq | None, int | None]] = [(root, None, None)]
     while walk:  # which splits serve a leaf: the one with the least bound above it, when below the leaf's own
         node, best, holder = walk.pop()
-        mine = own.setdefault(id(node), stated_bound(node.upper))
+        mine = own.setdefault(id(node), stated_bound(node.upper * margin))
         if node.split is None:
             if best is not None and best < mine:
                 needed.add(holder)
@@ -326,6 +346,14 @@ def _preorder(root: _Node) -> list[list]:
         if best is None or mine < best:
             best, holder = mine, id(node)
         walk.extend((child, best, holder) for child in node.children)
+    if exact is not None:  # the stated regions near the top: the checker's own number
+        band = [root]
+        while band:
+            node = band.pop()
+            band.extend(node.children)
+            stating = node.split is None or id(node) in needed
+            if stating and node.upper * (1 + BAND) >= top:
+                own[id(node)] = outward(exact(node.box), up=True)
     out: list[list] = []
     stack: list[tuple[_Node, fmpq | None]] = [(root, None)]
     while stack:
