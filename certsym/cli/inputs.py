@@ -94,6 +94,19 @@ def read_box(spec: str | None, m: int):
     return parse_box(spec, m)
 
 
+def radius_and_clip(args: argparse.Namespace) -> tuple[fmpq, tuple[fmpq, fmpq] | None]:
+    """--radius as an exact number, and --clip 'lo,hi' (None when absent)."""
+    radius = parse_rational(args.radius)
+    if radius is None:
+        raise InputError(f"--radius: not an exact number: {args.radius!r}")
+    if args.clip is None:
+        return radius, None
+    ends = [parse_rational(x.strip()) for x in args.clip.split(",")]
+    if len(ends) != 2 or None in ends:
+        raise InputError(f"--clip: expected 'lo,hi', not {args.clip!r}")
+    return radius, (ends[0], ends[1])
+
+
 def read_region(args: argparse.Namespace, m: int) -> tuple[list, str]:
     """The box a distance or top-1 question is asked on, and its words: --center C --radius R [--clip lo,hi] (the
     L∞ ball around a test point: C a .npy file, whose floats are the dyadic rationals they are, or 'x1,x2,…' exact
@@ -122,15 +135,7 @@ def read_region(args: argparse.Namespace, m: int) -> tuple[list, str]:
             raise InputError(f"--center: not exact numbers: {center[:60]!r} (give 'x1,x2,…' or a .npy file)")
     if len(point) != m:
         raise InputError(f"--center has {len(point)} coordinates; the networks read {m}")
-    radius = parse_rational(args.radius)
-    if radius is None:
-        raise InputError(f"--radius: not an exact number: {args.radius!r}")
-    clip = None
-    if args.clip is not None:
-        ends = [parse_rational(x.strip()) for x in args.clip.split(",")]
-        if len(ends) != 2 or None in ends:
-            raise InputError(f"--clip: expected 'lo,hi', not {args.clip!r}")
-        clip = (ends[0], ends[1])
+    radius, clip = radius_and_clip(args)
     words = f"the L∞ ball of radius {args.radius} around {Path(center).name if Path(center).is_file() else center}"
     return ball(point, radius, clip), words + (f" clipped to [{args.clip}]" if clip else "")
 

@@ -13,12 +13,12 @@ import numpy as np
 from flint import fmpq
 
 from certsym.cli.common import EXIT, emit_json
+from certsym.cli.inputs import radius_and_clip
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN
 from certsym.decide.deadline import Deadline
 from certsym.decide.distance import ball
 from certsym.errors import InputError, NotReplayed
 from certsym.io.params import write_json_atomic
-from certsym.numbers import parse_rational
 from certsym.workflows import bounds
 
 MAX_POINTS = 100_000
@@ -49,15 +49,7 @@ def report_points(args: argparse.Namespace, A, B, epsilon, deadline: Deadline) -
         raise InputError("--points needs --radius (the L∞ radius of the ball around each point)")
     if not args.top1 and epsilon is None:
         raise InputError("--points asks a question per point: give --top1 or --epsilon")
-    radius = parse_rational(args.radius)
-    if radius is None:
-        raise InputError(f"--radius: not an exact number: {args.radius!r}")
-    clip = None
-    if args.clip is not None:
-        ends = [parse_rational(x.strip()) for x in args.clip.split(",")]
-        if len(ends) != 2 or None in ends:
-            raise InputError(f"--clip: expected 'lo,hi', not {args.clip!r}")
-        clip = (ends[0], ends[1])
+    radius, clip = radius_and_clip(args)
     points = _points(args.points, A.m)
     if args.cert_dir:
         os.makedirs(args.cert_dir, exist_ok=True)
