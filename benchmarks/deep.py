@@ -116,7 +116,8 @@ def _disguise(t: LayeredNetwork, rng: np.random.Generator) -> LayeredNetwork:
     return LayeredNetwork.build(list(zip(W, b, strict=True)), QQ, t.m)
 
 
-def _z3(t1: LayeredNetwork, t2: LayeredNetwork, timeout: float) -> str:
+def z3_verdict(t1: LayeredNetwork, t2: LayeredNetwork, timeout: float) -> str:
+    """"equal", "different" or "timeout": ∃x f1(x) ≠ f2(x) over the reals, by z3 within ``timeout`` seconds."""
     import z3  # the bench extra
 
     xs = [z3.Real(f"x{q}") for q in range(t1.m)]
@@ -147,7 +148,7 @@ def versus_z3(widths: list[int], timeout: float) -> None:
         v = decide(t, other)
         tc = time.perf_counter() - start
         start = time.perf_counter()
-        z = _z3(t, other, timeout)
+        z = z3_verdict(t, other, timeout)
         tz = time.perf_counter() - start
         print(f"| {w} | {tc:.3f} | {v.status} | {tz:.2f} | {z} | {tz / tc:.0f} |")
 
