@@ -84,16 +84,18 @@ load = _api_terms(_load)
 
 
 @_api_terms
-def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False):
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False, seconds: float | None = None):
     """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. Returns an ``Equivalence`` at any depth (three-valued for
     deep networks: ``.status`` "undecided" with ``.reason``), truthy iff equivalent, with ``.certificate()``
     and, when they differ, ``.witness`` and ``.values``. ``path`` "auto" takes the fast exact path for float
-    arrays, "general" the rational path. Cost: O(n(m + k)) plus a sort, exact.
+    arrays, "general" the rational path. ``seconds`` (default: no limit) bounds the deep path's phase splitting:
+    past it the answer is "undecided" with the reason; one hidden layer is always decided completely.
+    Cost: O(n(m + k)) plus a sort, exact.
 
         >>> v = certsym.equivalent("a.npz", "b.npz"); bool(v), v.counts()
         (True, (6, 0, 0))
     """
-    return _equivalent(a, b, path, reference)
+    return _equivalent(a, b, path, reference, seconds)
 
 
 @_api_terms

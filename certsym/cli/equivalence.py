@@ -178,7 +178,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
         sources.append(load(path, sel.keys, sel.layout, sel.state_key) if is_model_file(path) else path)
     models = [s.record.model if isinstance(s, Model) else None for s in sources]
     note_absent_biases(models, [args.params1, args.params2], readings=False)
-    verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference)
+    verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference, seconds=args.seconds)
     if verdict.path == "deep":
         return _deep_equiv(args, verdict)
     inside = None

@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "of embedding them (automatic beyond 200,000 weights; then check with --inputs)")
     p.add_argument("--box", metavar="SPEC", help="when NOT EQUIVALENT, look for a witness inside this box ('lo,hi' "
                    "for every coordinate, 'lo1,hi1;…', or a VNN-LIB file), verified exactly")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="deep networks: time budget of the phase splitting, after which the verdict is UNDECIDED "
+                   "with the reason (default: none; its node count bounds it)")
     p = _command(sub, "distance", "exact bounds [L, U] on sup over a box of ‖ρ(θ1) − ρ(θ2)‖∞", cmd_distance,
                  params="params1", cert="write a distance_bound certificate")
     p.add_argument("params2", help=_PARAMS)

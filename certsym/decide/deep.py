@@ -32,6 +32,7 @@ import numpy as np
 from certsym.core.deep import LayeredNetwork, float_forward, float_layers
 from certsym.core.network import Network
 from certsym.core.reduction import Key
+from certsym.decide.deadline import Deadline
 from certsym.decide.equivalence import Verdict
 from certsym.decide.equivalence import decide as decide_shallow
 from certsym.errors import InputError
@@ -288,9 +289,10 @@ def _align(f1: Form, f2: Form) -> tuple[int | None, list[list[tuple[int, int, Sc
     return None, out
 
 
-def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0) -> DeepVerdict:
+def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0,
+           deadline: Deadline | None = None) -> DeepVerdict:
     """MATH.md Part III: EQUIVALENT with the block-lemma evidence, NOT EQUIVALENT with an exact witness, or
-    UNDECIDED with the reason. Complete for one hidden layer without output ReLUs (Part I). Cost: see the module."""
+    UNDECIDED with the reason. ``deadline`` bounds the phase splitting's time (its node count bounds it anyway). Complete for one hidden layer without output ReLUs (Part I). Cost: see the module."""
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")
@@ -333,17 +335,17 @@ def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0) -> Dee
     if found is not None:
         return found
     verdict.reason = f"{reason}; no witness on {verdict.lines} exact lines and {SCREEN_POINTS} screened points"
-    return _by_phases(verdict)
+    return _by_phases(verdict, deadline)
 
 
-def _by_phases(verdict: DeepVerdict) -> DeepVerdict:
+def _by_phases(verdict: DeepVerdict, deadline: Deadline | None = None) -> DeepVerdict:
     """An UNDECIDED verdict decided by phase splitting (``certsym.decide.phases``) when its budget allows:
     EQUIVALENT with the tree, or NOT EQUIVALENT with a witness inside a region whose maps differ; else the verdict
     with the reason the splitting stopped added."""
     from certsym.decide import phases
 
     t1, t2 = verdict.theta1, verdict.theta2
-    found = phases.decide(t1, t2)
+    found = phases.decide(t1, t2, deadline=deadline)
     if found is None:
         return verdict
     if found.tree is not None:

@@ -31,6 +31,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from certsym.core.deep import LayeredNetwork
+from certsym.decide.deadline import Deadline
 from certsym.numbers import QQ
 
 MAX_NODES = 10_000  # tree nodes tried before giving up (the decision stays UNDECIDED): about 12 s
@@ -60,6 +61,7 @@ class _State:
     theta: tuple[LayeredNetwork, LayeredNetwork]
     m: int
     budget: int
+    deadline: Deadline | None = None
     out: PhaseTree = field(default_factory=PhaseTree)
 
 
@@ -78,9 +80,10 @@ def order(theta1: LayeredNetwork, theta2: LayeredNetwork) -> list[tuple[int, int
     return out
 
 
-def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, max_nodes: int | None = None) -> PhaseTree | None:
+def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, max_nodes: int | None = None,
+           deadline: Deadline | None = None) -> PhaseTree | None:
     """f1 = f2 (a tree) or a witness, by phase splitting (module docstring), within ``max_nodes`` nodes (default
-    MAX_NODES); None when the pair is over another field or shape; a PhaseTree with only ``reason`` when it has more
+    MAX_NODES) and the time budget ``deadline`` (none by default); None when the pair is over another field or shape; a PhaseTree with only ``reason`` when it has more
     than MAX_NEURONS neurons or the budget or an exact extraction runs out."""
     max_nodes = MAX_NODES if max_nodes is None else max_nodes
     if not all(isinstance(t.field, type(QQ)) for t in (theta1, theta2)) or (theta1.m, theta1.k) != (theta2.m,
@@ -92,7 +95,7 @@ def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, max_nodes: int | None
                          f"{MAX_NEURONS} neurons and {MAX_INPUTS} inputs)")
     if any(layer.width == 0 for t in (theta1, theta2) for layer in t.layers[:-1]):
         return PhaseTree(reason="a hidden layer without neurons")
-    state = _State((theta1, theta2), theta1.m, max_nodes)
+    state = _State((theta1, theta2), theta1.m, max_nodes, deadline)
     tree: list[list] = []
     try:
         witness = _explore(state, neurons, 0, [_inputs(theta1.m), _inputs(theta2.m)], [[], []], [], tree)
@@ -137,6 +140,8 @@ def _explore(state: _State, neurons: list, at: int, maps: list[list[Form]], curr
             continue
         if len(tree) >= state.budget:
             raise _GiveUp(f"the phase tree reached {state.budget} nodes")
+        if state.deadline is not None and state.deadline.expired():
+            raise _GiveUp(f"the time budget ({state.deadline.seconds:g} s) ran out after {len(tree)} nodes")
         tree.append(["split"])
         for sign in (1, -1):
             g = [sign * x for x in a]

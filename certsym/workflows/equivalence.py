@@ -5,6 +5,7 @@ the certificate either way. Cost: O(n(m + k)) plus a sort, exact."""
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from certsym.certify import equivalence_certificate, fast_equivalence_certificat
 from certsym.certify.deep import deep_certificate
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
+from certsym.decide.deadline import Deadline
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import search_float_witness, search_witness
@@ -262,18 +264,21 @@ def _moves_text(moves: dict[str, int]) -> str:
         " before the matching"
 
 
-def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False) -> Equivalence:
+def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False,
+               seconds: float | None = None) -> Equivalence:
     """Theorems 3/4: decide ρ(θ_a) = ρ(θ_b) exactly. ``path`` "auto" takes the fast exact path
     (certsym.decide.dyadic) when both sources are float16/bfloat16/float32 arrays, "general" the rational path.
     A small NOT EQUIVALENT pair gets the general path's witness; a large one (or with ``reference``) a sparse
-    witness on one hyperplane.
+    witness on one hyperplane. ``seconds`` bounds the deep path's phase splitting (bounded by its node count anyway;
+    past the budget the verdict is UNDECIDED and says so); one hidden layer is decided completely whatever it is.
     Cost: O(n(m + k)) plus a sort, exact."""
     if path not in ("auto", "general"):
         raise InputError("path must be 'auto' or 'general'")
+    deadline = Deadline(math.inf if seconds is None else seconds)
     A, B = load(a), load(b)
     readings = tuple((x.name, x.reading) for x in (A, B) if x.reading)
     if A.is_deep or B.is_deep:
-        return deep_equivalent(A, B, readings)
+        return deep_equivalent(A, B, readings, deadline)
     if path == "auto" and A.arrays is not None and B.arrays is not None:
         nets = (A.dyadic(), B.dyadic())
         if None not in nets and (nets[0].m, nets[0].k) == (nets[1].m, nets[1].k):
@@ -312,13 +317,13 @@ def _point_text(F, x: list) -> str:
     return f"({shown}{', …' if len(nonzero) > 8 else ''}; the other coordinates 0)"
 
 
-def deep_equivalent(A: Model, B: Model, readings: tuple = ()) -> Equivalence:
-    """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly.
-    Cost: see ``certsym.decide.deep``."""
+def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline | None = None) -> Equivalence:
+    """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly, the
+    searches within ``deadline`` (none by default). Cost: see ``certsym.decide.deep``."""
     t1, t2 = A.layered(), B.layered()
     if t1.field != t2.field:
         raise InputError("the two networks are over different number fields; give both as parameter files")
-    verdict = decide_deep(t1, t2)
+    verdict = decide_deep(t1, t2, deadline=deadline)
     distance = None
     if verdict.status == UNDECIDED and t1.field == QQ:
         distance = deep_distance(t1, t2, [(fmpq(0), fmpq(1))] * t1.m, verdict=verdict)

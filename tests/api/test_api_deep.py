@@ -76,3 +76,27 @@ def test_the_canonical_form_of_a_deep_network_has_a_hash() -> None:
         changed[4].weight[0, 0] += 1
     h = certsym.canon(net).hash
     assert len(h) == 64 and certsym.canon(moved).hash == h and certsym.canon(changed).hash != h
+
+
+def _chain(b2: list[float], c: float) -> torch.nn.Module:
+    """x ↦ relu(x) + b2[0] − relu(−x) + … through an identity layer: relu(relu(x) + 1) = relu(x) + 1 always."""
+    net = torch.nn.Sequential(torch.nn.Linear(1, 2), torch.nn.ReLU(), torch.nn.Linear(2, 2), torch.nn.ReLU(),
+                              torch.nn.Linear(2, 1))
+    with torch.no_grad():
+        net[0].weight[:] = torch.tensor([[1.0], [-1.0]])
+        net[0].bias.zero_()
+        net[2].weight[:] = torch.eye(2)
+        net[2].bias[:] = torch.tensor(b2)
+        net[4].weight[:] = torch.tensor([[1.0, -1.0]])
+        net[4].bias[:] = c
+    return net
+
+
+def test_seconds_bounds_the_deep_decision() -> None:
+    """equivalent(..., seconds=) (the CLI's equiv --seconds): a pair equal only on the image of layer 1 needs the
+    phase splitting, which a budget of 0 s stops at once (UNDECIDED, with the reason); without one it is decided."""
+    a, b = _chain([1.0, 0.0], 0.0), _chain([0.0, 0.0], 1.0)
+    stopped = certsym.equivalent(a, b, seconds=0)
+    assert stopped.status == "undecided" and "time budget (0 s) ran out" in stopped.verdict.reason
+    decided = certsym.equivalent(a, b)
+    assert decided.status == "equivalent" and certsym.check(decided.certificate())

@@ -175,3 +175,16 @@ def test_the_budget_is_counted_in_nodes() -> None:
     stopped = phases.decide(t1, t2, max_nodes=1)
     assert stopped is not None and stopped.tree is None and stopped.witness is None
     assert "reached 1 nodes" in stopped.reason
+
+
+def test_a_spent_time_budget_leaves_the_pair_undecided_and_says_so() -> None:
+    """The time budget is read through a Deadline (a fake clock here): spent, the splitting stops at its first
+    split and the verdict says why; unlimited, the same pair is decided."""
+    from certsym.decide.deadline import Deadline
+    from certsym.decide.deep import UNDECIDED
+
+    base = _base(3, 2, [3, 2], 1)
+    t1, t2 = _net(_plain_extra(base), 2), _net(_shift_active(base), 2)
+    spent = decide(t1, t2, deadline=Deadline(0.0, clock=lambda: 0.0))
+    assert spent.status == UNDECIDED and "time budget (0 s) ran out after 0 nodes" in spent.reason
+    assert decide(t1, t2, deadline=Deadline(float("inf"))).status == EQUIVALENT

@@ -649,3 +649,24 @@ def test_opset_and_declarations(tmp_path: Path) -> None:
     m.graph.value_info.append(helper.make_tensor_value_info("h", TensorProto.DOUBLE, None))
     refuse_model(tmp_path, m, "the value 'h' is declared DOUBLE")
     refuse_model(tmp_path, model(gemm_nodes(), gemm_inits(ws), y_shape=[None, 3]), "graph output 'y'", "(?, 3)")
+
+
+def test_dynamo_export(tmp_path: Path) -> None:
+    """torch's default exporter (dynamo=True, which needs onnxscript, in the test and models extras) writes a graph
+    certsym reads as the module it came from: EQUIVALENT, and the weights bit for bit."""
+    import warnings
+
+    import torch
+
+    import certsym
+
+    torch.manual_seed(5)
+    net = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 3))
+    path = tmp_path / "dynamo.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(net, (torch.zeros(1, 4),), str(path), dynamo=True, verbose=False)
+    arrays, _, _ = read_onnx(path)
+    weights = [p.detach().numpy() for p in net.parameters()]
+    assert all(np.array_equal(a, w) for a, w in zip(arrays, weights, strict=True))
+    assert certsym.equivalent(path, net).status == "equivalent"
