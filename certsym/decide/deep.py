@@ -292,7 +292,8 @@ def _align(f1: Form, f2: Form) -> tuple[int | None, list[list[tuple[int, int, Sc
 def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int = 0,
            deadline: Deadline | None = None) -> DeepVerdict:
     """MATH.md Part III: EQUIVALENT with the block-lemma evidence, NOT EQUIVALENT with an exact witness, or
-    UNDECIDED with the reason. ``deadline`` bounds the phase splitting's time (its node count bounds it anyway). Complete for one hidden layer without output ReLUs (Part I). Cost: see the module."""
+    UNDECIDED with the reason. ``deadline`` bounds the phase splitting's time (its node count bounds it anyway).
+    Complete for one hidden layer without output ReLUs (Part I). Cost: see the module."""
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
         raise InputError(f"the networks have different shapes: m = {theta1.m}, k = {theta1.k} and m = {theta2.m}, "
                          f"k = {theta2.k}")

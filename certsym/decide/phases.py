@@ -83,7 +83,8 @@ def order(theta1: LayeredNetwork, theta2: LayeredNetwork) -> list[tuple[int, int
 def decide(theta1: LayeredNetwork, theta2: LayeredNetwork, max_nodes: int | None = None,
            deadline: Deadline | None = None) -> PhaseTree | None:
     """f1 = f2 (a tree) or a witness, by phase splitting (module docstring), within ``max_nodes`` nodes (default
-    MAX_NODES) and the time budget ``deadline`` (none by default); None when the pair is over another field or shape; a PhaseTree with only ``reason`` when it has more
+    MAX_NODES) and the time budget ``deadline`` (none by default); None when the pair is over another field or
+    shape; a PhaseTree with only ``reason`` when it has more
     than MAX_NEURONS neurons or the budget or an exact extraction runs out."""
     max_nodes = MAX_NODES if max_nodes is None else max_nodes
     if not all(isinstance(t.field, type(QQ)) for t in (theta1, theta2)) or (theta1.m, theta1.k) != (theta2.m,

@@ -16,8 +16,8 @@ from flint import fmpq
 from certsym.certify import equivalence_certificate, fast_equivalence_certificate
 from certsym.certify.deep import deep_certificate
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
-from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deadline import Deadline
+from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import deep_distance
 from certsym.decide.distance import search_float_witness, search_witness
