@@ -8,7 +8,6 @@ import argparse
 import hashlib
 import math
 import sys
-from fractions import Fraction
 
 from certsym.certify import (
     InputRecord,
@@ -24,7 +23,6 @@ from certsym.core.canonical import canonical_form
 from certsym.core.reduction import reduce
 from certsym.decide import deep
 from certsym.decide.affine import decide_affine
-from certsym.decide.nearmiss import near_miss
 from certsym.decide.stabilizer import stabilizer
 from certsym.errors import InputError
 from certsym.io import dump_layered, dump_network, load_inputs, parse_point, write_json_atomic, write_text_atomic
@@ -181,27 +179,14 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference, seconds=args.seconds)
     if verdict.path == "deep":
         return _deep_equiv(args, verdict)
-    inside = None
     if args.box and not verdict.equivalent:
-        inside = verdict.prefer_witness_in(read_box(args.box, len(verdict.witness)))
+        verdict.prefer_witness_in(read_box(args.box, len(verdict.witness)), where="--box")
     if args.cert:
         write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
-    explained = None
-    if not verdict.equivalent and all(isinstance(x, Model) and x.arrays is not None for x in sources) and \
-            all(np_float(a) for x in sources for a in x.arrays):
-        explained = near_miss(sources[0].arrays, sources[1].arrays, verdict.exact_partners())
     if args.json:
-        emit_json(verdict.to_json() | ({"near_miss": explained.to_json()} if explained else {}))
-    elif verdict.equivalent:
-        print(verdict)
+        emit_json(verdict.to_json())
     else:
-        print(_not_equivalent_text(verdict))
-        if inside is False:
-            print("  no point of --box where they differ was found: the witness lies outside it")
-        for line in verdict.reading_lines():
-            print(line)
-        for line in explained.lines() if explained else ():
-            print(line)
+        print(verdict)
     return EXIT[verdict.outcome]
 
 
@@ -216,43 +201,6 @@ def _deep_equiv(args: argparse.Namespace, verdict: Equivalence) -> int:
     if args.cert and verdict.undecided:
         print(f"certsym: no certificate written to {args.cert}: an UNDECIDED verdict has none", file=sys.stderr)
     return EXIT[verdict.outcome]
-
-
-def np_float(array) -> bool:
-    """A floating-point array (a near-miss summary compares floats in units of their last place)."""
-    return getattr(getattr(array, "dtype", None), "kind", "") == "f"
-
-
-def _not_equivalent_text(verdict) -> str:
-    """NOT EQUIVALENT with the witness: its nonzero coordinates when it is sparse, each exact value followed by a
-    decimal; a witness longer than a line is left to --json and the certificate."""
-    F = verdict._field()
-    x = verdict.witness
-    nonzero = [(q, t) for q, t in enumerate(x) if t != 0]
-    point = ", ".join(f"x{q} = {t}" for q, t in nonzero) or "x = 0"
-    if len(point) > 200:
-        point = f"a rational point with {len(nonzero)} nonzero coordinates (see --json or the certificate)"
-    elif len(nonzero) < len(x):
-        point = f"the point with {point} (other coordinates 0)"
-    else:
-        point = f"x = ({', '.join(str(t) for t in x)})"
-
-    def shown(vals) -> str:
-        return "[" + ", ".join(F.pretty(y) + _decimal(y) for y in vals) + "]"
-
-    v1, v2 = (shown(vals) for vals in verdict.values)
-    if len(v1) + len(v2) > 400 and all(hasattr(y, "q") for vals in verdict.values for y in vals):
-        v1, v2 = ("≈ [" + ", ".join(_decimal(y, 9).strip(" (≈)") for y in vals) + "]" for vals in verdict.values)
-        return (f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) {v1} and ρ(θ2)(x) {v2} (exact values in --json and the "
-                "certificate)")
-    return f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
-
-
-def _decimal(y, digits: int = 6) -> str:
-    """" (≈ 0.123457)" for a rational that is not an integer, else ""."""
-    if not hasattr(y, "q") or int(y.q) == 1:
-        return "" if digits == 6 else f" (≈ {int(y.p)})"
-    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.{digits}g})"
 
 
 def cmd_stabilizer(args: argparse.Namespace) -> int:

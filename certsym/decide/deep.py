@@ -370,7 +370,8 @@ def find_witness(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int, log:
     F = theta1.field
     simple = [[F.zero] * theta1.m]
     if theta1.m <= 64:
-        simple += [[F(s) if q == p else F.zero for q in range(theta1.m)] for p in range(theta1.m) for s in (1, -1)]
+        # the corners e_p of the data box [0, 1]^m before the −e_p outside it: a witness inside is the useful one
+        simple += [[F(s) if q == p else F.zero for q in range(theta1.m)] for s in (1, -1) for p in range(theta1.m)]
     for x in simple:  # small witnesses first: an output bias or a single-input change shows there
         values = _exact_differs(theta1, theta2, x)
         if values is not None:
@@ -378,12 +379,14 @@ def find_witness(theta1: LayeredNetwork, theta2: LayeredNetwork, seed: int, log:
     rng = np.random.default_rng(seed)
     if F is QQ:
         l1, l2 = float_layers(theta1), float_layers(theta2)
-        X = np.concatenate([rng.uniform(-1, 1, (SCREEN_POINTS // 2, theta1.m)),
-                            rng.normal(0, 4, (SCREEN_POINTS // 2, theta1.m))])
+        third = SCREEN_POINTS // 3
+        X = np.concatenate([rng.uniform(0, 1, (third, theta1.m)), rng.uniform(-1, 1, (third, theta1.m)),
+                            rng.normal(0, 4, (SCREEN_POINTS - 2 * third, theta1.m))])
         with np.errstate(all="ignore"):
-            gap = np.abs(float_forward(l1, X, theta1.output_relu) -
-                         float_forward(l2, X, theta2.output_relu)).max(axis=1)
-        for p in np.argsort(-np.nan_to_num(gap, nan=0.0))[:4]:
+            gap = np.nan_to_num(np.abs(float_forward(l1, X, theta1.output_relu) -
+                                       float_forward(l2, X, theta2.output_relu)).max(axis=1), nan=0.0)
+        inside = [p for p in np.argsort(-gap[:third])[:4] if gap[p] > 0]  # points of [0, 1]^m first
+        for p in [*inside, *np.argsort(-gap)[:4]]:
             # the point rounded to 1/64 first (a short witness), then as it is: a float is the dyadic it denotes
             for point in (np.round(X[p] * 64) / 64, X[p]):
                 x = [rational_from_float(float(t)) for t in point]

@@ -33,10 +33,12 @@ class NearMiss:
     n2: int = 0
     partnered2: int = 0
     zeroed: list[tuple[int, int]] = field(default_factory=list)  # per ``worst`` row: weights 0 in θ2 only, in θ1 only
+    whole: list[str] = field(default_factory=list)  # what happened to the whole network, in words (``changes``)
 
     def lines(self) -> list[str]:
         """The summary as short lines of text."""
-        out = [f"{self.partnered} of {self.n} neurons of θ1 have an exact partner in θ2 (a positive rescaling)"]
+        out = [*self.whole,
+               f"{self.partnered} of {self.n} neurons of θ1 have an exact partner in θ2 (a positive rescaling)"]
         if self.n2 != self.partnered2:
             lone = self.n2 - self.partnered2
             out.append(f"{lone} of the {self.n2} neurons of θ2 {'has' if lone == 1 else 'have'} none in θ1")
@@ -55,8 +57,8 @@ class NearMiss:
         return out
 
     def to_json(self) -> dict:
-        return {"neurons": self.n, "partnered": self.partnered, "dtype": self.dtype, "neurons2": self.n2,
-                "partnered2": self.partnered2,
+        return {"changes": list(self.whole), "neurons": self.n, "partnered": self.partnered, "dtype": self.dtype,
+                "neurons2": self.n2, "partnered2": self.partnered2,
                 "nearest": [{"neuron": i, "partner": j, "relative": _finite(rel), "ulps": _finite(ulps),
                              "differs_in": part} for i, j, rel, ulps, part in self.worst]}
 
@@ -168,6 +170,44 @@ def _lead(rows: np.ndarray) -> np.ndarray:
     return np.abs(rows[np.arange(len(rows)), np.argmax(rows[:, :-1] != 0, axis=1)])
 
 
+_GRID = 256  # distinct values of an 8-bit quantized tensor
+
+
+def changes(arrays1: list, arrays2: list) -> list[str]:
+    """What turns θ1 into θ2, in plain words, when it is one of the common edits of a copy, tensor by tensor in the
+    same neuron order: weights set to 0 (the others unchanged), every weight rounded to float16 or float32, the
+    output layer scaled by one factor, or weight matrices on an 8-bit grid (at most 256 distinct values each, where
+    one of θ1's has more). A reading for the reader, compared in floats; never a verdict. Cost O(weights) (the grid
+    test: a sort of each matrix)."""
+    a1 = [np.asarray(a, dtype=np.float64) for a in arrays1]
+    a2 = [np.asarray(a, dtype=np.float64) for a in arrays2]
+    if len(a1) != len(a2) or any(x.shape != y.shape for x, y in zip(a1, a2, strict=True)):
+        return []
+    total = sum(int((x != y).sum()) for x, y in zip(a1, a2, strict=True))
+    if total == 0:
+        return []
+    zeroed = sum(int(((x != 0) & (y == 0)).sum()) for x, y in zip(a1, a2, strict=True))
+    if zeroed == total:
+        return [f"θ2 is θ1 with {zeroed} weight{'s' * (zeroed != 1)} set to 0 and every other weight the same "
+                "(a pruned copy)"]
+    for name in ("float16", "float32"):
+        with np.errstate(over="ignore"):
+            if all(np.array_equal(y, x.astype(name).astype(np.float64)) for x, y in zip(a1, a2, strict=True)):
+                return [f"θ2 is θ1 rounded to {name}: {total} weight{'s' * (total != 1)} changed, each to the "
+                        f"{name} nearest it"]
+    (M1, c1), (M2, c2) = a1[-2:], a2[-2:]
+    if all(np.array_equal(x, y) for x, y in zip(a1[:-2], a2[:-2], strict=True)) and M1.any():
+        p = np.flatnonzero(M1.ravel())[0]
+        factor = M2.ravel()[p] / M1.ravel()[p]
+        if np.array_equal(M2, factor * M1) and np.array_equal(c2, factor * c1):
+            return [f"θ2 is θ1 with its output layer scaled by {factor:.6g}"]
+    pairs = [(len(np.unique(x)), len(np.unique(y))) for x, y in zip(a1, a2, strict=True) if x.ndim == 2]
+    if all(q <= _GRID for _, q in pairs) and any(p > _GRID for p, _ in pairs):
+        return [f"θ2's weight matrices hold at most {_GRID} distinct values each where θ1's hold more: a copy "
+                "quantized to 8 bits?"]
+    return []
+
+
 def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> NearMiss:
     """The summary for two networks of float arrays (W1, b1, W2, b2). Never decides anything. ``partners``: the
     exact partners as two arrays of neuron indices (θ1's, θ2's), one to one, when the caller already knows them
@@ -229,5 +269,6 @@ def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> Ne
         worst = [(int(live1[lonely[t]]), int(pool[nearest[t]]), float(rel[t]), float(ulps[t]), str(part[t]))
                  for t in order]
         zeroed = [(int(((a[t] != 0) & (b[t] == 0)).sum()), int(((a[t] == 0) & (b[t] != 0)).sum())) for t in order]
-        return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back, zeroed)
-    return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back)
+        return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back, zeroed,
+                        changes(arrays1, arrays2))
+    return NearMiss(n1, n1 - len(lonely), worst, str(dtype), len(live2), back, whole=changes(arrays1, arrays2))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from certsym.decide.dyadic import decide, witness
 from certsym.decide.dyadic import evaluate as evaluate_fast
 from certsym.decide.equivalence import decide as decide_general
 from certsym.decide.equivalence import match_columns
+from certsym.decide.nearmiss import near_miss
 from certsym.errors import InputError
 from certsym.io.sources import Model, load, read_pair
 from certsym.numbers import QQ
@@ -46,6 +48,8 @@ class Equivalence(Decision):
     nets: tuple | None = field(default=None, repr=False)
     readings: tuple = ()  # (name, how its activation was read) for each source that does not define it
     distance: Any = field(default=None, repr=False)  # deep and UNDECIDED over Q: [L, U] on [0, 1]^m
+    near: Any = field(default=None, repr=False)  # NOT EQUIVALENT float arrays: certsym.decide.nearmiss's summary
+    box_note: str = ""  # NOT EQUIVALENT: why the witness lies outside the box it was wanted in, else ""
 
     @property
     def status(self) -> str:
@@ -116,15 +120,18 @@ class Equivalence(Decision):
         first, second, _ = match_columns(self.verdict.matches)
         return list(first), list(second)
 
-    def prefer_witness_in(self, box: list, seed: int = 0) -> bool:
-        """NOT EQUIVALENT: move the witness into ``box`` (pairs of exact ends) when a floating-point search finds a
-        point of the box where the two differ, verified exactly; True when the witness lies in the box afterwards.
-        Equal functions on the box keep a witness outside it. Cost: the search (linear in the weights per
-        point tried) and one exact evaluation of each network, O(n (m + k)) big-integer operations."""
+    def prefer_witness_in(self, box: list, seed: int = 0, where: str = "[0, 1]^m") -> bool:
+        """NOT EQUIVALENT: move the witness into ``box`` (pairs of exact ends; ``where`` names it in the note)
+        when a floating-point search finds a point of the box where the two differ, verified exactly; True when
+        the witness lies in the box afterwards, else ``box_note`` says it does not. Equal functions on the box keep
+        a witness outside it. Cost: the search (linear in the weights per point tried) and one exact evaluation of
+        each network, O(n (m + k)) big-integer operations."""
         if self.equivalent:
             return False
+        self.box_note = ""
         if all(lo <= x <= hi for x, (lo, hi) in zip(self.witness, box, strict=True)):
             return True
+        self.box_note = f"  no point of {where} where they differ was found: the witness lies outside it"
         if self.path == "fast":
             t1, t2 = self.nets
             x = search_float_witness(_float_arrays(t1), _float_arrays(t2), box, seed)
@@ -136,6 +143,7 @@ class Equivalence(Decision):
         if values[0] == values[1]:
             return False
         self.verdict.witness, self.verdict.values = x, values
+        self.box_note = ""
         return True
 
     def to_json(self) -> dict:
@@ -152,6 +160,8 @@ class Equivalence(Decision):
             F = self._field()
             out.update(witness=[str(t) for t in self.witness], values=[[F.pretty(y) for y in vals]
                                                                         for vals in self.values])
+            if self.near is not None:
+                out["near_miss"] = self.near.to_json()
         return out
 
     def _deep_json(self) -> dict:
@@ -206,15 +216,14 @@ class Equivalence(Decision):
                 if any(moves.values()):
                     head += f"\n  {name}: {_moves_text(moves)}"
         else:
-            F = self._field()
-            v1, v2 = ([F.pretty(y) for y in vals] for vals in self.values)
-            head = f"NOT EQUIVALENT at the witness x: ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
+            head = _not_equivalent_text(self) + (f"\n{self.box_note}" if self.box_note else "")
         first, *rest = head.split("\n")
         assumed = [name for name, text in self.readings if "no activation" in text]
         if assumed:  # on the verdict's own line: a reader of the headline alone sees what was assumed
             first += f"  [assuming ReLU: {', '.join(Path(n).name for n in assumed)} hold{'s' * (len(assumed) == 1)} " \
                 "no activation]"
-        return "\n".join([first, *rest, *self.reading_lines()])
+        near = self.near.lines() if self.near is not None else []
+        return "\n".join([first, *rest, *self.reading_lines(), *near])
 
     def _shape(self) -> str:
         t1, t2 = self.verdict.theta1, self.verdict.theta2
@@ -279,20 +288,73 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False,
     readings = tuple((x.name, x.reading) for x in (A, B) if x.reading)
     if A.is_deep or B.is_deep:
         return deep_equivalent(A, B, readings, deadline)
+    result = None
     if path == "auto" and A.arrays is not None and B.arrays is not None:
         nets = (A.dyadic(), B.dyadic())
         if None not in nets and (nets[0].m, nets[0].k) == (nets[1].m, nets[1].k):
             verdict = decide(*nets)
-            small = not reference and sum(t.n * (t.m + t.k + 1) + t.k for t in nets) <= EMBED_LIMIT
+            small = not reference and _size(nets) <= EMBED_LIMIT
             if verdict.equivalent or not small:
                 if not verdict.equivalent:
                     witness(*nets, verdict)
-                return Equivalence("fast", verdict, (A.record, B.record), nets, readings)
-    t1, t2, records = read_pair(A, B)
-    verdict = decide_general(t1, t2)
-    return Equivalence("general", verdict, records, readings=readings)
+                result = Equivalence("fast", verdict, (A.record, B.record), nets, readings)
+    if result is None:
+        t1, t2, records = read_pair(A, B)
+        result = Equivalence("general", decide_general(t1, t2), records, readings=readings)
+    if not result.equivalent:
+        _explain(result, A, B)
+    return result
 
 
+def _size(nets: tuple) -> int:
+    """The numbers two one-hidden-layer networks hold."""
+    return sum(t.n * (t.m + t.k + 1) + t.k for t in nets)
+
+
+def _explain(result: Equivalence, A: Model, B: Model) -> None:
+    """NOT EQUIVALENT on one hidden layer: the witness moved into [0, 1]^m when a point there differs (pairs of at
+    most EMBED_LIMIT numbers: the search costs a few thousand float evaluations), and for two networks of float
+    arrays the near-miss summary (``certsym.decide.nearmiss``: what differs, in words). Cost: linear in the weights
+    per point tried."""
+    nets = result.nets or (result.verdict.theta1, result.verdict.theta2)
+    if _size(nets) <= EMBED_LIMIT:
+        result.prefer_witness_in([(fmpq(0), fmpq(1))] * len(result.witness))
+    if A.arrays is not None and B.arrays is not None and \
+            all(np.asarray(a).dtype.kind == "f" for x in (A, B) for a in x.arrays):
+        result.near = near_miss(A.arrays, B.arrays, result.exact_partners())
+
+
+
+def _not_equivalent_text(verdict: Equivalence) -> str:
+    """NOT EQUIVALENT with the witness: its nonzero coordinates when it is sparse, each exact value followed by a
+    decimal; a witness longer than a line is left to --json and the certificate."""
+    F = verdict._field()
+    x = verdict.witness
+    nonzero = [(q, t) for q, t in enumerate(x) if t != 0]
+    point = ", ".join(f"x{q} = {t}" for q, t in nonzero) or "x = 0"
+    if len(point) > 200:
+        point = f"a rational point with {len(nonzero)} nonzero coordinates (see --json or the certificate)"
+    elif len(nonzero) < len(x):
+        point = f"the point with {point} (other coordinates 0)"
+    else:
+        point = f"x = ({', '.join(str(t) for t in x)})"
+
+    def shown(vals) -> str:
+        return "[" + ", ".join(F.pretty(y) + _decimal(y) for y in vals) + "]"
+
+    v1, v2 = (shown(vals) for vals in verdict.values)
+    if len(v1) + len(v2) > 400 and all(hasattr(y, "q") for vals in verdict.values for y in vals):
+        v1, v2 = ("≈ [" + ", ".join(_decimal(y, 9).strip(" (≈)") for y in vals) + "]" for vals in verdict.values)
+        return (f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) {v1} and ρ(θ2)(x) {v2} (exact values in --json and the "
+                "certificate)")
+    return f"NOT EQUIVALENT: at {point}, ρ(θ1)(x) = {v1} and ρ(θ2)(x) = {v2}"
+
+
+def _decimal(y, digits: int = 6) -> str:
+    """" (≈ 0.123457)" for a rational that is not an integer, else ""."""
+    if not hasattr(y, "q") or int(y.q) == 1:
+        return "" if digits == 6 else f" (≈ {int(y.p)})"
+    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.{digits}g})"
 
 
 _SHORT = 24  # characters of an exact number shown as it is; a longer rational is shown as its ≈ decimal

@@ -249,3 +249,56 @@ def test_weights_set_to_zero_are_counted_and_said() -> None:
     lines = summary.lines()
     assert "  neuron 2: 3 of its weights are 0 in neuron 2 of θ2 and not in θ1 (set to 0: pruned?)" in lines
     assert not any(line.startswith("  neuron 4: ") and "set to 0" in line for line in lines)
+
+
+def _float32_net(seed: int, n: int = 12, m: int = 5, k: int = 3) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=s).astype(np.float32) for s in ((n, m), (n,), (k, n), (k,))]
+
+
+def test_the_common_edits_of_a_copy_are_named_in_words() -> None:
+    """``changes``: pruning, rounding to a type, a scaled output layer and an 8-bit grid, each named; two unrelated
+    networks and an equal copy get no words."""
+    from certsym.decide.nearmiss import changes
+
+    a = _float32_net(0)
+    pruned = [x.copy() for x in a]
+    pruned[0][[1, 4, 7], [0, 2, 3]] = 0
+    assert changes(a, pruned) == ["θ2 is θ1 with 3 weights set to 0 and every other weight the same (a pruned copy)"]
+    half = [x.astype(np.float16) for x in a]
+    changed = sum(int((x != h.astype(np.float32)).sum()) for x, h in zip(a, half, strict=True))
+    assert changes(a, half) == [f"θ2 is θ1 rounded to float16: {changed} weights changed, each to the float16 "
+                                "nearest it"]
+    scaled = [a[0], a[1], a[2] * np.float32(0.5), a[3] * np.float32(0.5)]
+    assert changes(a, scaled) == ["θ2 is θ1 with its output layer scaled by 0.5"]
+    big = [np.random.default_rng(1).normal(size=s).astype(np.float32) for s in ((40, 30), (40,), (3, 40), (3,))]
+    grid = [np.round(x / (np.abs(x).max() / 127)) * (np.abs(x).max() / 127) if x.ndim == 2 else x for x in big]
+    assert "quantized to 8 bits" in changes(big, grid)[0]
+    assert changes(a, _float32_net(1)) == [] and changes(a, [x.copy() for x in a]) == []
+
+
+def test_python_str_carries_what_the_cli_prints(tmp_path) -> None:
+    """str(certsym.equivalent(...)) of a NOT EQUIVALENT pair holds the witness point, the near-miss lines and the
+    edit in words, as ``certsym equiv`` prints them; the witness lies in [0, 1]^m, where the two differ."""
+    import certsym
+    from certsym.cli import main
+
+    a = _float32_net(2)
+    pruned = [x.copy() for x in a]
+    pruned[0][3, 1] = 0
+    v = certsym.equivalent(a, pruned)
+    text = str(v)
+    assert text.startswith("NOT EQUIVALENT: at ") and "ρ(θ1)(x) = [" in text
+    assert "θ2 is θ1 with 1 weight set to 0" in text and "neuron 3: 1 of its weights are 0" in text
+    assert all(0 <= t <= 1 for t in v.witness) and v.values[0] != v.values[1]
+    for name, arrays in (("a", a), ("b", pruned)):
+        np.savez(tmp_path / f"{name}.npz", W1=arrays[0], b1=arrays[1], W2=arrays[2], b2=arrays[3])
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["--keys", "W1,b1,W2,b2", "equiv", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")])
+    assert code == 1
+    printed = out.getvalue()
+    for line in text.splitlines()[3:]:  # past the headline and the two reading lines (they name the files)
+        assert line in printed

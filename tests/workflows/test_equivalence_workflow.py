@@ -157,8 +157,23 @@ def test_an_undecided_deep_pair_whose_distance_found_a_difference_is_not_equival
     pa, pb = tmp_path / "a.json", tmp_path / "b.json"
     pa.write_text(json.dumps(a))
     pb.write_text(json.dumps(b))
-    monkeypatch.setattr(workflow, "decide_deep", lambda t1, t2: DeepVerdict(UNDECIDED, t1, t2, reason="forced"))
+    monkeypatch.setattr(workflow, "decide_deep", lambda t1, t2, **_: DeepVerdict(UNDECIDED, t1, t2, reason="forced"))
     v = workflow.equivalent(str(pa), str(pb))
     assert v.status == "not_equivalent" and v.witness is not None
     assert v.values[0] != v.values[1]
     assert check(json.loads(json.dumps(v.certificate()))).valid
+
+
+def test_the_default_witness_lies_in_the_unit_box_when_one_does_and_says_so_otherwise() -> None:
+    """The witness is moved into [0, 1]^m when the networks differ there; when they agree on [0, 1]^m (here
+    relu(x − 2) against relu(−x − 1), both 0 on it) the witness stays outside and the verdict says so."""
+    import certsym
+
+    inside = certsym.equivalent({"A": [[1], [-1]], "b": [0, 0], "M": [[1, 1]], "c": [0]},
+                                {"A": [[1], [-1]], "b": [0, 0], "M": [[2, 1]], "c": [0]})
+    assert 0 <= inside.witness[0] <= 1
+    assert inside.values[0] != inside.values[1] and inside.box_note == ""
+    outside = certsym.equivalent({"A": [[1]], "b": [-2], "M": [[1]], "c": [0]},
+                                 {"A": [[-1]], "b": [-1], "M": [[1]], "c": [0]})
+    assert not 0 <= outside.witness[0] <= 1 and outside.values[0] != outside.values[1]
+    assert "no point of [0, 1]^m where they differ was found: the witness lies outside it" in str(outside)
