@@ -37,6 +37,7 @@ from certsym.io.hub import MAX_SHARD_BYTES, is_index, read_index, resolve, weigh
 from certsym.io.nnetfile import ACTIVATION_NNET, read_nnet
 from certsym.io.nnetfile import READING as NNET_READING
 from certsym.io.onnxfile import read_onnx, read_onnx_chain
+from certsym.io.quantized import Dequantized
 from certsym.io.torchfile import load_torch
 from certsym.numbers.floats import all_finite
 
@@ -577,13 +578,18 @@ def reading(record: dict | None) -> str | None:
     if not record or "activation" not in record:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
-        return "read as a ReLU network (the file holds no activation)"
-    if record["activation"] == ACTIVATION_NNET:
-        return NNET_READING
-    if record.get("head"):
-        return (f"a ReLU network (the graph's Relu nodes) ending in a {record['head']}, read as the logits it "
+        text = "read as a ReLU network (the file holds no activation)"
+    elif record["activation"] == ACTIVATION_NNET:
+        text = NNET_READING
+    elif record.get("head"):
+        text = (f"a ReLU network (the graph's Relu nodes) ending in a {record['head']}, read as the logits it "
                 "normalizes: a top-1 answer is the same for both")
-    return "a ReLU network (the graph's Relu nodes)"
+    else:
+        text = "a ReLU network (the graph's Relu nodes)"
+    if record.get("quantized"):
+        text += (f"; its quantized weights ({', '.join(record['quantized'])}) read as the exact values scale·(q − "
+                 "zero point)")
+    return text
 
 
 def head_refusal(name: str, head: str) -> str:
@@ -648,6 +654,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
                       "activation": ACTIVATION_ASSUMED}
             record.update(extra)
+            record.update(quantized_field(names, tensors))
             arrays = [None if name is None else tensors[name] for name in names]
             for name, array in zip(names, arrays, strict=True):
                 if array is not None:
@@ -802,7 +809,16 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
         layers.append((W, b))
         width = W.shape[0]
     _dimensions(path, layers[0][0].shape[1], layers[-1][0].shape[0])
-    record = {"format": fmt, "rule": rule, "tensors": [x for pair in chain for x in pair],
-              "layout": selection.layout, "activation": ACTIVATION_ASSUMED}
+    names = [x for pair in chain for x in pair]
+    record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
+              "activation": ACTIVATION_ASSUMED}
     record.update(extra)
+    record.update(quantized_field(names, tensors))
     return layers, record
+
+
+def quantized_field(names: Sequence[str | None], tensors: dict) -> dict:
+    """The record's {"quantized": {name: scheme}} for the chosen tensors that were stored quantized and read as
+    their exact values s·(q − z) (``certsym.io.quantized``), or {} when none was."""
+    found = {name: tensors[name].scheme for name in names if isinstance(tensors.get(name), Dequantized)}
+    return {"quantized": found} if found else {}

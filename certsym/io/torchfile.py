@@ -57,6 +57,7 @@ import numpy as np
 from certsym.errors import InputError
 from certsym.io.filebytes import crc32
 from certsym.io.foreign import WHOLE_MODULE
+from certsym.io.quantized import Dequantized, dequantize
 
 __all__ = ["load_torch", "read_state_dict"]
 
@@ -94,12 +95,13 @@ def _text(value: object, limit: int = 60) -> str:
 
 
 class _StorageType:
-    """Stand-in for a torch storage class: its name and element type (a numpy code; bfloat16 as raw u2)."""
+    """Stand-in for a torch storage class: its name and element type (a numpy code; bfloat16 as raw u2); a
+    quantized storage (QInt8Storage, QUInt8Storage) is read only by ``_rebuild_qtensor``."""
 
-    __slots__ = ("name", "code", "itemsize")
+    __slots__ = ("name", "code", "itemsize", "quantized")
 
-    def __init__(self, name: str, code: str, itemsize: int):
-        self.name, self.code, self.itemsize = name, code, itemsize
+    def __init__(self, name: str, code: str, itemsize: int, quantized: str = ""):
+        self.name, self.code, self.itemsize, self.quantized = name, code, itemsize, quantized
 
     def __repr__(self) -> str:
         return f"torch.{self.name}"
@@ -108,7 +110,8 @@ class _StorageType:
 _STORAGE_TYPES = {name: _StorageType(name, code, size) for name, code, size in (
     ("HalfStorage", "f2", 2), ("BFloat16Storage", "bf16", 2), ("FloatStorage", "f4", 4), ("DoubleStorage", "f8", 8),
     ("LongStorage", "i8", 8), ("IntStorage", "i4", 4), ("ShortStorage", "i2", 2), ("CharStorage", "i1", 1),
-    ("ByteStorage", "u1", 1))}
+    ("ByteStorage", "u1", 1))} | {"QInt8Storage": _StorageType("QInt8Storage", "i1", 1, "int8"),
+                                   "QUInt8Storage": _StorageType("QUInt8Storage", "u1", 1, "uint8")}
 
 
 class _Storage:
@@ -154,6 +157,29 @@ class _Rebuild:
 
 
 _REBUILD = _Rebuild()
+
+
+class _Marker:
+    """Stand-in for one more global torch's quantized state dicts name: ``_rebuild_qtensor``,
+    ``_rebuild_parameter``, the qschemes ``per_tensor_affine`` and ``per_channel_affine``, and the dtypes ``qint8``
+    and ``quint8`` (the value of a dynamic quantized Linear's ``_packed_params.dtype``). Never called."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+
+_MARKERS = {(module, name): _Marker(name) for module, name in (
+    ("torch._utils", "_rebuild_qtensor"), ("torch._utils", "_rebuild_parameter"), ("torch", "per_tensor_affine"),
+    ("torch", "per_channel_affine"), ("torch", "qint8"), ("torch", "quint8"))}
+_QTENSOR = _MARKERS["torch._utils", "_rebuild_qtensor"]
+_PARAMETER = _MARKERS["torch._utils", "_rebuild_parameter"]
+_PER_TENSOR, _PER_CHANNEL = _MARKERS["torch", "per_tensor_affine"], _MARKERS["torch", "per_channel_affine"]
+_QDTYPES = (_MARKERS["torch", "qint8"], _MARKERS["torch", "quint8"])
 
 
 def _tuple_of_naturals(value: object) -> bool:
@@ -384,6 +410,8 @@ class _Unpickler(pickle._Unpickler):
             return _REBUILD
         if module == "torch" and name in _STORAGE_TYPES:
             return _STORAGE_TYPES[name]
+        if (module, name) in _MARKERS:
+            return _MARKERS[module, name]
         raise _Refused(f"refused: the pickle names the global {_text(module)}.{_text(name)}; certsym reads only "
                        "tensors, storages and ordered dicts")
 
@@ -425,9 +453,18 @@ class _Unpickler(pickle._Unpickler):
         elif func is _REBUILD:
             self.stack[-1] = self._loader.tensor(args)
             self.hooks.append(args[5])
+        elif func is _QTENSOR:
+            self.stack[-1] = self._loader.qtensor(args)
+            self.hooks.append(args[6])
+        elif func is _PARAMETER:  # _rebuild_parameter(data, requires_grad, backward_hooks): the tensor itself
+            if len(args) != 3 or type(args[0]) is not _Tensor or type(args[1]) is not bool:
+                raise _Refused("refused: _rebuild_parameter called with other than (tensor, requires_grad, hooks)")
+            self.stack[-1] = args[0]
+            self.hooks.append(args[2])
         else:
-            what = f"torch.{func.name}" if isinstance(func, _StorageType) else _kind(func)
-            raise _Refused(f"refused: the pickle calls {what}; it may call only OrderedDict() and _rebuild_tensor_v2")
+            what = f"torch.{func.name}" if isinstance(func, _StorageType | _Marker) else _kind(func)
+            raise _Refused(f"refused: the pickle calls {what}; it may call only OrderedDict(), _rebuild_tensor_v2, "
+                           "_rebuild_qtensor and _rebuild_parameter")
 
     def load_build(self) -> None:
         state = self.stack.pop()
@@ -519,14 +556,71 @@ class _Loader:
         self.cache[key] = _Storage(stype, key, numel, np.frombuffer(raw, dtype=dtype))
         return self.cache[key]
 
+    def qtensor(self, args: tuple) -> _Tensor:
+        """``_rebuild_qtensor(storage, offset, size, stride, quantizer_params, requires_grad, backward_hooks)``:
+        the integers of a quantized storage, dequantized exactly (``certsym.io.quantized``); quantizer_params
+        ``(per_tensor_affine, scale, zero_point)`` or ``(per_channel_affine, scales, zero_points, axis)``, the
+        per-channel ones tensors (torch's ``_rebuild_qtensor`` also takes lists)."""
+        if len(args) != 7:
+            raise _Refused(f"refused: _rebuild_qtensor called with {len(args)} arguments (torch passes 7)")
+        storage, offset, size, stride, params, requires_grad, hooks = args
+        if not isinstance(storage, _Storage) or not storage.type.quantized:
+            raise _Refused("refused: _rebuild_qtensor is given something other than a quantized storage")
+        q = self._checked(storage, offset, size, stride, requires_grad, hooks, None, "_rebuild_qtensor")
+        where = f"refused: a quantized tensor of torch.{storage.type.name}"
+        if type(params) is not tuple or not params or params[0] not in (_PER_TENSOR, _PER_CHANNEL):
+            raise _Refused(f"{where} whose quantization scheme is {_text(params)} (certsym reads per_tensor_affine "
+                           "and per_channel_affine)")
+        if params[0] is _PER_TENSOR:
+            if len(params) != 3 or type(params[1]) is not float or type(params[2]) is not int:
+                raise _Refused(f"{where}: per_tensor_affine needs (scheme, scale, zero_point)")
+            scale, zero, axis = params[1], params[2], None
+            if math.isfinite(scale) and float(np.float32(scale)) != scale:  # torch's kernels take it as a float32
+                raise _Refused(f"{where}: its per-tensor scale {scale!r} is not a float32, and torch dequantizes "
+                               "with the scale rounded to float32: the file and torch's reading differ")
+        else:
+            if len(params) != 4 or type(params[3]) is not int:
+                raise _Refused(f"{where}: per_channel_affine needs (scheme, scales, zero_points, axis)")
+            scale, zero, axis = (self._vector(v, k, where) for k, v in zip("fi", params[1:3], strict=True)), \
+                None, params[3]
+            scale, zero = tuple(scale)
+        try:
+            return _Tensor(dequantize(q, scale, zero, axis, storage.type.quantized, where))
+        except InputError as exc:
+            raise _Refused(str(exc)) from None
+
+    @staticmethod
+    def _vector(value: object, kind: str, where: str) -> np.ndarray:
+        """Per-channel scales (float64, ``kind`` "f") or zero points (int64, "i"): a 1-D tensor or a list."""
+        if type(value) is _Tensor and value.array.ndim == 1:
+            array = value.array
+        elif type(value) is list and all(type(v) is (float if kind == "f" else int) for v in value):
+            array = np.array(value, dtype=np.float64 if kind == "f" else np.int64)
+        else:
+            raise _Refused(f"{where}: per-channel {'scales' if kind == 'f' else 'zero points'} that are not a 1-D "
+                           "tensor or a list")
+        if array.dtype != (np.float64 if kind == "f" else np.int64):
+            raise _Refused(f"{where}: per-channel {'scales of type ' if kind == 'f' else 'zero points of type '}"
+                           f"{array.dtype} (torch stores float64 scales and int64 zero points)")
+        return array
+
     def tensor(self, args: tuple) -> _Tensor:
         """``_rebuild_tensor_v2(storage, offset, size, stride, requires_grad, backward_hooks[, metadata])``."""
         if len(args) not in (6, 7):
             raise _Refused(f"refused: _rebuild_tensor_v2 called with {len(args)} arguments (torch passes 6 or 7)")
         storage, offset, size, stride, requires_grad, hooks = args[:6]
         metadata = args[6] if len(args) == 7 else None
+        return _Tensor(self._checked(storage, offset, size, stride, requires_grad, hooks, metadata,
+                                     "_rebuild_tensor_v2"))
+
+    def _checked(self, storage: object, offset: object, size: object, stride: object, requires_grad: object,
+                 hooks: object, metadata: object, what: str) -> np.ndarray:
+        """The strided view's values, once its arguments pass FORMATS.md's checks (module docstring)."""
         if not isinstance(storage, _Storage):
-            raise _Refused("refused: _rebuild_tensor_v2 is given something other than a storage")
+            raise _Refused(f"refused: {what} is given something other than a storage")
+        if storage.type.quantized and what == "_rebuild_tensor_v2":
+            raise _Refused(f"refused: _rebuild_tensor_v2 on a torch.{storage.type.name} (only _rebuild_qtensor reads "
+                           "a quantized storage)")
         if type(offset) is not int or offset < 0 or not _tuple_of_naturals(size) or not _tuple_of_naturals(stride) \
                 or len(size) != len(stride):
             raise _Refused(f"refused: a tensor with offset {_text(offset)}, size {_text(size)}, stride "
@@ -556,7 +650,7 @@ class _Loader:
                            f"elements (a tensor of size {_text(size)} after {self.gathered}; repeated or expanded "
                            "views beyond the reader's bound)")
         self.gathered += count
-        return _Tensor(_build(storage, offset, size, stride, count))
+        return _build(storage, offset, size, stride, count)
 
 
 def _build(storage: _Storage, offset: int, size: tuple, stride: tuple, count: int) -> np.ndarray:
@@ -629,7 +723,7 @@ def _load(path: str | os.PathLike) -> object:
         if any(unpickler.hooks):
             raise _Refused("refused: a tensor with backward hooks (torch saves an empty OrderedDict)")
         _check_version(archive)
-        return _plain(root, unpickler.dropped)
+        return _unpack_quantized(_plain(root, unpickler.dropped))
 
 
 def _kind(value: object) -> str:
@@ -643,6 +737,8 @@ def _kind(value: object) -> str:
         return "the class OrderedDict used as a value"
     if isinstance(value, _Tensor | np.ndarray):
         return "tensor"
+    if isinstance(value, _Marker):
+        return f"torch.{value.name} used as a value"
     return type(value).__name__
 
 
@@ -659,6 +755,8 @@ def _plain(root: object, dropped: list) -> object:
             return value, 0
         if kind is _Tensor:
             return value.array, 0  # type: ignore[attr-defined]
+        if _is_qdtype(value):  # a _packed_params.dtype, removed by _unpack_quantized or refused there
+            return value, 0
         ident = id(value)
         if ident in done:
             return done[ident]
@@ -693,6 +791,82 @@ def _plain(root: object, dropped: list) -> object:
     for state in dropped:
         walk(state, 1)
     return walk(root, 1)[0]
+
+
+_PACKED = "_packed_params._packed_params"
+
+
+def _is_qdtype(value: object) -> bool:
+    return type(value) is _Marker and any(value is d for d in _QDTYPES)
+
+
+def _unpack_quantized(tree: object) -> object:
+    """torch's dynamic quantized Linear in a state dict, read as the Linear of its dequantized weights (FORMATS.md,
+    "Quantized weights"): ``P._packed_params._packed_params`` = (weight, bias) becomes ``P.weight`` and ``P.bias``
+    in its place; ``P._packed_params.dtype`` (qint8 or quint8) is dropped, and so are ``P.scale`` and
+    ``P.zero_point`` when they are 1.0 and 0 (a dynamic module's unused output parameters). Other values, or any
+    other ``….scale``/``….zero_point`` beside such layers (a QuantStub), mean a static quantized model, whose
+    layers round their outputs to 8 bits: refused. A dtype marker left anywhere else is refused. One visit per
+    container (the tree is shared, not cyclic)."""
+    seen: set[int] = set()
+
+    def walk(node: object) -> None:
+        if _is_qdtype(node):
+            raise _Refused("refused: a quantized dtype outside a quantized Linear's _packed_params.dtype")
+        if type(node) not in (dict, list, tuple) or id(node) in seen:
+            return
+        seen.add(id(node))
+        if type(node) is dict:
+            if any(type(k) is str and (k == _PACKED or k.endswith("." + _PACKED)) for k in node):
+                _unpack_dict(node)
+            items = node.values()
+        else:
+            items = node
+        for item in list(items):
+            walk(item)
+
+    walk(tree)
+    return tree
+
+
+def _unpack_dict(node: dict) -> None:
+    """``_unpack_quantized`` on one dict holding packed params: rebuilt in place, key order kept."""
+    prefixes = {k[:-len(_PACKED)] for k in node if type(k) is str and (k == _PACKED or k.endswith("." + _PACKED))}
+    owned = {p + suffix for p in prefixes for suffix in ("scale", "zero_point", "_packed_params.dtype")}
+    for key in node:
+        if type(key) is str and key not in owned and key.rsplit(".", 1)[-1] in ("scale", "zero_point"):
+            raise _Refused(f"refused: {_text(repr(key))} beside quantized Linear layers: a static quantized model "
+                           "(its activations are rounded to 8 bits), which is not a ReLU network; certsym reads "
+                           "dynamic quantized Linear layers (weights only)")
+    out: dict = {}
+    for key, value in node.items():
+        if key in owned:
+            continue
+        if type(key) is not str or not (key == _PACKED or key.endswith("." + _PACKED)):
+            out[key] = value
+            continue
+        prefix = key[:-len(_PACKED)]
+        if not _is_qdtype(node.get(prefix + "_packed_params.dtype")):
+            raise _Refused(f"refused: {_text(repr(key))} without its _packed_params.dtype (qint8 or quint8)")
+        scale, zero = node.get(prefix + "scale"), node.get(prefix + "zero_point")
+        if (scale is None) != (zero is None) or (scale is not None and not (
+                isinstance(scale, np.ndarray) and isinstance(zero, np.ndarray) and scale.size == 1 and zero.size == 1
+                and float(scale.ravel()[0]) == 1.0 and zero.dtype.kind in "iu" and int(zero.ravel()[0]) == 0)):
+            raise _Refused(f"refused: the quantized Linear {_text(repr(prefix[:-1] or key))} has an output scale and "
+                           "zero point other than 1 and 0: a static quantized layer, which rounds its outputs to 8 "
+                           "bits and is not a ReLU network; certsym reads dynamic quantized Linear layers")
+        pair = value
+        if type(pair) is not tuple or len(pair) != 2 or not isinstance(pair[0], Dequantized) or not (
+                pair[1] is None or (type(pair[1]) is np.ndarray and pair[1].dtype.kind == "f")):
+            raise _Refused(f"refused: {_text(repr(key))} is not (quantized weight, float bias or None)")
+        for name in ("weight", "bias"):
+            if prefix + name in node:
+                raise _Refused(f"refused: both {_text(repr(key))} and {_text(repr(prefix + name))}")
+        out[prefix + "weight"] = pair[0]
+        if pair[1] is not None:
+            out[prefix + "bias"] = pair[1]
+    node.clear()
+    node.update(out)
 
 
 def load_torch(path: str | os.PathLike) -> object:

@@ -250,9 +250,10 @@ def test_refuses_foreign_globals_without_running_them(tmp_path: Path, module: st
     assert not marker.exists()
 
 
-def test_refuses_rebuild_parameter(tmp_path: Path) -> None:
-    path = _save({"w": torch.nn.Parameter(torch.ones(2, 2))}, tmp_path / "param.pt")
-    _refused(path, "the global torch._utils._rebuild_parameter")
+def test_a_parameter_is_its_tensor(tmp_path: Path) -> None:
+    """_rebuild_parameter(tensor, requires_grad, hooks) is the tensor (a quantized Linear's bias is saved so)."""
+    path = _save({"w": torch.nn.Parameter(torch.arange(4.0).reshape(2, 2))}, tmp_path / "param.pt")
+    assert np.array_equal(load_torch(path)["w"], np.arange(4.0, dtype=np.float32).reshape(2, 2))
 
 
 def test_refuses_other_globals_and_values(tmp_path: Path) -> None:

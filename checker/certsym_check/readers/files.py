@@ -508,6 +508,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
         if fmt != "torch":
             named = _chosen(file, fmt, model, names)
             extra = _shard_words(model)
+    extra += _quantized_words(model, named, names)
     m, n, k = shape
     out = []
     for i, (name, want) in enumerate(zip(names, ((n, m), (n,), (k, n), (k,)), strict=True)):
@@ -528,12 +529,27 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
 
 def _fields(model: dict) -> set:
     """The record's fields, an ONNX record's "head" (Softmax or LogSoftmax), "normalization" and "alpha_beta"
-    aside."""
+    aside, and a torch or ONNX record's "quantized" (checked against the file by ``_quantized_words``)."""
+    optional = {"quantized"} if model.get("format") in ("torch", "onnx") else set()
     if model.get("format") == "onnx" and ("head" in model or "normalization" in model or "alpha_beta" in model):
         if "head" in model and model["head"] not in ("Softmax", "LogSoftmax"):
             raise Reject("model.head must be Softmax or LogSoftmax")
-        return set(model) - {"head", "normalization", "alpha_beta"}
-    return set(model)
+        optional |= {"head", "normalization", "alpha_beta"}
+    return set(model) - optional
+
+
+def _quantized_words(model: dict, named: dict, names: list) -> str:
+    """The chosen tensors that the file stores quantized (read as scale·(q − zero point), FORMATS.md), which the
+    record's "quantized" must name exactly ({name: how it was stored}; absent when none is); the words VALID
+    prints about them."""
+    found = {t: named[t].quantized for t in names if t is not None and t in named and named[t].quantized}
+    stated = model.get("quantized", {})
+    if "quantized" in model and (not isinstance(stated, dict) or not stated):
+        raise Reject("model.quantized must be a non-empty map of tensor names to how each was stored")
+    if stated != found:
+        raise Reject(f"model.quantized names {sorted(stated)[:4]}; the file stores {sorted(found)[:4] or 'none'} "
+                     "of the chosen tensors quantized")
+    return f"; quantized weights {', '.join(found)} read as scale·(q − zero point)" if found else ""
 
 
 def _gunzipped(data: bytes) -> bytes:
@@ -642,7 +658,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
-    if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") or set(model) != _RECORD[fmt] \
+    if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") or _fields(model) != _RECORD[fmt] \
             or model["rule"] not in _RULES[fmt]:
         raise Reject("a deep network's model record is {format, rule: default or keys, tensors, layout, activation} "
                      "(+ root for torch, + shards for sharded safetensors), for an npz, safetensors or torch file, or "
@@ -670,7 +686,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
     if fmt != "torch":
         named = _chosen(file, fmt, model, names)
     out, shown = [], []
-    where += _shard_words(model)
+    where += _shard_words(model) + _quantized_words(model, named, names)
     for ell in range(1, len(widths)):
         wname, bname = names[2 * ell - 2], names[2 * ell - 1]
         rows, cols = widths[ell], widths[ell - 1]

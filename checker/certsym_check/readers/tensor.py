@@ -24,6 +24,8 @@ class Tensor:
     Fortran order for a 2-D tensor with ``fortran``); ``code`` the element type: f2, bf16, f4, f8 (floats,
     decoded to Python floats), i1, i2, i4, i8, u1 (ints)."""
 
+    quantized = ""  # how a dequantized tensor was stored ("int8, per-tensor scale"), else ""
+
     def __init__(self, shape: tuple, values, fortran: bool, code: str):
         self.shape, self.values, self.fortran, self.code = shape, values, fortran, code
 

@@ -45,6 +45,7 @@ import zlib
 from array import array
 
 from certsym_check.errors import Reject
+from certsym_check.readers.quantized import dequantized
 from certsym_check.readers.tensor import WIDTH, Tensor
 
 MAX_DEPTH = 100  # nesting of dicts, lists and tuples in the result
@@ -77,16 +78,29 @@ _REBUILD = _Global("torch._utils._rebuild_tensor_v2")
 # UTF-8, never un-escaped); pickletools un-escapes them (``collection\x73`` would read as ``collections``).
 _GLOBALS = {(b"collections", b"OrderedDict"): _ORDERED_DICT, (b"torch._utils", b"_rebuild_tensor_v2"): _REBUILD}
 _GLOBALS.update({(b"torch", name.encode()): _Global(f"torch.{name}", code) for name, code in _STORAGES.items()})
+# quantized state dicts (FORMATS.md, "Quantized weights"): the integer storages, read only by _rebuild_qtensor
+_QSTORAGES = {"QInt8Storage": ("i1", "int8"), "QUInt8Storage": ("u1", "uint8")}
+_QKIND = {f"torch.{name}": kind for name, (_, kind) in _QSTORAGES.items()}
+_GLOBALS.update({(b"torch", name.encode()): _Global(f"torch.{name}", code) for name, (code, _) in _QSTORAGES.items()})
+_REBUILD_Q = _Global("torch._utils._rebuild_qtensor")
+_PARAMETER = _Global("torch._utils._rebuild_parameter")
+_PER_TENSOR, _PER_CHANNEL = _Global("torch.per_tensor_affine"), _Global("torch.per_channel_affine")
+_QDTYPE = (_Global("torch.qint8"), _Global("torch.quint8"))
+_GLOBALS.update({(b"torch._utils", b"_rebuild_qtensor"): _REBUILD_Q,
+                 (b"torch._utils", b"_rebuild_parameter"): _PARAMETER,
+                 (b"torch", b"per_tensor_affine"): _PER_TENSOR, (b"torch", b"per_channel_affine"): _PER_CHANNEL,
+                 (b"torch", b"qint8"): _QDTYPE[0], (b"torch", b"quint8"): _QDTYPE[1]})
 
 
 class _Storage:
-    """A storage the pickle loaded: its element type and values (an ``array``, or a list where none fits)."""
+    """A storage the pickle loaded: its element type and values (an ``array``, or a list where none fits);
+    ``quantized`` "int8" or "uint8" for a quantized storage, else ""."""
 
-    def __init__(self, code: str, numel: int, values):
-        self.code, self.numel, self.values = code, numel, values
+    def __init__(self, code: str, numel: int, values, quantized: str = ""):
+        self.code, self.numel, self.values, self.quantized = code, numel, values, quantized
 
 
-_LEAVES = (str, int, float, bool, type(None), Tensor)
+_LEAVES = (str, int, float, bool, type(None), Tensor)  # and the qint8/quint8 dtypes, which unpack_linears removes
 
 
 def read_torch(data: bytes) -> object:
@@ -258,7 +272,7 @@ class _Archive:
                          "to values (cpu, cuda and cuda:N are read)")
         if key in self.storages:
             known = self.storages[key]
-            if (known.code, known.numel) != (cls.code, numel):
+            if (known.code, known.numel, known.quantized) != (cls.code, numel, _QKIND.get(cls.name, "")):
                 raise Reject(f"storage {key[:40]!r} is declared with two types or sizes")
             return known
         if "/" in key or f"data/{key}" not in self.members:
@@ -269,11 +283,35 @@ class _Archive:
                          f"the checker's bound of one entry per byte of the file (+ {DECODED_SLACK:,})")
         body = self._member(f"data/{key}", numel * WIDTH[cls.code])
         self.storage_bytes += len(body)
-        storage = _Storage(cls.code, numel, _decode(body, cls.code, self.big))
+        storage = _Storage(cls.code, numel, _decode(body, cls.code, self.big), _QKIND.get(cls.name, ""))
         self.storages[key] = storage
         return storage
 
-    def tensor(self, args: object, odicts: dict[int, dict]) -> Tensor:
+    def qtensor(self, args: object, odicts: dict[int, dict]) -> Tensor:
+        """``_rebuild_qtensor(storage, offset, size, stride, quantizer_params, requires_grad, backward_hooks)``:
+        the integers q of a quantized storage as the exact values scale·(q − zero point), by
+        ``readers.quantized``; quantizer_params (per_tensor_affine, scale, zero_point) or (per_channel_affine,
+        scales, zero_points, axis) with 1-D float64 and int64 tensors (or lists) per channel."""
+        if type(args) is not tuple or len(args) != 7:
+            raise Reject("_rebuild_qtensor takes 7 arguments")
+        storage, params = args[0], args[4]
+        if not isinstance(storage, _Storage) or not storage.quantized:
+            raise Reject("_rebuild_qtensor on something that is not a quantized storage")
+        ints = self.tensor((*args[:4], args[5], args[6]), odicts, quantized=True)
+        if type(params) is not tuple or not params or params[0] not in (_PER_TENSOR, _PER_CHANNEL):
+            raise Reject("a quantized tensor whose scheme is not per_tensor_affine or per_channel_affine")
+        if params[0] is _PER_TENSOR:
+            if len(params) != 3 or type(params[1]) is not float or type(params[2]) is not int:
+                raise Reject("per_tensor_affine quantizer parameters are not (scheme, scale, zero point)")
+            if math.isfinite(params[1]) and struct.unpack("<f", struct.pack("<f", params[1]))[0] != params[1]:
+                raise Reject("a per-tensor scale that is not a float32 (torch dequantizes with it rounded to one)")
+            return dequantized(ints, [params[1]], [params[2]], None, storage.quantized)
+        if len(params) != 4 or type(params[3]) is not int:
+            raise Reject("per_channel_affine quantizer parameters are not (scheme, scales, zero points, axis)")
+        scales, zeros = (_channel_list(v, kind) for v, kind in ((params[1], float), (params[2], int)))
+        return dequantized(ints, scales, zeros, params[3], storage.quantized)
+
+    def tensor(self, args: object, odicts: dict[int, dict], quantized: bool = False) -> Tensor:
         """``_rebuild_tensor_v2(*args)``; ``odicts`` are the dicts that OrderedDict() made, by id."""
         if type(args) is not tuple or len(args) not in (6, 7):
             raise Reject("_rebuild_tensor_v2 takes 6 or 7 arguments")
@@ -281,6 +319,8 @@ class _Archive:
         metadata = args[6] if len(args) == 7 else None
         if not isinstance(storage, _Storage):
             raise Reject("_rebuild_tensor_v2 on something that is not a storage")
+        if storage.quantized and not quantized:
+            raise Reject("_rebuild_tensor_v2 on a quantized storage (only _rebuild_qtensor reads one)")
         if type(offset) is not int or offset < 0 or type(size) is not tuple or type(stride) is not tuple \
                 or len(size) != len(stride) or any(type(d) is not int or d < 0 for d in size + stride):
             raise Reject("a tensor with a malformed offset, size or stride (need non-negative ints)")
@@ -479,6 +519,7 @@ class _Interpreter:
             raise Reject("the pickle leaves more than its result on the stack")
         result = self.stack[0]
         _check_tree([result, *self.dropped])
+        result = unpack_linears(result)
         if any(self.hooks):
             raise Reject("a tensor with backward hooks (must be an empty OrderedDict)")
         return result
@@ -570,6 +611,16 @@ class _Interpreter:
             tensor = self.archive.tensor(args, self.odicts)
             self.hooks.append(args[5])
             return tensor
+        if func is _REBUILD_Q:
+            tensor = self.archive.qtensor(args, self.odicts)
+            self.hooks.append(args[6])
+            return tensor
+        if func is _PARAMETER:  # (tensor, requires_grad, backward_hooks): the tensor itself
+            if type(args) is not tuple or len(args) != 3 or not isinstance(args[0], Tensor) \
+                    or type(args[1]) is not bool or type(args[2]) is not dict or id(args[2]) not in self.odicts:
+                raise Reject("_rebuild_parameter takes (tensor, requires_grad, an OrderedDict of hooks)")
+            self.hooks.append(args[2])
+            return args[0]
         what = func.name if isinstance(func, _Global) else f"a {type(func).__name__}"
         raise Reject(f"the pickle calls {what[:60]}, which is not allowed")
 
@@ -585,7 +636,7 @@ def _check_tree(roots: list) -> None:
         kind = type(node)
         if kind not in (dict, list, tuple):
             pending.pop()
-            if not isinstance(node, _LEAVES):
+            if not isinstance(node, _LEAVES) and node not in _QDTYPE:
                 raise _foreign(node)
             continue
         nid = id(node)
@@ -601,7 +652,7 @@ def _check_tree(roots: list) -> None:
                         raise Reject("the pickle builds a cyclic structure")
                     if id(value) not in height:
                         pending.append(value)
-                elif not isinstance(value, _LEAVES):
+                elif not isinstance(value, _LEAVES) and not any(value is d for d in _QDTYPE):
                     raise _foreign(value)
             continue
         height[nid] = 1 + max((height[id(v)] for v in kids), default=0)
@@ -609,6 +660,84 @@ def _check_tree(roots: list) -> None:
             raise Reject(f"the pickle nests containers more than {MAX_DEPTH} deep")
         open_.discard(nid)
         pending.pop()
+
+
+def _channel_list(value: object, kind: type) -> list:
+    """Per-channel scales (float64) or zero points (int64): a 1-D tensor of that type, or a list of such numbers."""
+    code = "f8" if kind is float else "i8"
+    if isinstance(value, Tensor) and len(value.shape) == 1 and value.code == code and not value.quantized:
+        return value.flat()
+    if type(value) is list and all(type(v) is kind for v in value):
+        return value
+    raise Reject(f"per-channel {'scales' if kind is float else 'zero points'} that are not a 1-D "
+                 f"{'float64' if kind is float else 'int64'} tensor or a list")
+
+
+_PACKED = "_packed_params._packed_params"
+
+
+def unpack_linears(tree: object) -> object:
+    """torch's dynamic quantized Linear, as FORMATS.md reads it: in a dict holding ``P._packed_params.
+    _packed_params`` = (quantized weight, float bias or None), that entry becomes ``P.weight`` and ``P.bias`` in its
+    place, ``P._packed_params.dtype`` (qint8 or quint8) is dropped, and ``P.scale`` and ``P.zero_point`` are
+    dropped when they are one-element tensors holding 1 and 0 (a dynamic layer's); other values, or another key
+    ending in ``.scale`` or ``.zero_point`` in that dict, mean a static quantized model: refused. A qint8 or quint8
+    anywhere else is refused. One visit per container."""
+    seen: set[int] = set()
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        if any(node is d for d in _QDTYPE):
+            raise Reject("a quantized dtype outside a quantized Linear's _packed_params.dtype")
+        if type(node) not in (dict, list, tuple) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node) is dict and any(_packed(k) for k in node):
+            _unpack(node)
+        pending.extend(node.values() if type(node) is dict else node)
+    return tree
+
+
+def _packed(key: object) -> bool:
+    return type(key) is str and (key == _PACKED or key.endswith("." + _PACKED))
+
+
+def _one(t: object, value: int) -> bool:
+    return isinstance(t, Tensor) and not t.quantized and math.prod(t.shape) == 1 and t.flat()[0] == value and \
+        (value == 1 or t.code in ("i1", "i2", "i4", "i8", "u1"))
+
+
+def _unpack(node: dict) -> None:
+    prefixes = [k[:-len(_PACKED)] for k in node if _packed(k)]
+    owned = {p + s for p in prefixes for s in ("scale", "zero_point", "_packed_params.dtype")}
+    if any(type(k) is str and k not in owned and k.rsplit(".", 1)[-1] in ("scale", "zero_point") for k in node):
+        raise Reject("a scale or zero point beside quantized Linear layers: a static quantized model (activations "
+                     "rounded to 8 bits), not a ReLU network")
+    out: dict = {}
+    for key, value in node.items():
+        if key in owned:
+            continue
+        if not _packed(key):
+            out[key] = value
+            continue
+        prefix = key[:-len(_PACKED)]
+        if not any(node.get(prefix + "_packed_params.dtype") is d for d in _QDTYPE):
+            raise Reject(f"{key[:60]!r} without a _packed_params.dtype of qint8 or quint8")
+        scale, zero = node.get(prefix + "scale"), node.get(prefix + "zero_point")
+        if (scale, zero) != (None, None) and not (_one(scale, 1) and _one(zero, 0)):
+            raise Reject(f"the quantized Linear {key[:60]!r} has an output scale and zero point other than 1 and 0: "
+                         "a static quantized layer (outputs rounded to 8 bits), not a ReLU network")
+        if type(value) is not tuple or len(value) != 2 or not isinstance(value[0], Tensor) or not value[0].quantized \
+                or not (value[1] is None or (isinstance(value[1], Tensor) and not value[1].quantized
+                                             and value[1].code in ("f2", "bf16", "f4", "f8"))):
+            raise Reject(f"{key[:60]!r} is not (a quantized weight, a float bias or None)")
+        if prefix + "weight" in node or prefix + "bias" in node:
+            raise Reject(f"{key[:60]!r} beside a {prefix[:60]}weight or bias of its own")
+        out[prefix + "weight"] = value[0]
+        if value[1] is not None:
+            out[prefix + "bias"] = value[1]
+    node.clear()
+    node.update(out)
 
 
 def _foreign(value: object) -> Reject:
