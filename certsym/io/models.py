@@ -586,7 +586,10 @@ def reading(record: dict | None) -> str | None:
                 "normalizes: a top-1 answer is the same for both")
     else:
         text = "a ReLU network (the graph's Relu nodes)"
-    if record.get("quantized"):
+    if record.get("quantized") and record.get("format") == "onnx":
+        text += (f"; its DequantizeLinear weights ({', '.join(record['quantized'])}) read as the operator outputs "
+                 "them, scale·(q − zero point) rounded to the scale's type")
+    elif record.get("quantized"):
         text += (f"; its quantized weights ({', '.join(record['quantized'])}) read as the exact values scale·(q − "
                  "zero point)")
     return text
@@ -630,7 +633,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
             if len(set(names)) != 4:
                 raise InputError(f"{path}: one initializer serves as two of W1, b1, W2, b2 ({', '.join(names)}); "
                                  "certsym reads four distinct initializers")
-            record = _onnx_record(names, external, chain.head, chain.normalization, chain.scaled)
+            record = _onnx_record(names, external, chain.head, chain.normalization, chain.scaled, chain.quantized)
             if chain.affine is not None or chain.scaled:
                 arrays = [a for layer in chain.exact_layers() for a in layer]
         else:
@@ -725,7 +728,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
             raise InputError(f"{path}: one initializer serves as two of the layers' tensors "
                              f"({', '.join(chain.names)}); certsym reads distinct initializers")
         return chain.exact_layers(), _onnx_record(chain.names, chain.external, chain.head, chain.normalization,
-                                                  chain.scaled), chain.output_relu
+                                                  chain.scaled, chain.quantized), chain.output_relu
     if fmt in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") and selection.keys is None:
         tensors, extra = _chain_tensors(path, fmt, selection, blob)
         chain = flax_chain(list(tensors)) if fmt == "msgpack" else chain_choice(list(tensors))
@@ -773,7 +776,8 @@ def _chain_tensors(path: Path, fmt: str, selection: Selection, blob: FileBytes |
 
 
 def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | None = None,
-                 normalization: list[tuple[str, str]] | None = None, scaled: list | None = None) -> dict:
+                 normalization: list[tuple[str, str]] | None = None, scaled: list | None = None,
+                 quantized: dict | None = None) -> dict:
     """The "model" record of an ONNX file (docs/FORMATS.md): its tensors follow from the graph; "head" names a
     final Softmax or LogSoftmax, the layers being its logits; "normalization" the Sub, Add, Mul and Div by
     constants before the first layer, [op, initializer] in order, folded into it; "alpha_beta" the Gemm layers
@@ -783,7 +787,7 @@ def _onnx_record(names: list[str], external: list[tuple[str, str]], head: str | 
               "activation": ACTIVATION_GRAPH}
     return record | ({"head": head} if head else {}) | \
         ({"normalization": [list(step) for step in normalization]} if normalization else {}) | \
-        ({"alpha_beta": scaled} if scaled else {})
+        ({"alpha_beta": scaled} if scaled else {}) | ({"quantized": dict(quantized)} if quantized else {})
 
 
 def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: Selection,

@@ -66,16 +66,20 @@ from flint import fmpq
 
 from certsym.errors import InputError
 from certsym.io.filebytes import gunzip_bounded
+from certsym.io.quantized import dequantize
 
 # TensorProto.DataType values used here.
-_FLOAT, _INT64, _FLOAT16, _DOUBLE, _BFLOAT16 = 1, 7, 10, 11, 16
+_FLOAT, _INT64, _FLOAT16, _DOUBLE, _BFLOAT16, _UINT8, _INT8 = 1, 7, 10, 11, 16, 2, 3
 _WEIGHT_TYPES = {_FLOAT: "FLOAT", _FLOAT16: "FLOAT16", _BFLOAT16: "BFLOAT16", _DOUBLE: "DOUBLE"}
 _TYPE_NAMES = {0: "UNDEFINED", 1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64",
                8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
                15: "COMPLEX128", 16: "BFLOAT16"}
-_RAW_DTYPE = {_FLOAT: "<f4", _FLOAT16: "<f2", _BFLOAT16: "<u2", _DOUBLE: "<f8", _INT64: "<i8"}
+_RAW_DTYPE = {_FLOAT: "<f4", _FLOAT16: "<f2", _BFLOAT16: "<u2", _DOUBLE: "<f8", _INT64: "<i8", _INT8: "<i1",
+              _UINT8: "<u1"}
 _TYPED_FIELD = {_FLOAT: "float_data", _FLOAT16: "int32_data", _BFLOAT16: "int32_data", _DOUBLE: "double_data",
-                _INT64: "int64_data"}
+                _INT64: "int64_data", _INT8: "int32_data", _UINT8: "int32_data"}
+_QUANTIZED = {_INT8: "int8", _UINT8: "uint8"}  # DequantizeLinear's integer types read here
+_DQ_SCALES = {_FLOAT: np.float32, _FLOAT16: np.float16}  # and its scale types: the output's type
 _DATA_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
 _EXTERNAL = 1  # TensorProto.DataLocation.EXTERNAL
 
@@ -91,6 +95,7 @@ _LIST_ATTR_FIELDS = ("floats", "ints", "strings", "tensors", "graphs", "sparse_t
 # The operators of the chain: number of inputs, allowed attributes (name → (type, default)).
 _ARITY = {"Gemm": 3, "MatMul": 2, "Add": 2, "Relu": 1, "Identity": 1, "Flatten": 1, "Reshape": 2, "Softmax": 1,
           "LogSoftmax": 1, "Sub": 2, "Mul": 2, "Div": 2, "Dropout": 1, "Cast": 1}
+_DQ = "DequantizeLinear"  # of initializers only: a constant weight, read as the values the operator outputs
 IDENTITIES = ("Identity", "Dropout", "Cast")  # Dropout at inference, Cast to the value's own element type
 NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant, before the first linear layer: folded into it exactly
 HEADS = ("Softmax", "LogSoftmax")  # a head read as the logits it normalizes: top-1 questions only
@@ -103,6 +108,7 @@ _ATTRIBUTES: dict[str, dict[str, tuple[int, float | int]]] = {
     "Dropout": {"seed": (_ATTR_INT, 0), "ratio": (_ATTR_FLOAT, 0.5)},  # one input: no training_mode, inference
     "Cast": {"to": (_ATTR_INT, 0)},  # checked to be the value's own element type (``read``)
     "LogSoftmax": {"axis": (_ATTR_INT, -1)},
+    "DequantizeLinear": {"axis": (_ATTR_INT, 1), "block_size": (_ATTR_INT, 0)},
 }
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 _MIN_OPSET, _MAX_OPSET = 7, 28  # default-domain opsets whose Gemm, MatMul, Add, Relu, Flatten, Reshape are known here
@@ -202,6 +208,7 @@ class _Reader:
         self.label = label
         self.files: dict[str, bytes] = {}  # external location → contents (read once)
         self.external: list[tuple[str, str]] = []
+        self.quantized: dict[str, str] = {}  # a DequantizeLinear output read as a weight → how it was stored
 
     def fail(self, message: str) -> NoReturn:
         raise InputError(f"{self.label}: {message}")
@@ -330,6 +337,8 @@ class _Reader:
             self.fail(f"returns its input {_q(self.x)} as its output; expected a network between them")
 
         self.nodes = list(graph.node)
+        self.dequantized: dict[str, tuple] = {}  # a DequantizeLinear's output → (label, x, scale, zero point, axis)
+        self.take_dequantized()
         self.labels = [self.node_label(node, i) for i, node in enumerate(self.nodes)]
         self.producer: dict[str, int] = {}
         self.consumers: dict[str, list[tuple[int, int]]] = {}
@@ -347,6 +356,79 @@ class _Reader:
             if out == self.x:
                 self.fail(f"the graph input {_q(out)} is also the output of {self.labels[i]}")
             self.producer[out] = i
+
+    def take_dequantized(self) -> None:
+        """FORMATS.md, "Quantized weights": every DequantizeLinear reads initializers only (a quantized constant
+        weight, x of INT8 or UINT8 with a FLOAT or FLOAT16 scale, per tensor or along one axis) and its output
+        becomes a virtual initializer of the scale's type, whose values (``tensor``) are s·(q − z) rounded to that
+        type, as the operator outputs them. A QuantizeLinear, or a DequantizeLinear of anything else, quantizes the
+        network's values: refused."""
+        kept = []
+        for i, node in enumerate(self.nodes):
+            label = self.node_label(node, i)
+            if node.op_type == "QuantizeLinear" and node.domain in _DEFAULT_DOMAINS:
+                self.fail(f"found {label}: it rounds the network's values to integers (activation quantization), so "
+                          "the graph is not a ReLU network; certsym reads DequantizeLinear of constant weights only")
+            if node.op_type != _DQ or node.domain not in _DEFAULT_DOMAINS:
+                kept.append(node)
+                continue
+            if self.opset < 10:
+                self.fail(f"{label} under opset {self.opset}; DequantizeLinear exists from opset 10")
+            if len(node.input) not in (2, 3) or any(not n for n in node.input) or len(node.output) != 1 \
+                    or not node.output[0]:
+                self.fail(f"{label} has inputs ({', '.join(_q(n) for n in node.input)}) and outputs "
+                          f"({', '.join(_q(n) for n in node.output)}); expected x, x_scale[, x_zero_point] and one "
+                          "output")
+            for name in node.input:
+                if name not in self.inits:
+                    self.fail(f"{label} reads {_q(name)}, which is not an initializer: a dequantized value of the "
+                              "network (activation quantization) is not a ReLU network; certsym reads "
+                              "DequantizeLinear of constant weights only")
+            values = self._dq_attributes(i, node, label)
+            x, scale = self.inits[node.input[0]], self.inits[node.input[1]]
+            if x.data_type not in _QUANTIZED:
+                self.fail(f"{label} dequantizes {_TYPE_NAMES.get(x.data_type, x.data_type)}; certsym reads INT8 and "
+                          "UINT8 weights")
+            if scale.data_type not in _DQ_SCALES or (scale.data_type == _FLOAT16 and self.opset < 19):
+                self.fail(f"{label} has a scale of {_TYPE_NAMES.get(scale.data_type, scale.data_type)}; certsym reads "
+                          "FLOAT scales (FLOAT16 from opset 19)")
+            zero = self.inits[node.input[2]] if len(node.input) == 3 else None
+            if zero is not None and zero.data_type != x.data_type:
+                self.fail(f"{label}'s zero point is {_TYPE_NAMES.get(zero.data_type)}, its x "
+                          f"{_TYPE_NAMES.get(x.data_type)}; ONNX requires one type")
+            xdims, sdims = self.dims(node.input[0]), self.dims(node.input[1])
+            if zero is not None and self.dims(node.input[2]) != sdims:
+                self.fail(f"{label}'s zero point and scale have different shapes")
+            if sdims in ([], [1]):  # a scalar, or one element (onnxruntime reads it per tensor)
+                axis = None
+            elif len(sdims) == 1 and self.opset >= 13 and -len(xdims) <= values["axis"] < len(xdims) \
+                    and sdims[0] == xdims[values["axis"] % len(xdims)]:
+                axis = values["axis"] % len(xdims)
+            else:
+                self.fail(f"{label} has a scale of shape {_shape_text(sdims)} for x of shape {_shape_text(xdims)} "
+                          f"(axis {values['axis']}); certsym reads a scalar scale, or one per index of the axis "
+                          "(opset 13 and later)")
+            out = node.output[0]
+            if out in self.inits:
+                self.fail(f"the value {_q(out)} is both an initializer and the output of {label}")
+            declared = next((info for info in self.graph.value_info if info.name == node.output[0]), None)
+            if declared is not None and declared.type.WhichOneof("value") is not None:
+                self.agree(self.declared(declared, "the value", scale.data_type, f"{label} outputs"), xdims,
+                           "the value", node.output[0])
+            virtual = type(scale)()
+            virtual.name, virtual.data_type = out, scale.data_type
+            virtual.dims.extend(xdims)
+            self.inits[out] = virtual
+            self.dequantized[out] = (label, *node.input[:2], node.input[2] if zero is not None else None, axis)
+        self.nodes = kept
+
+    def _dq_attributes(self, i: int, node: Any, label: str) -> dict:
+        self.labels = {i: label}
+        values = self.attributes(i, node)
+        if values["block_size"] != 0:
+            self.fail(f"{label} has block_size = {values['block_size']}; certsym reads per-tensor and per-axis "
+                      "quantization only")
+        return values
 
     @staticmethod
     def node_label(node: Any, i: int) -> str:
@@ -506,7 +588,8 @@ class _Reader:
             self.fail(f"{len(off)} node(s) are not on the data flow from x to y ({', '.join(off[:3])}"
                       f"{', ...' if len(off) > 3 else ''}); every node must be on the chain")
         used = set(self.uses)
-        unused = [name for name in self.inits if name not in used]
+        used |= {n for out in used & set(self.dequantized) for n in self.dequantized[out][1:4] if n is not None}
+        unused = [name for name in self.inits if name not in used and name not in self.dequantized]
         if unused:
             self.fail(f"the initializer {_q(unused[0])} is not used by the chain"
                       + (f" (nor {len(unused) - 1} other(s))" if len(unused) > 1 else "")
@@ -702,7 +785,10 @@ class _Reader:
     # -- data -----------------------------------------------------------------------------------------------
 
     def tensor(self, name: str) -> np.ndarray:
-        """The initializer's values, with its dims, in the file's element type (BFLOAT16 as exact float32)."""
+        """The initializer's values, with its dims, in the file's element type (BFLOAT16 as exact float32); a
+        DequantizeLinear's output as the values it outputs (``dequantize``)."""
+        if name in self.dequantized:
+            return self.dequantize(name)
         t = self.inits[name]
         dt = t.data_type
         dims = self.dims(name)
@@ -744,7 +830,40 @@ class _Reader:
             return (arr.astype(np.uint32) << 16).view(np.float32).reshape(dims)
         return arr.astype(arr.dtype.newbyteorder("="), copy=False).reshape(dims)
 
+    def dequantize(self, name: str) -> np.ndarray:
+        """A DequantizeLinear's output: s·(q − z), exact (``certsym.io.quantized``), rounded to the scale's type
+        (FLOAT or FLOAT16) as the operator outputs it: one correctly rounded product, since q − z is exact in that
+        type. Cost O(entries)."""
+        label, x, scale, zero, axis = self.dequantized[name]
+        q, s = self.tensor(x), self.tensor(scale)
+        z = self.tensor(zero) if zero is not None else np.zeros(s.shape, dtype=q.dtype)
+        kind = _QUANTIZED[self.inits[x].data_type]
+        try:  # the checks: a positive finite scale, a zero point in range (the exact values themselves unused)
+            dequantize(q, s.reshape(()) if axis is None else s, z.reshape(()) if axis is None else z, axis, kind,
+                       label)
+        except InputError as exc:
+            self.fail(str(exc))
+        ftype = _DQ_SCALES[self.inits[scale].data_type]
+        shape = [1] * q.ndim
+        if axis is not None:
+            shape[axis] = -1
+        with np.errstate(over="ignore"):
+            out = (q.astype(np.int64) - z.astype(np.int64).reshape(shape if axis is not None else ())).astype(ftype) \
+                * s.astype(ftype).reshape(shape if axis is not None else ())
+        if not np.isfinite(out).all():
+            self.fail(f"{label} outputs an infinite value (s·(q − z) beyond {np.dtype(ftype).name})")
+        self.quantized[name] = f"{kind}, {'per-tensor' if axis is None else f'per-axis (axis {axis})'} scale, " \
+            f"the operator's {np.dtype(ftype).name} output"
+        self.uses.extend(n for n in (x, scale, zero) if n is not None)
+        return out
+
     def typed(self, name: str, dt: int, values: Any, count: int) -> np.ndarray:
+        if dt in _QUANTIZED:
+            ints = np.fromiter(values, dtype=np.int64, count=count)
+            lo, hi = (-128, 127) if dt == _INT8 else (0, 255)
+            if count and (ints.min() < lo or ints.max() > hi):
+                self.fail(f"the initializer {_q(name)} holds a value outside {lo}..{hi} in int32_data")
+            return ints.astype(np.int8 if dt == _INT8 else np.uint8)
         if dt == _FLOAT:
             return np.fromiter(values, dtype=np.float32, count=count)
         if dt == _DOUBLE:
@@ -874,7 +993,8 @@ class _Reader:
                     self.fail(f"{layer.label}: alpha·B or beta·C leaves the finite values of {_WEIGHT_TYPES[dtype]} "
                               "(onnxruntime would compute infinities)")
         return Chain(layers, names, self.external, self.output_relu, self.head, *self.normalization(values, dtype, m),
-                     scales=[(layer.alpha, layer.beta) for layer in self.layers])
+                     scales=[(layer.alpha, layer.beta) for layer in self.layers],
+                     quantized={n: self.quantized[n] for n in names if n in self.quantized})
 
     def normalization(self, values: dict, dtype: int, m: int) -> tuple[list, tuple | None]:
         """The normalization steps [(op, constant name)] and their composition, the input read as x ↦ s ⊙ x + t
@@ -926,6 +1046,7 @@ class Chain:
     normalization: list[tuple[str, str]] = field(default_factory=list)  # (op, constant) before the first layer
     affine: tuple[list[fmpq], list[fmpq]] | None = None  # their composition x ↦ s ⊙ x + t, exactly
     scales: list[tuple[float, float]] = field(default_factory=list)  # each layer's Gemm (alpha, beta); 1 otherwise
+    quantized: dict[str, str] = field(default_factory=dict)  # DequantizeLinear outputs read as weights → scheme
 
     @property
     def scaled(self) -> list[list]:

@@ -162,7 +162,8 @@ def test_an_int8_copy_is_compared_and_its_certificate_binds_the_file(tmp_path: P
     doc = d.certificate()
     report = certsym.check(doc, inputs=[a, b])
     assert report, report.reason
-    assert "quantized weights 0.weight, 2.weight read as scale·(q − zero point)" in str(report)
+    assert "dequantized weights, scale·(q − zero point): 0.weight (int8, per-tensor scale), 2.weight (int8, " \
+        "per-tensor scale)" in str(report)
     assert "quantized weights (0.weight, 2.weight) read as the exact values" in str(certsym.equivalent(a, b))
     for edit in ({"0.weight": "int8, per-tensor scale"}, None):
         forged = copy.deepcopy(doc)
@@ -197,3 +198,104 @@ def test_the_ball_and_batch_forms_on_an_mlp_and_its_fp16_and_int8_copies(tmp_pat
         assert written
         with redirect_stdout(io.StringIO()) as replay:
             assert main(["check", str(bundle), "--inputs", str(a), str(copy_path)]) == 0, replay.getvalue()
+
+
+# ---------------------------------------------------------------- ONNX DequantizeLinear
+
+
+def _qdq_model(path: Path, *, opset: int = 17, activation: bool = False, quantize: bool = False) -> dict:
+    """A 4-6-3 ReLU network whose weights are DequantizeLinear of int8 (per tensor) and uint8 (per axis 0)
+    initializers, float32 biases; with ``activation`` the first layer's output is dequantized too (a QDQ pair on
+    an activation), with ``quantize`` a QuantizeLinear node is added on it."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    arrays = {"W1q": rng.integers(-128, 128, (6, 4)).astype(np.int8), "s1": np.array(0.0123, dtype=np.float32),
+              "z1": np.array(3, dtype=np.int8), "W2q": rng.integers(0, 256, (3, 6)).astype(np.uint8),
+              "s2": (rng.random(3) * 0.02 + 0.001).astype(np.float32), "z2": rng.integers(100, 150, 3).astype(np.uint8),
+              "b1": rng.normal(size=6).astype(np.float32), "b2": rng.normal(size=3).astype(np.float32)}
+    nodes = [helper.make_node("DequantizeLinear", ["W1q", "s1", "z1"], ["W1"]),
+             helper.make_node("DequantizeLinear", ["W2q", "s2", "z2"], ["W2"], axis=0),
+             helper.make_node("Gemm", ["x", "W1", "b1"], ["h"], transB=1), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Gemm", ["r2" if activation or quantize else "r", "W2", "b2"], ["y"], transB=1)]
+    if quantize:
+        nodes += [helper.make_node("QuantizeLinear", ["r", "s1", "z1"], ["rq"]),
+                  helper.make_node("DequantizeLinear", ["rq", "s1", "z1"], ["r2"])]
+    elif activation:
+        nodes.append(helper.make_node("DequantizeLinear", ["r", "s1"], ["r2"]))
+    graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 3])],
+                              [numpy_helper.from_array(a, name) for name, a in arrays.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    path.write_bytes(model.SerializeToString())
+    return arrays
+
+
+def _ort_dequantized(arrays: dict, q: str, s: str, z: str, axis: int) -> np.ndarray:
+    """onnxruntime's own DequantizeLinear of those initializers."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    graph = helper.make_graph([helper.make_node("DequantizeLinear", [q, s, z], ["o"], axis=axis)], "d", [],
+                              [helper.make_tensor_value_info("o", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(arrays[n], n) for n in (q, s, z)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return ort.InferenceSession(model.SerializeToString()).run(None, {})[0]
+
+
+def test_an_onnx_qdq_model_reads_as_the_weights_onnxruntime_dequantizes(tmp_path: Path) -> None:
+    """Both readers read DequantizeLinear weights as the float32 values onnxruntime's operator outputs (per tensor
+    and per axis, int8 and uint8), the network computes what onnxruntime computes, and a certificate binds the file
+    with its "quantized" record; the record altered is refused."""
+    import onnxruntime as ort
+
+    from certsym.io.onnxfile import read_onnx_chain
+    from certsym_check.readers.onnx import read_onnx
+
+    path = tmp_path / "qdq.onnx"
+    arrays = _qdq_model(path)
+    ours, theirs = read_onnx_chain(path), read_onnx(path.read_bytes())
+    for ell, (q, s, z, axis) in enumerate((("W1q", "s1", "z1", 1), ("W2q", "s2", "z2", 0))):
+        expected = _ort_dequantized(arrays, q, s, z, axis)
+        assert np.array_equal(ours.layers[ell][0], expected)
+        assert theirs.tensors[2 * ell].flat() == expected.astype(np.float64).ravel().tolist()
+    assert ours.quantized == {"W1": "int8, per-tensor scale, the operator's float32 output",
+                              "W2": "uint8, per-axis (axis 0) scale, the operator's float32 output"}
+    x = np.random.default_rng(1).normal(size=(8, 4)).astype(np.float32)
+    h = np.maximum(x.astype(np.float64) @ ours.layers[0][0].T.astype(np.float64) + ours.layers[0][1], 0)
+    y = h @ ours.layers[1][0].T.astype(np.float64) + ours.layers[1][1]
+    np.testing.assert_allclose(ort.InferenceSession(str(path)).run(None, {"x": x})[0], y, rtol=1e-5, atol=1e-5)
+    d = certsym.distance(path, path, regions=2)
+    doc = d.certificate()
+    report = certsym.check(doc, inputs=[path, path])
+    assert report and "W2 (uint8, per-axis (axis 0) scale, the operator's float32 output)" in str(report)
+    forged = copy.deepcopy(doc)
+    forged["inputs"][0]["model"]["quantized"]["W1"] = "uint8, per-tensor scale, the operator's float32 output"
+    assert not certsym.check(forged, inputs=[path, path])
+
+
+@pytest.mark.parametrize("form,words", [("activation", "not an initializer"), ("quantize", "QuantizeLinear")])
+def test_activation_quantization_in_onnx_is_refused_by_both(tmp_path: Path, form: str, words: str) -> None:
+    from certsym.io.onnxfile import read_onnx_chain
+    from certsym_check.readers.onnx import read_onnx
+
+    path = tmp_path / f"{form}.onnx"
+    _qdq_model(path, **{form: True})
+    with pytest.raises(InputError, match=words):
+        read_onnx_chain(path)
+    with pytest.raises(Reject, match="activation quantization|QuantizeLinear"):
+        read_onnx(path.read_bytes())
+
+
+def test_per_axis_dequantization_needs_opset_13_in_both(tmp_path: Path) -> None:
+    from certsym.io.onnxfile import read_onnx_chain
+    from certsym_check.readers.onnx import read_onnx
+
+    path = tmp_path / "old.onnx"
+    _qdq_model(path, opset=12)
+    with pytest.raises(InputError, match="opset 13"):
+        read_onnx_chain(path)
+    with pytest.raises(Reject, match="one per index of its axis"):
+        read_onnx(path.read_bytes())

@@ -549,7 +549,8 @@ def _quantized_words(model: dict, named: dict, names: list) -> str:
     if stated != found:
         raise Reject(f"model.quantized names {sorted(stated)[:4]}; the file stores {sorted(found)[:4] or 'none'} "
                      "of the chosen tensors quantized")
-    return f"; quantized weights {', '.join(found)} read as scale·(q − zero point)" if found else ""
+    return "; dequantized weights, scale·(q − zero point): " + ", ".join(f"{t} ({how})" for t, how in found.items()) \
+        if found else ""
 
 
 def _gunzipped(data: bytes) -> bytes:
@@ -593,6 +594,7 @@ def _onnx_layered(file, model: dict, widths: tuple, output_relu: bool) -> tuple[
             or not all(isinstance(t, str) for t in names) or len(set(names)) != len(names):
         raise Reject("model.tensors must name a distinct weight and bias for every layer")
     chain, extra = _onnx_chain(file, model)
+    extra += _quantized_words(model, dict(zip(chain.names, chain.tensors, strict=True)), names)
     if chain.output_relu != output_relu:
         raise Reject(f"the ONNX graph {'ends' if chain.output_relu else 'does not end'} in a Relu; the certificate's "
                      f"network {'does' if output_relu else 'does not'}")

@@ -75,7 +75,11 @@ LARGEST = {"f4": 3.4028234663852886e38, "f2": 65504.0, "bf16": 3.389531389251535
 _TYPE_NAMES = {1: "FLOAT", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "STRING",
                9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32", 13: "UINT64", 14: "COMPLEX64",
                15: "COMPLEX128", 16: "BFLOAT16"}
-_TYPED_FIELD = {1: "float_data", 10: "int32_data", 16: "int32_data", 11: "double_data", 7: "int64_data"}
+_TYPED_FIELD = {1: "float_data", 10: "int32_data", 16: "int32_data", 11: "double_data", 7: "int64_data",
+                3: "int32_data", 2: "int32_data"}
+_INTEGERS = {3: ("int8", -128, 127), 2: ("uint8", 0, 255)}  # DequantizeLinear's x and zero point
+_SCALES = {1: ("f4", "<f", "float32"), 10: ("f2", "<e", "float16")}  # its scale, and so its output, types
+DQ_OPSET, AXIS_OPSET, HALF_SCALE_OPSET = 10, 13, 19  # DequantizeLinear; per axis; FLOAT16 scales
 _DATA_FIELDS = ("float_data", "int32_data", "int64_data", "double_data")
 
 # ---------------------------------------------------------------------------------------------------------
@@ -324,8 +328,8 @@ _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
 class _Reader:
     """Reads initializer data: inline, or through ``external`` with each location fetched once."""
 
-    def __init__(self, data: bytes, external: Callable[[str], bytes] | None):
-        self.data, self.external = data, external
+    def __init__(self, data: bytes, external: Callable[[str], bytes] | None, initializers: dict | None = None):
+        self.data, self.external, self.initializers = data, external, initializers or {}
         self.files: dict[str, bytes] = {}
         self.locations: list[str] = []
 
@@ -414,8 +418,46 @@ class _Reader:
                          f"{size} bytes its shape needs inside {_q(location)} ({len(body)} bytes)")
         return "raw", memoryview(body)[offset:offset + length]
 
+    def integers(self, tensor: dict, name: str) -> list[int]:
+        """The values of an INT8 or UINT8 initializer (raw bytes, or int32_data), in range."""
+        kind, lo, hi = _INTEGERS[tensor["data_type"]]
+        count = math.prod(tensor["dims"])
+        source, body = self.raw(tensor, name, 1)
+        if source == "raw":
+            values = list(array("b" if kind == "int8" else "B", bytes(body)))
+        else:
+            values = [_int32(v, f"initializer {_q(name)}") for v in _varints(self.data, body)]
+        if len(values) != count or any(not lo <= v <= hi for v in values):
+            raise Reject(f"initializer {_q(name)}: {len(values)} {kind} values in {lo}..{hi} expected {count}")
+        return values
+
+    def dequantized(self, tensor: dict, name: str) -> list[float]:
+        """A DequantizeLinear's output (``take_dequantized``): s·(q − z) for each entry, exact, rounded once to the
+        scale's type (struct's rounding to nearest, ties to even), as the operator outputs it."""
+        x, scale, zero, axis = tensor["_dq"]
+        q = self.integers(self.initializers[x], x)
+        _, fmt, _ = _SCALES[self.initializers[scale]["data_type"]]
+        scales = [Fraction(v) for v in self.weights(self.initializers[scale], scale)]
+        zeros = self.integers(self.initializers[zero], zero) if zero is not None else [0] * len(scales)
+        if any(v <= 0 for v in scales):  # (Fraction refuses infinities and NaN: the file is refused)
+            raise Reject(f"DequantizeLinear {_q(name)}: a scale that is not a positive finite number")
+        dims = tensor["dims"]
+        inner = math.prod(dims[axis + 1:]) if axis is not None else 1
+        out = []
+        for index, value in enumerate(q):
+            c = (index // inner) % len(scales) if axis is not None else 0
+            exact = scales[c] * (value - zeros[c])  # at most 24 + 9 significant bits: exact as a float
+            try:
+                out.append(struct.unpack(fmt, struct.pack(fmt, float(exact)))[0])
+            except OverflowError:
+                raise Reject(f"DequantizeLinear {_q(name)}: s·(q − z) beyond the scale's type") from None
+        return out
+
     def weights(self, tensor: dict, name: str) -> object:
-        """The values of a FLOAT/FLOAT16/BFLOAT16/DOUBLE initializer in C order, as Python floats."""
+        """The values of a FLOAT/FLOAT16/BFLOAT16/DOUBLE initializer in C order, as Python floats; of a
+        DequantizeLinear's output, the values it outputs (``dequantized``)."""
+        if "_dq" in tensor:
+            return self.dequantized(tensor, name)
         code, itemsize = _WEIGHT_TYPES[tensor["data_type"]]
         count = math.prod(tensor["dims"])
         source, body = self.raw(tensor, name, itemsize)
@@ -452,16 +494,16 @@ class _Reader:
 # The graph.
 
 _ATTRIBUTE_TYPES = {"alpha": 1, "beta": 1, "transA": 2, "transB": 2, "axis": 2, "allowzero": 2, "seed": 2,
-                    "ratio": 1, "to": 2}  # FLOAT 1, INT 2
+                    "ratio": 1, "to": 2, "block_size": 2}  # FLOAT 1, INT 2
 _ATTRIBUTES = {"Gemm": {"alpha", "beta", "transA", "transB"}, "Flatten": {"axis"}, "Reshape": {"allowzero"},
                "MatMul": set(), "Add": set(), "Relu": set(), "Identity": set(), "Softmax": {"axis"},
                "LogSoftmax": {"axis"}, "Sub": set(), "Mul": set(), "Div": set(), "Dropout": {"seed", "ratio"},
-               "Cast": {"to"}}
+               "Cast": {"to"}, "DequantizeLinear": {"axis", "block_size"}}
 IDENTITIES = ("Identity", "Dropout", "Cast")  # Dropout at inference (one input), Cast to the value's own type
 NORMALIZE = ("Sub", "Add", "Mul", "Div")  # by a constant before the first linear layer (folded into it exactly)
 HEADS = ("Softmax", "LogSoftmax")  # a final normalization, read as its logits (certificates of top-1 claims only)
 _DEFAULTS = {"alpha": 1.0, "beta": 1.0, "transA": 0, "transB": 0, "axis": 1, "allowzero": 0, "seed": 0,
-             "ratio": 0.5, "to": 0}
+             "ratio": 0.5, "to": 0, "block_size": 0}
 
 
 def _attributes(node: dict, opset: int) -> dict:
@@ -484,6 +526,63 @@ def _attributes(node: dict, opset: int) -> dict:
     if op in HEADS and "axis" not in out:
         out["axis"] = -1 if opset >= 13 else 1  # the operator's default axis changed at opset 13
     return {name: out.get(name, _DEFAULTS[name]) for name in _ATTRIBUTES[op]}
+
+
+def take_dequantized(graph: dict, opset: int, initializers: dict) -> dict[str, str]:
+    """FORMATS.md, "Quantized weights": each DequantizeLinear (default domain) of initializers only, x INT8 or UINT8
+    with a FLOAT (or, from opset 19, FLOAT16) scale, per tensor (a scale of shape [] or [1]) or along one axis
+    (opset 13 and later), block_size 0, becomes a virtual initializer named by its output (of the scale's type and
+    x's shape) and leaves the graph's nodes; a QuantizeLinear anywhere, or a DequantizeLinear of anything else,
+    refuses the file. A declared type or shape of the output must agree. Returns {output: how it was stored}."""
+    kept, found = [], {}
+    declared = {v.get("name", ""): v for v in graph.get("value_info", [])}
+    for node in graph.get("node", []):
+        op = node.get("op_type", "")
+        if op == "QuantizeLinear":
+            raise Reject("ONNX QuantizeLinear: the graph rounds its values to integers (activation quantization), "
+                         "which is not a ReLU network")
+        if op != "DequantizeLinear" or node.get("domain", "") not in ("", "ai.onnx"):
+            kept.append(node)
+            continue
+        ins, outs = node.get("input", []), node.get("output", [])
+        if opset < DQ_OPSET or len(ins) not in (2, 3) or len(outs) != 1 or not outs[0]:
+            raise Reject("ONNX DequantizeLinear with other than (x, scale[, zero point]) and one output, or before "
+                         "opset 10")
+        if any(name not in initializers or "_dq" in initializers[name] for name in ins):
+            raise Reject("ONNX DequantizeLinear of a value that is not an initializer (activation quantization): "
+                         "not a ReLU network")
+        attributes = _attributes(node, opset)
+        x, scale = initializers[ins[0]], initializers[ins[1]]
+        zero = initializers[ins[2]] if len(ins) == 3 else None
+        if x.get("data_type", 0) not in _INTEGERS or scale.get("data_type", 0) not in _SCALES \
+                or (scale["data_type"] == 10 and opset < HALF_SCALE_OPSET) \
+                or (zero is not None and (zero.get("data_type", 0) != x["data_type"] or zero["dims"] != scale["dims"])):
+            raise Reject("ONNX DequantizeLinear other than INT8 or UINT8 x (and zero point of its type and the scale's "
+                         "shape) with a FLOAT scale (FLOAT16 from opset 19)")
+        if attributes["block_size"] != 0:
+            raise Reject("ONNX DequantizeLinear with a block size (blocked quantization is not read)")
+        dims, sdims, axis = x["dims"], scale["dims"], None
+        if sdims not in ([], [1]):
+            axis = attributes["axis"] + len(dims) if attributes["axis"] < 0 else attributes["axis"]
+            if opset < AXIS_OPSET or len(sdims) != 1 or not 0 <= axis < len(dims) or sdims[0] != dims[axis]:
+                raise Reject("ONNX DequantizeLinear whose scale is neither a scalar nor one per index of its axis")
+        out = outs[0]
+        if out in initializers:
+            raise Reject(f"ONNX value {_q(out)} is defined twice")
+        if out in declared:
+            stated = _declared(declared[out], out)
+            shape = stated[1] if stated is not None else None
+            if stated is not None and (stated[0] != scale["data_type"] or (shape is not None and (len(shape) != len(
+                    dims) or any(a is not None and a != b for a, b in zip(shape, dims, strict=True))))):
+                raise Reject(f"ONNX value {_q(out)} is declared with another type or shape than its DequantizeLinear "
+                             "gives")
+        kind, _, _ = _INTEGERS[x["data_type"]]
+        initializers[out] = {"data_type": scale["data_type"], "dims": list(dims),
+                             "_dq": (ins[0], ins[1], ins[2] if zero is not None else None, axis)}
+        found[out] = f"{kind}, {'per-tensor' if axis is None else f'per-axis (axis {axis})'} scale, the operator's " \
+            f"{_SCALES[scale['data_type']][2]} output"
+    graph["node"] = kept
+    return found
 
 
 def _opset(model: dict) -> int:
@@ -621,7 +720,8 @@ def _chain(graph: dict, opset: int, initializers: dict) -> tuple[list, list, lis
         off = next(node.get("op_type", "") for i, node in enumerate(nodes) if i not in seen)
         raise Reject(f"ONNX node {_q(off)} is not on the chain from input to output")
     used = {name for layer in layers for name in layer[:2]} | set(targets) | {name for _, name in norms}
-    unused = sorted(set(initializers) - used)
+    used |= {n for name in used if "_dq" in initializers.get(name, {}) for n in initializers[name]["_dq"][:3] if n}
+    unused = sorted(name for name in set(initializers) - used if "_dq" not in initializers[name])
     if unused:
         raise Reject(f"ONNX initializer {_q(unused[0])} is not used by the network")
     return layers, targets, steps, values, state == "relu", head, norms, \
@@ -807,6 +907,7 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
             raise Reject(f"initializer {_q(name)} has a negative dimension")
         tensor["dims"] = dims
         initializers[name] = tensor
+    quantized = take_dequantized(graph, opset, initializers)
     layers, targets, steps, values, output_relu, head, norms, scales, casts = _chain(graph, opset, initializers)
 
     names = [name for B, C, _ in layers for name in (B, C)]
@@ -839,8 +940,10 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
     for _, name in norms:
         if initializers[name].get("data_type", 0) != next(iter(types)):
             raise Reject(f"ONNX normalization constant {_q(name)} has another element type than the weights")
-    reader = _Reader(data, external)
+    reader = _Reader(data, external, initializers)
     order = list(dict.fromkeys(targets + names + [name for _, name in norms]))
+    order = [n for name in order for n in (initializers[name]["_dq"][:3] if "_dq" in initializers[name] else [name])
+             if n]
     for name in order:  # every data source is checked before any external file is read
         reader.check(initializers[name], name)
     reshapes: dict[str, list[int]] = {}
@@ -857,6 +960,8 @@ def read_onnx(data: bytes, external: Callable[[str], bytes] | None = None) -> Ch
         code = _WEIGHT_TYPES[initializers[B]["data_type"]][0]
         tensors.append(Tensor((rows, cols), reader.weights(initializers[B], B), transposed, code))
         tensors.append(Tensor((rows,), reader.weights(initializers[C], C), False, code))
+        for name, t in ((B, tensors[-2]), (C, tensors[-1])):
+            t.quantized = quantized.get(name, "")
     top = Fraction(LARGEST[_WEIGHT_TYPES[next(iter(types))][0]])
     for (alpha, beta), W, C in zip(scales, tensors[::2], tensors[1::2], strict=True):
         for factor, t in ((alpha, W), (beta, C)):
