@@ -5,7 +5,8 @@ The Python API (``certsym.api``): ``load``, ``equivalent``, ``check``, ``minimal
 ``import certsym`` (and with it every ``certsym.*`` import) stays light.
 """
 
-__version__ = "0.1.0"
+from certsym.version import __version__ as __version__
+
 __all__ = ["affine", "ball", "canon", "check", "distance", "equivalent", "fibre", "identifiable", "load", "minimal",
            "stabilizer", "top1"]
 

@@ -47,6 +47,7 @@ cmd_perturb = lazy("identifiability", "cmd_perturb")
 cmd_audit = lazy("audit", "cmd_audit")
 cmd_reproduce = lazy("reproduce", "cmd_reproduce")
 cmd_vnnlib = lazy("vnnlib", "cmd_vnnlib")
+cmd_report = lazy("report", "cmd_report")
 
 _VALUE_OPTIONS = {"--at"}  # options whose value may begin with "-" ("--at -1/2")
 _PARAMS = "parameter or model file (JSON, .npz, .safetensors, .pt, .onnx)"
@@ -156,6 +157,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", type=float, default=1.1, metavar="R",
                    help="stop the branch and bound once U/L ≤ R (default 1.1; 1: until U = L or the budget ends)")
     p.add_argument("--reference", action="store_true", help=_REFERENCE)
+    p = _command(sub, "report", "one HTML page about two networks: equivalence, distance and top-1 on a region, "
+                 "witnesses, a figure, the files and the certificates (replayed before they are linked)", cmd_report,
+                 params="params1", json_flag=False)
+    p.add_argument("params2", help=_PARAMS)
+    p.add_argument("-o", "--output", default="report.html", metavar="OUT.html",
+                   help="the page (default report.html); certificates go to OUT_certificates/, the figure to OUT.png")
+    p.add_argument("--box", metavar="SPEC", help="the region: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a "
+                   "VNN-LIB file; default [0, 1]^m")
+    p.add_argument("--center", metavar="C", help="or the L∞ ball around a test point (.npy or 'x1,x2,…'), with "
+                   "--radius")
+    p.add_argument("--radius", metavar="R", help="the ball's L∞ radius")
+    p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate")
+    p.add_argument("--epsilon", metavar="E", help="also decide sup ‖f1 − f2‖∞ ≤ E on the region")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="time budget of the searches (default 10; none when --regions is given alone)")
+    p.add_argument("--regions", type=int, default=None, metavar="N", help="region budget of each search")
     _command(sub, "stabilizer", "Theorem 2: Stab_{H_n}(θ) and Stab_{H_n}(A, b)", cmd_stabilizer,
              cert="write a stabilizer certificate")
     _command(sub, "affine", "Proposition 14: is ρ(θ) affine? (exit 0 yes, 1 no)", cmd_affine, cert=verdict)

@@ -7,6 +7,7 @@ import re
 from fractions import Fraction
 from pathlib import Path
 
+from certsym.io import html as page
 from certsym.landscape.descent import wilson
 from certsym.reproduce import Context, Row
 from certsym.reproduce import figures as fig
@@ -61,18 +62,16 @@ def write_report(out: Path, ctx: Context, rows: list[Row], rejected: list[str]) 
     md += extra
     md += ["", "## Figures", ""] + ([f"![{cap}]({file})\n\n{cap}\n" for cap, file in figures] or [NO_FIGURES])
     (out / "REPORT.md").write_text("\n".join(md) + "\n", encoding="utf-8")
-    esc = html.escape
-    table = "<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in head) + "</tr>" + "".join(
-        "<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>" for row in cells) + "</table>"
-    imgs = "".join(f"<figure><img src='{esc(f)}' alt='{esc(c)}'><figcaption>{esc(c)}</figcaption></figure>"
-                   for c, f in figures)
-    page = (f"<!doctype html><html><head><meta charset='utf-8'><title>certsym reproduce</title><style>"
-            "body{font-family:sans-serif;margin:2em}td,th{border:1px solid #999;padding:4px 8px}"
-            "table{border-collapse:collapse}</style></head><body><h1>certsym reproduce</h1>"
-            f"<p>{esc(verdict)}</p>{table}<p>{esc(INDEPENDENCE)}</p>"
-            f"<p>{len(ctx.written)} certificates written and replayed.</p>"
-            f"{_html(extra)}<h2>Figures</h2>{imgs or esc(NO_FIGURES)}</body></html>")
-    (out / "report.html").write_text(page, encoding="utf-8")
+    # the page: the verdict, then the figures (seen without scrolling), then the tables and the certificates
+    body = [f"<p class='verdict {'holds' if ok else 'fails'}'>{page.esc(verdict)}</p>",
+            "<h2>Figures</h2>", "".join(page.figure(f, c) for c, f in figures) or f"<p>{page.esc(NO_FIGURES)}</p>",
+            "<h2>Statements</h2>", page.table(list(head), [list(c) for c in cells]),
+            f"<p>{page.esc(INDEPENDENCE)}</p>", _html(extra), "<h2>Certificates</h2>",
+            f"<p>{len(ctx.written)} certificates written under certificates/ and replayed from disk by the independent "
+            "checker" + (f"; rejected: {page.esc(', '.join(rejected))}" if rejected else "") + ". Replay them all: "
+            "<code>certsym check certificates/*/*.json</code></p>",
+            page.links([(rel, f"certificates/{rel}") for rel in ctx.written], f"the {len(ctx.written)} certificates")]
+    (out / "report.html").write_text(page.page("certsym reproduce", body), encoding="utf-8")
     return figures
 
 
@@ -232,7 +231,8 @@ def _landscape_tables(ctx: Context) -> list[str]:
             md.append(f"| {name} | {k} | {value:.6f} | {g:.5f}; {ends[0]} | {cells} |")
     if "spectrum" in f:
         md += ["", "Exact spectrum of the Hessian at W = I for k = 10 (the closed form for every k is in "
-               "certsym/landscape/spectrum.py): " + ", ".join(f"{r} (×{m})" for r, m in f["spectrum"]) + "."]
+               "certsym/landscape/spectrum.py): " + ", ".join(f"{formula(str(r))} (×{m})" for r, m in f["spectrum"])
+               + "."]
     if "distance" in f:
         md += ["", "| k | max distance one-misfit ↔ W = I spectra | mean distance |", "|---|---|---|"]
         md += [f"| {k} | {a:.4f} | {b:.4f} |" for k, a, b in f["distance"]]

@@ -68,8 +68,13 @@ def test_reproduce_writes_report_and_certificates(representative) -> None:
     assert "Every statement reproduced" in report
     for png in ("E5_m1.png", "E4_m1.png", "E6_m2.png"):
         assert (out / png).stat().st_size > 1000 and png in report and png in (out / "report.html").read_text()
+    page = (out / "report.html").read_text()
+    assert "certsym 0.1.0, written " in page  # the version and the date, then the figures before the tables
+    assert page.index("E5_m1.png") < page.index("<h2>Statements</h2>") < page.index("<h2>Certificates</h2>")
+    assert not any(python in page for python in ("**", "sqrt(", "*pi", "pi*"))  # the math rendered, not Python
     certs = sorted((out / "certificates").rglob("*.json"))
     assert len(certs) > 100
+    assert all(f"href='certificates/{p.relative_to(out / 'certificates')}'" in page for p in certs)
     assert all(check_certificate(json.loads(p.read_text())).valid for p in certs[::7])
 
 
