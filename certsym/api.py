@@ -80,7 +80,7 @@ def _api_terms(fn: Callable[..., _T]) -> Callable[..., _T]:
     return wrapper
 
 
-load = _api_terms(_load)
+load = _api_terms(_load)  # load(source, keys=, layout=, state_key=, activation='relu')
 
 
 @_api_terms

@@ -21,3 +21,8 @@ class NotReplayed(Undecided):
     def __init__(self, reason: str) -> None:
         super().__init__(f"the certificate does not replay within the checker's bounds ({reason})")
         self.reason = reason
+
+
+class CertsymWarning(UserWarning):
+    """Something the answer may not be about: tensors a file holds that the chosen network does not read. The CLI
+    prints it as one line, ``certsym: warning: …``."""

@@ -34,7 +34,7 @@ def cmd_distance(args: argparse.Namespace) -> int:
     (exit 0 VERIFIED, 1 VIOLATED, 3 UNKNOWN), or with --top1 whether the largest outputs agree; at any depth."""
     selections = tensor_selections(args, 2)
     deadline, _ = command_budget(args)
-    A, B = (load(path, sel.keys, sel.layout, sel.state_key) if is_model_file(path) else load(path)
+    A, B = (load(path, sel.keys, sel.layout, sel.state_key, sel.activation) if is_model_file(path) else load(path)
             for path, sel in zip((args.params1, args.params2), selections, strict=True))
     epsilon = _epsilon(args.epsilon)
     if args.top1 and epsilon is not None:

@@ -173,7 +173,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     selections = tensor_selections(args, 2)
     sources = []
     for path, sel in zip((args.params1, args.params2), selections, strict=True):
-        sources.append(load(path, sel.keys, sel.layout, sel.state_key) if is_model_file(path) else path)
+        sources.append(load(path, sel.keys, sel.layout, sel.state_key, sel.activation) if is_model_file(path) else path)
     models = [s.record.model if isinstance(s, Model) else None for s in sources]
     note_absent_biases(models, [args.params1, args.params2], readings=False)
     verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference, seconds=args.seconds)

@@ -40,7 +40,8 @@ def tensor_selections(args: argparse.Namespace, count: int) -> list:
         state_key = per_file("state_key", i, getattr(args, "state_key", None))
         out.append(Selection(keys=parse_keys(keys) if keys else None,
                              layout=per_file("layout", i, getattr(args, "layout", None)) or "out-in",
-                             state_key=tuple(state_key.split(".")) if state_key else None))
+                             state_key=tuple(state_key.split(".")) if state_key else None,
+                             activation=getattr(args, "activation", None)))
     return out
 
 

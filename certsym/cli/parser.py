@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 
 from certsym import __version__
@@ -30,7 +31,7 @@ from certsym.cli.common import (
     emit_json,
     lazy,
 )
-from certsym.errors import InputError, Undecided
+from certsym.errors import CertsymWarning, InputError, Undecided
 
 # each command's handler, imported when the command runs
 cmd_eval = lazy("equivalence", "cmd_eval")
@@ -79,7 +80,11 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
 
 
 def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
-    """The options that choose the tensors of model files (docs/FORMATS.md, "the selection rule")."""
+    """The options that choose the tensors of model files (docs/FORMATS.md, "the selection rule"), and
+    --activation."""
+    p.add_argument("--activation", choices=("relu",), default=None,
+                   help="state that the model files' networks are ReLU networks (a tensor file holds no activation: "
+                   "without this certsym assumes it and says so); recorded in certificates")
     p.add_argument("--keys", dest="sub_keys", metavar="W1,b1,W2,b2",
                    help="tensor names in model files, a weight and a bias per layer (W1,b1,W2,b2,W3,b3,… for a deep "
                         "network; '-' for an absent bias); default: the file holds exactly 0.weight, 0.bias, "
@@ -235,6 +240,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """certsym's own warnings as one line on stderr; any other as Python shows it."""
+    if issubclass(category, CertsymWarning):
+        print(f"certsym: warning: {message}", file=sys.stderr)
+    else:
+        warnings._showwarnmsg_impl(warnings.WarningMessage(message, category, filename, lineno, file, line))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``certsym`` console script; returns the exit code."""
     parser = build_parser()
@@ -250,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise UsageError("a command is required (see 'certsym --help')")
         if args.max_digits < 1:
             raise InputError("--max-digits must be at least 1")
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", CertsymWarning)
+            warnings.showwarning = _show_warning
+            return args.func(args)
     except (UsageError, InputError) as exc:
         print(f"certsym: error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -27,7 +27,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     seconds, _ = budget(args.seconds, args.regions)
     deadline = Deadline(seconds)
     selections = tensor_selections(args, 2)
-    A, B = (load(path, sel.keys, sel.layout, sel.state_key) if is_model_file(path) else load(path)
+    A, B = (load(path, sel.keys, sel.layout, sel.state_key, sel.activation) if is_model_file(path) else load(path)
             for path, sel in zip((args.params1, args.params2), selections, strict=True))
     box, where = read_region(args, A.m)
     r = pair_report(A, B, box, where, out, _epsilon(args.epsilon), deadline, args.regions)

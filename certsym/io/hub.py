@@ -39,6 +39,7 @@ def weights_file(directory: str | os.PathLike) -> Path:
     d = Path(directory)
     if not (d / "config.json").is_file():
         raise InputError(f"{d}: is a directory without config.json; give the model file itself")
+    config_activation(d / "config.json")
     present = [name for name in _PICK if (d / name).is_file()]
     if "model.safetensors" in present and "model.safetensors.index.json" in present:
         raise InputError(f"{d}: holds both model.safetensors and model.safetensors.index.json, which may disagree; "
@@ -48,6 +49,32 @@ def weights_file(directory: str | os.PathLike) -> Path:
         raise InputError(f"{d}: a model directory without model.safetensors, model.safetensors.index.json or "
                          f"pytorch_model.bin (found {found})")
     return d / present[0]
+
+
+ACTIVATION_KEYS = ("hidden_act", "activation", "activation_function", "hidden_activation")  # transformers' names
+MAX_CONFIG = 1 << 20  # bytes of a config.json
+
+
+def config_activation(config: Path) -> str | None:
+    """The activation a model directory's config.json names (the first of ACTIVATION_KEYS at its top level), or None.
+    A name other than "relu" refuses the directory: its weights read as a ReLU network would compute another
+    function (docs/FORMATS.md, "Model directories"). An unreadable or oversized config.json, or a top level that is
+    not an object, is refused too. Cost: reading the file."""
+    if config.stat().st_size > MAX_CONFIG:
+        raise InputError(f"{config}: larger than {MAX_CONFIG} bytes; certsym reads config files up to that size")
+    try:
+        doc = json.loads(config.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InputError(f"{config}: not JSON ({type(exc).__name__})") from None
+    if not isinstance(doc, dict):
+        raise InputError(f"{config}: its top level is not an object")
+    key = next((k for k in ACTIVATION_KEYS if k in doc), None)
+    if key is None:
+        return None
+    if doc[key] != "relu":
+        raise InputError(f"{config.parent}: config.json names the activation {key} = {str(doc[key])[:40]!r}: the "
+                         "model is not a ReLU network, and its weights read as one would compute another function")
+    return key
 
 
 def resolve(path: str) -> tuple[str, str | None]:

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import struct
+import warnings
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from flint import fmpq
 
-from certsym.errors import InputError
+from certsym.errors import CertsymWarning, InputError
 from certsym.io.filebytes import FileBytes, crc32
 from certsym.io.flaxfile import flax_chain, is_msgpack_map, read_msgpack
 from certsym.io.foreign import foreign_format, zip_names
@@ -338,6 +339,17 @@ class Selection:
     keys: tuple[str | None, ...] | None = None
     layout: str = "out-in"
     state_key: tuple[str, ...] | None = None
+    activation: str | None = None  # "relu": the user states σ, which a tensor file cannot (the record says so)
+
+    def __post_init__(self) -> None:
+        if self.activation not in (None, "relu"):
+            raise InputError(f"activation {self.activation!r}: certsym reads ReLU networks only (give 'relu' to state "
+                             "that a file's network is one, or leave it out)")
+
+    @property
+    def activation_record(self) -> str:
+        """The record's "activation" for a tensor file read under this selection."""
+        return ACTIVATION_STATED if self.activation == "relu" else ACTIVATION_ASSUMED
 
     @classmethod
     def of(cls, value: Selection | Sequence[str | None] | None) -> Selection:
@@ -455,8 +467,9 @@ def _kind(name: str) -> str:
     return ""
 
 
-def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
-    """Why the default rule picked nothing, naming what the file holds."""
+def _explain(path: Path, present: list[str], fmt: str = "", tensors: dict | None = None) -> InputError:
+    """Why the default rule picked nothing, naming what the file holds (``tensors``, when given, by their shapes
+    too: a 1-D ``….weight`` is a normalization layer's scale, not a Linear weight)."""
     if fmt == "msgpack":
         return InputError(f"{path}: the Flax default rule reads exactly Dense_0, Dense_1 (kernel and bias, under "
                           f"params. or not) and found {', '.join(sorted(present))[:300] or 'no array'}; choose the "
@@ -470,6 +483,14 @@ def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
             "fuse_linear_bn_eval, in floats; then compare folds with certsym distance)" if "BatchNorm" in kinds else ""
         return InputError(f"{path}: found {' and '.join(kinds)} tensors ({named}); certsym reads Linear, ReLU, Linear "
                           f"only{recipe}")
+    norms = [n for n in present if n.endswith(".weight") and tensors is not None and tensors.get(n) is not None
+             and np.ndim(tensors[n]) == 1]
+    if norms:
+        return InputError(f"{path}: {', '.join(norms[:4])} {'is' if len(norms) == 1 else 'are'} 1-D: the scale of a "
+                          "normalization layer (LayerNorm, or a BatchNorm), not a Linear weight; certsym reads Linear "
+                          "and ReLU layers only (a LayerNorm is not piecewise linear; a BatchNorm in eval mode folds "
+                          "into the Linear before it: torch.nn.utils.fusion.fuse_linear_bn_eval, in floats; then "
+                          "compare folds with certsym distance)")
     if len(layers) > 2 and chain_choice(present) is not None:
         return InputError(f"{path}: found {len(layers)} linear layers ({', '.join(x + '.weight' for x in layers)}), "
                           f"{len(layers) - 1} hidden: this command decides one-hidden-layer networks (certsym equiv "
@@ -482,8 +503,12 @@ def _explain(path: Path, present: list[str], fmt: str = "") -> InputError:
         return InputError(f"{path}: found extra tensors ({', '.join(extra)[:200]}) besides the layers; certsym reads "
                           "one hidden layer (Linear, ReLU, Linear); choose the four tensors with --keys")
     missing = [k for k in ("0.weight", "2.weight") if k not in stripped]
+    named = _named_keys(present)
+    layers = " → ReLU → ".join(w[:-len(".weight")] for w in (named or "").split(",")[::2])
+    chain = "" if named is None else f" (this reads the chain {layers} in this order; a model whose forward adds " \
+        "skip connections or other operations computes something else)"
     return InputError(f"{path}: missing {', '.join(missing)} (found {', '.join(sorted(present))[:300] or 'nothing'}); "
-                      f"set the tensor names with --keys {_named_keys(present) or 'W1,b1,W2,b2'}")
+                      f"set the tensor names with --keys {named or 'W1,b1,W2,b2'}{chain}")
 
 
 def _named_keys(present: list[str]) -> str | None:
@@ -569,6 +594,7 @@ def _tensor_map(path: Path, fmt: str, selection: Selection, blob: FileBytes | No
 # The activation reading every model record states (docs/FORMATS.md): tensor files and state dicts hold no
 # activation, so they are read as ReLU networks; an ONNX graph names its Relu node.
 ACTIVATION_ASSUMED = "relu, assumed: the file holds no activation"
+ACTIVATION_STATED = "relu, stated by the user: the file holds no activation"
 ACTIVATION_GRAPH = "relu, the graph's Relu node"
 
 
@@ -579,6 +605,11 @@ def reading(record: dict | None) -> str | None:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
         text = "read as a ReLU network (the file holds no activation)"
+        if record.get("rule") == "keys":
+            text += ("; the chain of the layers the keys name, in that order (the file holds no wiring: a forward with "
+                     "skip connections or other operations computes something else)")
+    elif record["activation"] == ACTIVATION_STATED:
+        text = "a ReLU network, as stated with --activation relu (activation='relu'; the file holds no activation)"
     elif record["activation"] == ACTIVATION_NNET:
         text = NNET_READING
     elif record.get("head"):
@@ -625,7 +656,7 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                                  "one-hidden-layer networks (certsym equiv decides deep ones)")
             arrays = [a for layer in layers for a in layer]
         elif fmt == "onnx":
-            if selection != Selection():
+            if replace(selection, activation=None) != Selection():
                 raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
                                  "--state-key do not apply")
             chain = read_onnx_chain(path)
@@ -650,12 +681,13 @@ def read_arrays(path: str | os.PathLike, keys: Selection | Sequence[str | None] 
                     raise InputError(f"{path}: missing {', '.join(missing)} (found "
                                      f"{', '.join(sorted(tensors))[:300] or 'nothing'})")
                 names, rule = list(selection.keys), "keys"
+                warn_unread(path, names, list(tensors))
             else:
                 names, rule = _default_names(fmt, list(tensors)), "default"
                 if names is None:
-                    raise _explain(path, list(tensors), fmt)
+                    raise _explain(path, list(tensors), fmt, tensors)
             record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
-                      "activation": ACTIVATION_ASSUMED}
+                      "activation": selection.activation_record}
             record.update(extra)
             record.update(quantized_field(names, tensors))
             arrays = [None if name is None else tensors[name] for name in names]
@@ -715,12 +747,12 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
     if fmt == "msgpack":  # a Flax Dense kernel is stored inputs × outputs, by construction
         selection = replace(selection, layout="in-out")
     if fmt == "nnet":
-        if selection != Selection():
+        if replace(selection, activation=None) != Selection():
             raise InputError(f"{path}: the layers of an NNet file follow from its text; --keys, --layout and "
                              "--state-key do not apply")
         return *read_nnet(path), False
     if fmt == "onnx":
-        if selection != Selection():
+        if replace(selection, activation=None) != Selection():
             raise InputError(f"{path}: the tensors of an ONNX model follow from its graph; --keys, --layout and "
                              "--state-key do not apply")
         chain = read_onnx_chain(path)
@@ -746,6 +778,7 @@ def read_layers(path: str | os.PathLike, selection: Selection | None = None,
             found = ", ".join(sorted(tensors))[:300] or "nothing"
             raise InputError(f"{path}: missing {', '.join(missing)} (found {found})")
         chain = list(zip(keys[::2], keys[1::2], strict=True))
+        warn_unread(path, keys, list(tensors))
         return *_chain_arrays(path, fmt, tensors, chain, selection, extra, "keys"), False
     (W1, b1, W2, b2), record = read_arrays(path, selection, blob)
     return [(W1, b1), (W2, b2)], record, False
@@ -815,10 +848,22 @@ def _chain_arrays(path: Path, fmt: str, tensors: dict, chain: list, selection: S
     _dimensions(path, layers[0][0].shape[1], layers[-1][0].shape[0])
     names = [x for pair in chain for x in pair]
     record = {"format": fmt, "rule": rule, "tensors": names, "layout": selection.layout,
-              "activation": ACTIVATION_ASSUMED}
+              "activation": selection.activation_record}
     record.update(extra)
     record.update(quantized_field(names, tensors))
     return layers, record
+
+
+def warn_unread(path: Path, names: Sequence[str | None], present: Sequence[str]) -> None:
+    """A ``CertsymWarning`` when --keys leaves some of the file's tensors unread (another layer, a normalization or
+    a projection of a skip connection would then be missing from the network read)."""
+    chosen = {n for n in names if n is not None}
+    unread = [n for n in present if n not in chosen]
+    if unread:
+        warnings.warn(CertsymWarning(
+            f"{path}: the keys read {len(chosen)} of the file's {len(present)} tensors; {', '.join(unread[:6])}"
+            f"{', …' if len(unread) > 6 else ''} {'is' if len(unread) == 1 else 'are'} not read: if the model's "
+            "forward uses them, the network certsym reads computes something else"), stacklevel=2)
 
 
 def quantized_field(names: Sequence[str | None], tensors: dict) -> dict:

@@ -380,7 +380,7 @@ class _Reader:
                           f"({', '.join(_q(n) for n in node.output)}); expected x, x_scale[, x_zero_point] and one "
                           "output")
             for name in node.input:
-                if name not in self.inits:
+                if name not in self.inits or name in self.dequantized:
                     self.fail(f"{label} reads {_q(name)}, which is not an initializer: a dequantized value of the "
                               "network (activation quantization) is not a ReLU network; certsym reads "
                               "DequantizeLinear of constant weights only")
@@ -411,7 +411,12 @@ class _Reader:
             out = node.output[0]
             if out in self.inits:
                 self.fail(f"the value {_q(out)} is both an initializer and the output of {label}")
-            declared = next((info for info in self.graph.value_info if info.name == node.output[0]), None)
+            infos = [info for info in self.graph.value_info if info.name == node.output[0]]
+            if len(infos) > 1:
+                self.fail(f"declares the value {_q(node.output[0])} {len(infos)} times; onnxruntime refuses that")
+            if node.output[0] in {vi.name for vi in self.graph.input}:
+                self.fail(f"the value {_q(node.output[0])} is both a graph input and the output of {label}")
+            declared = infos[0] if infos else None
             if declared is not None and declared.type.WhichOneof("value") is not None:
                 self.agree(self.declared(declared, "the value", scale.data_type, f"{label} outputs"), xdims,
                            "the value", node.output[0])
@@ -425,6 +430,10 @@ class _Reader:
     def _dq_attributes(self, i: int, node: Any, label: str) -> dict:
         self.labels = {i: label}
         values = self.attributes(i, node)
+        for name, since in (("axis", 13), ("block_size", 21)):
+            if self.opset < since and any(attr.name == name for attr in node.attribute):
+                self.fail(f"{label} has the attribute {name}, which DequantizeLinear has from opset {since} (the "
+                          f"model imports {self.opset})")
         if values["block_size"] != 0:
             self.fail(f"{label} has block_size = {values['block_size']}; certsym reads per-tensor and per-axis "
                       "quantization only")
@@ -704,7 +713,7 @@ class _Reader:
         """Declared types and shapes of x, y, intermediate values and initializer inputs agree with the chain."""
         for name, info in self.init_inputs.items():
             tensor = self.inits[name]
-            if tensor.data_type in _WEIGHT_TYPES or tensor.data_type == _INT64:
+            if tensor.data_type in _WEIGHT_TYPES or tensor.data_type in (_INT64, *_QUANTIZED):
                 declared = self.declared(info, "the graph input", tensor.data_type, "the initializer is")
                 self.agree(declared, self.dims(name), "the graph input", name)
         value_info = {info.name: info for info in self.graph.value_info}

@@ -27,9 +27,12 @@ class Dequantized(np.ndarray):
     "int8, per-tensor scale"), for the record and the verdict's reading line."""
 
     scheme: str = ""
+    axis: int | None = None  # the per-channel axis, None per tensor
+    scales: tuple[float, ...] = ()  # the scale, or one per index of ``axis``
 
     def __array_finalize__(self, obj: object) -> None:
         self.scheme = getattr(obj, "scheme", "")
+        self.axis, self.scales = getattr(obj, "axis", None), getattr(obj, "scales", ())
 
 
 def significant_bits(x: float) -> int:
@@ -74,4 +77,5 @@ def dequantize(q: np.ndarray, scale: object, zero_point: object, axis: int | Non
         raise InputError(f"{where}: s·(q − z) overflows binary64")
     out = np.ascontiguousarray(values).view(Dequantized)
     out.scheme = f"{kind}, {'per-tensor' if axis is None else f'per-channel (axis {axis})'} scale"
+    out.axis, out.scales = axis, tuple(float(x) for x in np.ravel(scale))
     return out

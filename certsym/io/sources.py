@@ -156,6 +156,7 @@ def _array(x: Any) -> np.ndarray:
 
 
 READ_AS_RELU = "read as a ReLU network (the arrays hold no activation)"
+STATED_RELU = "a ReLU network, as stated with activation='relu' (the arrays hold no activation)"
 _SKIPPED = {"Identity": "the identity", "Flatten": "flattens a 1-D input: the identity on it",
             "Dropout": "read as in eval mode: the identity"}
 
@@ -240,15 +241,19 @@ def _from_layers(name: str, pairs: Sequence[tuple[Any, Any]], layout: str, readi
 
 
 def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: str = "out-in",
-         state_key: str | Sequence[str] | None = None) -> Model:
+         state_key: str | Sequence[str] | None = None, activation: str | None = None) -> Model:
     """The network a source means (docs/FORMATS.md for files): a path, four arrays, a torch module or a Model.
     ``keys`` names the tensors (W1, b1, W2, b2, and W3, b3, … for a deep network), ``layout`` is "out-in"
     (torch) or "in-out" (Flax, Keras),
-    ``state_key`` the state dict's place in a torch checkpoint. Cost: reading the source."""
+    ``state_key`` the state dict's place in a torch checkpoint; ``activation`` "relu" states that a source holding
+    no activation (a tensor file, arrays, a state dict) is a ReLU network, which its record and reading then say
+    instead of "assumed". Cost: reading the source."""
     if isinstance(source, Model):
         return source
     if layout not in ("out-in", "in-out"):
         raise InputError("layout must be 'out-in' or 'in-out'")
+    Selection(activation=activation)  # checks the value
+    arrays_reading = READ_AS_RELU if activation is None else STATED_RELU
     if hasattr(source, "state_dict") and callable(source.state_dict):  # a torch.nn.Module
         if keys is not None or layout != "out-in":
             raise InputError("a torch module is read by walking its layers; keys= and layout= apply to state dicts "
@@ -264,22 +269,22 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
             chain = list(zip(names[::2], names[1::2], strict=True))
         if chain is not None:
             return _from_layers("<state dict>", [(source[w], source[b] if b else None) for w, b in chain], layout,
-                                READ_AS_RELU)
+                                arrays_reading)
         if names is None:
             raise InputError(f"a state dict with the tensors {list(source)[:8]}: no default choice of W1, b1, W2, "
                              "b2 (0.weight, 0.bias, 2.weight, 2.bias); name them with keys=")
         missing = [k for k in names if k and k not in source]
         if missing:
             raise InputError(f"the state dict has no tensor {missing[0]!r}")
-        return _from_arrays("<state dict>", [source[k] if k else None for k in names], layout, READ_AS_RELU)
+        return _from_arrays("<state dict>", [source[k] if k else None for k in names], layout, arrays_reading)
     if isinstance(source, list | tuple):
-        return _from_arrays("<arrays>", source, layout, READ_AS_RELU)
+        return _from_arrays("<arrays>", source, layout, arrays_reading)
     if not isinstance(source, str | os.PathLike):
         raise InputError(f"cannot read a network from a {type(source).__name__}")
     path = resolve(str(source))[0]  # a model directory is its weights file (certsym.io.hub)
     selection = Selection(keys=parse_keys(keys) if keys else None, layout=layout,
                           state_key=tuple(state_key.split(".")) if isinstance(state_key, str) else
-                          tuple(state_key) if state_key else None)
+                          tuple(state_key) if state_key else None, activation=activation)
     if is_model_file(path):
         blob = FileBytes(path) if os.path.isfile(path) else None  # read once: parsed and hashed alike
         layers, record, output_relu = read_layers(path, selection, blob)

@@ -457,8 +457,12 @@ class _Unpickler(pickle._Unpickler):
             self.stack[-1] = self._loader.qtensor(args)
             self.hooks.append(args[6])
         elif func is _PARAMETER:  # _rebuild_parameter(data, requires_grad, backward_hooks): the tensor itself
-            if len(args) != 3 or type(args[0]) is not _Tensor or type(args[1]) is not bool:
-                raise _Refused("refused: _rebuild_parameter called with other than (tensor, requires_grad, hooks)")
+            if len(args) != 3 or type(args[0]) is not _Tensor or type(args[1]) is not bool \
+                    or type(args[2]) is not _OrderedDict:
+                raise _Refused("refused: _rebuild_parameter called with other than (tensor, requires_grad, an "
+                               "OrderedDict of hooks)")
+            if args[1] and isinstance(args[0].array, Dequantized):
+                raise _Refused("refused: a quantized Parameter that requires grad (torch.load refuses it)")
             self.stack[-1] = args[0]
             self.hooks.append(args[2])
         else:
@@ -568,6 +572,8 @@ class _Loader:
             raise _Refused("refused: _rebuild_qtensor is given something other than a quantized storage")
         q = self._checked(storage, offset, size, stride, requires_grad, hooks, None, "_rebuild_qtensor")
         where = f"refused: a quantized tensor of torch.{storage.type.name}"
+        if requires_grad:
+            raise _Refused(f"{where} that requires grad (torch.load refuses it: integer tensors have no gradient)")
         if type(params) is not tuple or not params or params[0] not in (_PER_TENSOR, _PER_CHANNEL):
             raise _Refused(f"{where} whose quantization scheme is {_text(params)} (certsym reads per_tensor_affine "
                            "and per_channel_affine)")
@@ -579,8 +585,10 @@ class _Loader:
                 raise _Refused(f"{where}: its per-tensor scale {scale!r} is not a float32, and torch dequantizes "
                                "with the scale rounded to float32: the file and torch's reading differ")
         else:
-            if len(params) != 4 or type(params[3]) is not int:
-                raise _Refused(f"{where}: per_channel_affine needs (scheme, scales, zero_points, axis)")
+            if len(params) != 4 or type(params[3]) is not int or \
+                    (type(params[1]) is _Tensor) != (type(params[2]) is _Tensor):
+                raise _Refused(f"{where}: per_channel_affine needs (scheme, scales, zero_points, axis), the scales and "
+                               "zero points both tensors or both lists (torch.load refuses a mix)")
             scale, zero, axis = (self._vector(v, k, where) for k, v in zip("fi", params[1:3], strict=True)), \
                 None, params[3]
             scale, zero = tuple(scale)
@@ -592,7 +600,7 @@ class _Loader:
     @staticmethod
     def _vector(value: object, kind: str, where: str) -> np.ndarray:
         """Per-channel scales (float64, ``kind`` "f") or zero points (int64, "i"): a 1-D tensor or a list."""
-        if type(value) is _Tensor and value.array.ndim == 1:
+        if type(value) is _Tensor and value.array.ndim == 1 and not isinstance(value.array, Dequantized):
             array = value.array
         elif type(value) is list and all(type(v) is (float if kind == "f" else int) for v in value):
             array = np.array(value, dtype=np.float64 if kind == "f" else np.int64)
@@ -850,15 +858,23 @@ def _unpack_dict(node: dict) -> None:
             raise _Refused(f"refused: {_text(repr(key))} without its _packed_params.dtype (qint8 or quint8)")
         scale, zero = node.get(prefix + "scale"), node.get(prefix + "zero_point")
         if (scale is None) != (zero is None) or (scale is not None and not (
-                isinstance(scale, np.ndarray) and isinstance(zero, np.ndarray) and scale.size == 1 and zero.size == 1
+                type(scale) is np.ndarray and type(zero) is np.ndarray and scale.size == 1 and zero.size == 1
                 and float(scale.ravel()[0]) == 1.0 and zero.dtype.kind in "iu" and int(zero.ravel()[0]) == 0)):
             raise _Refused(f"refused: the quantized Linear {_text(repr(prefix[:-1] or key))} has an output scale and "
                            "zero point other than 1 and 0: a static quantized layer, which rounds its outputs to 8 "
                            "bits and is not a ReLU network; certsym reads dynamic quantized Linear layers")
         pair = value
         if type(pair) is not tuple or len(pair) != 2 or not isinstance(pair[0], Dequantized) or not (
-                pair[1] is None or (type(pair[1]) is np.ndarray and pair[1].dtype.kind == "f")):
-            raise _Refused(f"refused: {_text(repr(key))} is not (quantized weight, float bias or None)")
+                pair[1] is None or (type(pair[1]) is np.ndarray and pair[1].dtype == np.float32)):
+            raise _Refused(f"refused: {_text(repr(key))} is not (quantized weight, float32 bias or None)")
+        weight = pair[0]
+        # torch's dynamic Linear packs a qint8 weight, scaled per tensor or per output row (whatever axis the
+        # tensor states), with the scales rounded to float32: other weights are computed otherwise than they read
+        if node[prefix + "_packed_params.dtype"] is not _QDTYPES[0] or not weight.scheme.startswith("int8,") \
+                or weight.axis not in (None, 0) or any(float(np.float32(x)) != x for x in weight.scales):
+            raise _Refused(f"refused: the quantized Linear {_text(repr(prefix[:-1] or key))} is not a qint8 weight "
+                           "scaled per tensor or per output row (axis 0) by float32 scales, the weights torch's "
+                           "dynamic Linear computes with as they read")
         for name in ("weight", "bias"):
             if prefix + name in node:
                 raise _Refused(f"refused: both {_text(repr(key))} and {_text(repr(prefix + name))}")

@@ -480,7 +480,7 @@ def survey(paths: Sequence[str], job: Job, cert_dir: str | None,
 # -- confirmation ----------------------------------------------------------------------------------------------
 def _load(path: str, job: Job):
     sel = Selection.of(job.keys)
-    return load(path, keys=sel.keys, layout=sel.layout, state_key=sel.state_key)
+    return load(path, keys=sel.keys, layout=sel.layout, state_key=sel.state_key, activation=sel.activation)
 
 
 def decide_chunk(rep: str, rep_fast: bool, members: Sequence[tuple[str, bool, str | None]], job: Job,

@@ -218,7 +218,7 @@ class Equivalence(Decision):
         else:
             head = _not_equivalent_text(self) + (f"\n{self.box_note}" if self.box_note else "")
         first, *rest = head.split("\n")
-        assumed = [name for name, text in self.readings if "no activation" in text]
+        assumed = [name for name, text in self.readings if text.startswith("read as a ReLU network")]
         if assumed:  # on the verdict's own line: a reader of the headline alone sees what was assumed
             first += f"  [assuming ReLU: {', '.join(Path(n).name for n in assumed)} hold{'s' * (len(assumed) == 1)} " \
                 "no activation]"

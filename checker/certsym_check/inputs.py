@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
+import json
 import os
 import stat
 import threading
@@ -233,6 +234,7 @@ def model_directory_file(path: str) -> str:
     or no config.json, is refused. Cost: a few file tests."""
     if not os.path.isfile(os.path.join(path, "config.json")):
         raise Reject(f"{path[:80]} is a directory without config.json")
+    _relu_config(os.path.join(path, "config.json"))
     present = [n for n in ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
                if os.path.isfile(os.path.join(path, n))]
     if present[:2] == ["model.safetensors", "model.safetensors.index.json"]:
@@ -240,6 +242,23 @@ def model_directory_file(path: str) -> str:
     if not present:
         raise Reject(f"{path[:80]} is a model directory without a weights file")
     return os.path.join(path, present[0])
+
+
+def _relu_config(config: str) -> None:
+    """A model directory's config.json naming an activation (hidden_act, activation, activation_function or
+    hidden_activation, the first present) must name "relu" (docs/FORMATS.md); at most 2^20 bytes of JSON."""
+    if os.path.getsize(config) > 1 << 20:
+        raise Reject("config.json is larger than 2^20 bytes")
+    try:
+        with open(config, "rb") as fh:
+            doc = json.loads(fh.read())
+    except (ValueError, UnicodeDecodeError):
+        raise Reject("config.json is not JSON") from None
+    if not isinstance(doc, dict):
+        raise Reject("config.json's top level is not an object")
+    key = next((k for k in ("hidden_act", "activation", "activation_function", "hidden_activation") if k in doc), None)
+    if key is not None and doc[key] != "relu":
+        raise Reject(f"config.json names the activation {key} = {str(doc[key])[:40]!r}: not a ReLU network")
 
 
 def unique_object(pairs: list) -> dict:

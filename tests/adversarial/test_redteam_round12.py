@@ -2,7 +2,7 @@
 (``certsym.io.quantized``, ``certsym.io.torchfile``, ``certsym.io.onnxfile``) and by the checker
 (``certsym_check.readers.quantized``, ``readers.torchzip``, ``readers.onnx``).
 
-Holes (strict xfails; each asserts the behaviour a fix gives):
+Holes found, each closed and kept as a regression test (it asserts the behaviour the fix gives):
 - torch dynamic quantized Linear (``_packed_params``) with a per-channel weight along axis 1: torch's Linear applies
   the scales per output row (axis 0) whatever the axis says, both readers apply them per column. The weights differ
   by factors of up to 8 in the test below, and ``certsym check --inputs`` prints VALID for an equivalence
@@ -56,8 +56,6 @@ torch = pytest.importorskip("torch")
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
-
-HOLE = {"strict": True, "raises": AssertionError}  # a failed precondition (RuntimeError) is not an expected failure
 
 
 def _require(condition: bool, what: str) -> None:
@@ -241,8 +239,6 @@ def _f32_list(values: list[float]) -> list[float]:
 # ============================================================================ HOLES: torch dynamic quantized Linear
 
 
-@pytest.mark.xfail(**HOLE, reason="per-channel packed weight along axis 1: torch's dynamic Linear scales rows, "
-                   "both readers scale columns (a VALID equivalence with a float file torch computes differently)")
 def test_packed_per_channel_weight_along_axis_1_is_read_as_torch_computes_it(tmp_path: Path) -> None:
     ints = np.arange(-6, 6, dtype=np.int8) * 7
     scales = [0.5, 0.25, 0.125, 1.0]
@@ -277,8 +273,6 @@ def test_packed_per_channel_weight_along_axis_1_is_read_as_torch_computes_it(tmp
     assert theirs is None or _f32_list(theirs["0.weight"]) == torch_w, "the checker reads other weights than torch"
 
 
-@pytest.mark.xfail(**HOLE, reason="per-channel packed scales that are not float32: torch's Linear rounds them to "
-                   "float32 when it packs the weight, both readers keep the double")
 def test_packed_per_channel_scales_wider_than_float32(tmp_path: Path) -> None:
     wide = 1 + 2**-24 + 2**-40  # 41 significant bits: accepted (≤ 44); rounds to float32 1 + 2^-23
     data = _packed(_q("w", (3, 4), (PER_CHANNEL, [wide, 0.25, 0.125], [0, 0, 0], 0)),
@@ -301,7 +295,6 @@ def _unloadable(case: str) -> bytes:
                    bias=_t(DOUBLES, "bd", (3,)))
 
 
-@pytest.mark.xfail(**HOLE, reason="packed Linears torch's dynamic Linear cannot load or run are read by both")
 @pytest.mark.parametrize("case", ["quint8 weight", "quint8 dtype", "float64 bias"])
 def test_packed_linear_that_torch_cannot_load_or_run(tmp_path: Path, case: str) -> None:
     data = _unloadable(case)
@@ -331,7 +324,6 @@ def _torch_refuses(case: str) -> bytes:
     return _archive(OD([("w", Call(PARAMETER, (_q("0", (2, 2), (PER_TENSOR, 0.5, 1)), True, OD())))]), q)
 
 
-@pytest.mark.xfail(**HOLE, reason="quantized tensors torch.load refuses are read by both readers")
 @pytest.mark.parametrize("case", ["list scales, tensor zero points", "tensor scales, list zero points",
                                   "requires_grad True", "Parameter requiring grad"])
 def test_quantized_tensors_that_torch_load_refuses(tmp_path: Path, case: str) -> None:
@@ -346,7 +338,6 @@ def test_quantized_tensors_that_torch_load_refuses(tmp_path: Path, case: str) ->
     assert _checker(data) is None, "the checker reads a file torch.load refuses"
 
 
-@pytest.mark.xfail(**HOLE, reason="the producer takes a quantized tensor as per-channel scales (checker, torch refuse)")
 def test_quantized_tensor_as_per_channel_scales(tmp_path: Path) -> None:
     scales = _q("s", (2,), (PER_TENSOR, 0.25, 0))  # reads as [0.25, 0.5]
     data = _archive(OD([("w", _q("0", (2, 2), (PER_CHANNEL, scales, _t(LONGS, "z", (2,)), 0)))]),
@@ -355,8 +346,6 @@ def test_quantized_tensor_as_per_channel_scales(tmp_path: Path) -> None:
     assert _producer(data, tmp_path) == _checker(data), "the readers disagree"
 
 
-@pytest.mark.xfail(**HOLE, reason="_rebuild_parameter hooks that are not an OrderedDict: producer reads, checker "
-                   "refuses")
 @pytest.mark.parametrize("hooks", [None, {}, []], ids=["None", "dict", "list"])
 def test_rebuild_parameter_hooks_that_are_not_an_ordered_dict(tmp_path: Path, hooks) -> None:
     data = _archive(OD([("w", Call(PARAMETER, (_q("0", (2, 2), (PER_TENSOR, 0.5, 1)), False, hooks)))]),
@@ -364,8 +353,6 @@ def test_rebuild_parameter_hooks_that_are_not_an_ordered_dict(tmp_path: Path, ho
     assert _producer(data, tmp_path) == _checker(data), "the readers disagree"
 
 
-@pytest.mark.xfail(**HOLE, reason="a quantized tensor holding 1.0 as a dynamic Linear's output scale: producer "
-                   "reads, checker refuses")
 def test_quantized_tensor_as_a_dynamic_linears_output_scale(tmp_path: Path) -> None:
     data = _packed(_q("w", (3, 4), (PER_TENSOR, 0.5, 1)), {"w": np.arange(12, dtype=np.int8).tobytes(),
                                                              "sq": np.array([2], np.int8).tobytes()},
@@ -426,8 +413,6 @@ def _ort_loads(model) -> bool:
     return True
 
 
-@pytest.mark.xfail(**HOLE, reason="a DequantizeLinear whose scale is another DequantizeLinear's output: producer "
-                   "reads, checker refuses (FORMATS.md: inputs all initializers)")
 def test_dequantize_linear_of_a_dequantized_scale(tmp_path: Path) -> None:
     nodes, inits = _qdq()
     inits = [i for i in inits if i.name != "s1"]
@@ -442,8 +427,6 @@ def test_dequantize_linear_of_a_dequantized_scale(tmp_path: Path) -> None:
     assert ours == theirs, "the readers disagree"
 
 
-@pytest.mark.xfail(**HOLE, reason="a DequantizeLinear output declared twice: the producer checks the first "
-                   "declaration, the checker and onnxruntime the last (onnxruntime refuses the file)")
 def test_dequantize_linear_output_declared_twice(tmp_path: Path) -> None:
     nodes, inits = _qdq()
     model = _model(nodes, inits, value_info=[helper.make_tensor_value_info("W1", TensorProto.FLOAT, [6, 4]),
@@ -453,8 +436,6 @@ def test_dequantize_linear_output_declared_twice(tmp_path: Path) -> None:
     assert ours == theirs == "refused"
 
 
-@pytest.mark.xfail(**HOLE, reason="an INT8/UINT8 initializer listed as a graph input with another type or shape: the "
-                   "producer reads, the checker and onnxruntime refuse")
 @pytest.mark.parametrize("declared", [("W1q", TensorProto.FLOAT, [6, 4]), ("W1q", TensorProto.INT8, [4, 6]),
                                       ("z1", TensorProto.UINT8, [])], ids=["W1q FLOAT", "W1q shape", "z1 UINT8"])
 def test_quantized_initializer_declared_as_another_graph_input(tmp_path: Path, declared) -> None:
@@ -466,8 +447,6 @@ def test_quantized_initializer_declared_as_another_graph_input(tmp_path: Path, d
     assert ours == theirs == "refused"
 
 
-@pytest.mark.xfail(**HOLE, reason="a DequantizeLinear output also listed as a graph input: the checker reads it as "
-                   "a weight; the producer and onnxruntime refuse the file")
 def test_dequantize_linear_output_that_is_also_a_graph_input(tmp_path: Path) -> None:
     nodes, inits = _qdq()
     model = _model(nodes, inits, inputs=[helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4]),
@@ -477,8 +456,6 @@ def test_dequantize_linear_output_that_is_also_a_graph_input(tmp_path: Path) -> 
     assert ours == theirs == "refused"
 
 
-@pytest.mark.xfail(**HOLE, reason="DequantizeLinear attributes its opset does not define (axis before 13, block_size "
-                   "before 21): both readers read a file onnxruntime refuses")
 @pytest.mark.parametrize("opset,attrs", [(10, {"axis": 1}), (12, {"axis": 0}), (13, {"block_size": 0}),
                                          (19, {"block_size": 0})])
 def test_dequantize_linear_attribute_before_its_opset(tmp_path: Path, opset: int, attrs: dict) -> None:
@@ -489,7 +466,6 @@ def test_dequantize_linear_attribute_before_its_opset(tmp_path: Path, opset: int
     assert ours == theirs == "refused"
 
 
-@pytest.mark.xfail(**HOLE, reason="read_onnx raises ValueError/OverflowError, not Reject, on a NaN or infinite scale")
 @pytest.mark.parametrize("scale,dtype,opset", [(float("nan"), np.float32, 17), (float("inf"), np.float32, 17)],
                          ids=["nan", "inf"])
 def test_checker_refuses_a_nan_or_infinite_scale_with_reject(scale: float, dtype, opset: int) -> None:

@@ -341,8 +341,11 @@ _RECORD = {"npz": {"format", "rule", "tensors", "layout", "activation"},
 # What each format's "activation" entry must say (docs/FORMATS.md), and the words VALID prints for it.
 _ACTIVATION = {"npz": "relu, assumed: the file holds no activation", "onnx": "relu, the graph's Relu node",
                "nnet": "relu, the format's: after every layer but the last"}
-_READING = {"npz": "read as a ReLU network (the file holds no activation)", "onnx": "a ReLU network (the graph's Relu "
-            "nodes)", "nnet": "a ReLU network (NNet: its means and ranges folded in; the evaluator's clamp of the "
+STATED = "relu, stated by the user: the file holds no activation"  # --activation relu (docs/FORMATS.md)
+_READING = {"npz": "read as a ReLU network (the file holds no activation)",
+            STATED: "a ReLU network, as its producer's user stated (--activation relu; the file holds no activation)",
+            "onnx": "a ReLU network (the graph's Relu nodes)",
+            "nnet": "a ReLU network (NNet: its means and ranges folded in; the evaluator's clamp of the "
             "inputs to [minimums, maximums] is not, so answers hold on boxes inside them)"}
 _RULES = {"npz": ("default", "keys"), "safetensors": ("default", "keys"), "safetensors-sharded": ("default", "keys"),
           "msgpack": ("default", "keys"),
@@ -475,8 +478,9 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
                      "sharded safetensors; {format, rule: graph, tensors, external, activation} for onnx) with a rule "
                      "of its format")
     kind = "onnx" if fmt == "onnx" else "npz"
-    if model["activation"] != _ACTIVATION[kind]:
+    if model["activation"] != _ACTIVATION[kind] and not (kind == "npz" and model["activation"] == STATED):
         raise Reject(f"model.activation must be {_ACTIVATION[kind]!r} for a {fmt} file (docs/FORMATS.md)")
+    reading = _READING[STATED if model["activation"] == STATED else kind]
     names, rule = model["tensors"], model["rule"]
     well_formed = isinstance(names, list) and len(names) == 4 and all(
         isinstance(t, str) or (t is None and i in (1, 3) and fmt != "onnx") for i, t in enumerate(names))
@@ -524,7 +528,7 @@ def model_tensors(file, model: object, shape: tuple) -> tuple[list[Tensor], str]
     shapes = ", ".join(f"{name} {'x'.join(map(str, t.shape))}" if name is not None else "no bias (read as 0)"
                        for name, t in zip(names, out, strict=True))
     layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
-    return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}; {_READING[kind]}"
+    return out, f"{fmt} {rule}{where}{layout_note}: {shapes}{extra}; {reading}"
 
 
 def _fields(model: dict) -> set:
@@ -666,8 +670,9 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
                      "(+ root for torch, + shards for sharded safetensors), for an npz, safetensors or torch file, or "
                      "{format: onnx, rule: graph, "
                      "tensors, external, activation}")
-    if model["activation"] != _ACTIVATION["npz"]:
-        raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} for a {fmt} file (docs/FORMATS.md)")
+    if model["activation"] not in (_ACTIVATION["npz"], STATED):
+        raise Reject(f"model.activation must be {_ACTIVATION['npz']!r} (or, stated by the user, {STATED!r}) for a "
+                     f"{fmt} file (docs/FORMATS.md)")
     names, layout = model["tensors"], model["layout"]
     if layout not in ("out-in", "in-out") or (fmt == "msgpack" and layout != "in-out"):
         raise Reject("model.layout must be out-in or in-out (in-out for a Flax msgpack file)")
@@ -704,4 +709,5 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         out += W.exact() + b.exact()
         shown.append(f"{wname} {rows}x{cols}, " + (f"{bname} {rows}" if bname else "no bias (read as 0)"))
     layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
-    return out, f"{fmt} {rule} (deep){where}{layout_note}: {'; '.join(shown)}; {_READING['npz']}"
+    reading = _READING[STATED if model["activation"] == STATED else "npz"]
+    return out, f"{fmt} {rule} (deep){where}{layout_note}: {'; '.join(shown)}; {reading}"

@@ -437,7 +437,10 @@ class _Reader:
         x, scale, zero, axis = tensor["_dq"]
         q = self.integers(self.initializers[x], x)
         _, fmt, _ = _SCALES[self.initializers[scale]["data_type"]]
-        scales = [Fraction(v) for v in self.weights(self.initializers[scale], scale)]
+        floats = self.weights(self.initializers[scale], scale)
+        if not all(math.isfinite(v) for v in floats):
+            raise Reject(f"DequantizeLinear {_q(name)}: a scale that is not finite")
+        scales = [Fraction(v) for v in floats]
         zeros = self.integers(self.initializers[zero], zero) if zero is not None else [0] * len(scales)
         if any(v <= 0 for v in scales):  # (Fraction refuses infinities and NaN: the file is refused)
             raise Reject(f"DequantizeLinear {_q(name)}: a scale that is not a positive finite number")
@@ -536,6 +539,8 @@ def take_dequantized(graph: dict, opset: int, initializers: dict) -> dict[str, s
     refuses the file. A declared type or shape of the output must agree. Returns {output: how it was stored}."""
     kept, found = [], {}
     declared = {v.get("name", ""): v for v in graph.get("value_info", [])}
+    names = [v.get("name", "") for v in graph.get("value_info", [])]
+    inputs = {v.get("name", "") for v in graph.get("input", [])}
     for node in graph.get("node", []):
         op = node.get("op_type", "")
         if op == "QuantizeLinear":
@@ -548,6 +553,10 @@ def take_dequantized(graph: dict, opset: int, initializers: dict) -> dict[str, s
         if opset < DQ_OPSET or len(ins) not in (2, 3) or len(outs) != 1 or not outs[0]:
             raise Reject("ONNX DequantizeLinear with other than (x, scale[, zero point]) and one output, or before "
                          "opset 10")
+        attribute_names = {a.get("name", "") for a in node.get("attribute", [])}
+        if ("axis" in attribute_names and opset < AXIS_OPSET) or ("block_size" in attribute_names and opset < 21):
+            raise Reject("ONNX DequantizeLinear with an attribute its opset does not define (axis from 13, block_size "
+                         "from 21)")
         if any(name not in initializers or "_dq" in initializers[name] for name in ins):
             raise Reject("ONNX DequantizeLinear of a value that is not an initializer (activation quantization): "
                          "not a ReLU network")
@@ -567,8 +576,8 @@ def take_dequantized(graph: dict, opset: int, initializers: dict) -> dict[str, s
             if opset < AXIS_OPSET or len(sdims) != 1 or not 0 <= axis < len(dims) or sdims[0] != dims[axis]:
                 raise Reject("ONNX DequantizeLinear whose scale is neither a scalar nor one per index of its axis")
         out = outs[0]
-        if out in initializers:
-            raise Reject(f"ONNX value {_q(out)} is defined twice")
+        if out in initializers or out in inputs or names.count(out) > 1:
+            raise Reject(f"ONNX value {_q(out)} is defined or declared twice")
         if out in declared:
             stated = _declared(declared[out], out)
             shape = stated[1] if stated is not None else None

@@ -60,4 +60,5 @@ def dequantized(ints: Tensor, scales: list, zeros: list, axis: int | None, kind:
         values.append(f)
     out = Tensor(shape, values, False, "f8")
     out.quantized = f"{kind}, {'per-tensor' if axis is None else f'per-channel (axis {axis})'} scale"
+    out.qaxis, out.qscales = axis, list(scales)
     return out

@@ -25,6 +25,8 @@ class Tensor:
     decoded to Python floats), i1, i2, i4, i8, u1 (ints)."""
 
     quantized = ""  # how a dequantized tensor was stored ("int8, per-tensor scale"), else ""
+    qaxis: int | None = None  # and its per-channel axis and scales
+    qscales: list = []  # noqa: RUF012 - read only: a dequantized tensor gets its own list
 
     def __init__(self, shape: tuple, values, fortran: bool, code: str):
         self.shape, self.values, self.fortran, self.code = shape, values, fortran, code

@@ -297,6 +297,8 @@ class _Archive:
         storage, params = args[0], args[4]
         if not isinstance(storage, _Storage) or not storage.quantized:
             raise Reject("_rebuild_qtensor on something that is not a quantized storage")
+        if args[5] is not False:
+            raise Reject("a quantized tensor that requires grad (torch.load refuses it)")
         ints = self.tensor((*args[:4], args[5], args[6]), odicts, quantized=True)
         if type(params) is not tuple or not params or params[0] not in (_PER_TENSOR, _PER_CHANNEL):
             raise Reject("a quantized tensor whose scheme is not per_tensor_affine or per_channel_affine")
@@ -306,8 +308,10 @@ class _Archive:
             if math.isfinite(params[1]) and struct.unpack("<f", struct.pack("<f", params[1]))[0] != params[1]:
                 raise Reject("a per-tensor scale that is not a float32 (torch dequantizes with it rounded to one)")
             return dequantized(ints, [params[1]], [params[2]], None, storage.quantized)
-        if len(params) != 4 or type(params[3]) is not int:
-            raise Reject("per_channel_affine quantizer parameters are not (scheme, scales, zero points, axis)")
+        if len(params) != 4 or type(params[3]) is not int or isinstance(params[1], Tensor) != isinstance(params[2],
+                                                                                                      Tensor):
+            raise Reject("per_channel_affine quantizer parameters are not (scheme, scales, zero points, axis), both "
+                         "tensors or both lists")
         scales, zeros = (_channel_list(v, kind) for v, kind in ((params[1], float), (params[2], int)))
         return dequantized(ints, scales, zeros, params[3], storage.quantized)
 
@@ -619,6 +623,8 @@ class _Interpreter:
             if type(args) is not tuple or len(args) != 3 or not isinstance(args[0], Tensor) \
                     or type(args[1]) is not bool or type(args[2]) is not dict or id(args[2]) not in self.odicts:
                 raise Reject("_rebuild_parameter takes (tensor, requires_grad, an OrderedDict of hooks)")
+            if args[1] and args[0].quantized:
+                raise Reject("a quantized Parameter that requires grad (torch.load refuses it)")
             self.hooks.append(args[2])
             return args[0]
         what = func.name if isinstance(func, _Global) else f"a {type(func).__name__}"
@@ -729,8 +735,15 @@ def _unpack(node: dict) -> None:
                          "a static quantized layer (outputs rounded to 8 bits), not a ReLU network")
         if type(value) is not tuple or len(value) != 2 or not isinstance(value[0], Tensor) or not value[0].quantized \
                 or not (value[1] is None or (isinstance(value[1], Tensor) and not value[1].quantized
-                                             and value[1].code in ("f2", "bf16", "f4", "f8"))):
-            raise Reject(f"{key[:60]!r} is not (a quantized weight, a float bias or None)")
+                                             and value[1].code == "f4")):
+            raise Reject(f"{key[:60]!r} is not (a quantized weight, a float32 bias or None)")
+        weight = value[0]
+        # what torch's dynamic Linear computes with: a qint8 weight, per tensor or per output row, float32 scales
+        if node[prefix + "_packed_params.dtype"] is not _QDTYPE[0] or not weight.quantized.startswith("int8,") \
+                or weight.qaxis not in (None, 0) or any(struct.unpack("<f", struct.pack("<f", x))[0] != x
+                                                         for x in weight.qscales):
+            raise Reject(f"the quantized Linear {key[:60]!r} is not a qint8 weight scaled per tensor or per output "
+                         "row by float32 scales")
         if prefix + "weight" in node or prefix + "bias" in node:
             raise Reject(f"{key[:60]!r} beside a {prefix[:60]}weight or bias of its own")
         out[prefix + "weight"] = value[0]
