@@ -80,6 +80,9 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
                       "statement": "halvings of the box, interval differences and exact evaluation"}
         if d.method == "symbolic":
             proof["statement"] = "halvings of the box, symbolic differences in fixed point and exact evaluation"
+        elif d.method == "zonotope":
+            proof |= {"statement": "halvings of the box, zonotopes in fixed point and exact evaluation",
+                      "columns": d.columns}
     if epsilon is not None:
         proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)

@@ -35,7 +35,7 @@ import numpy as np
 from flint import fmpq
 
 from certsym.core.deep import LayeredNetwork, float_forward, float_layers
-from certsym.decide import symbolic
+from certsym.decide import symbolic, zonotope
 from certsym.decide.deadline import Deadline, deadline_of
 from certsym.decide.deep import DeepVerdict
 from certsym.decide.deep import decide as decide_deep
@@ -74,7 +74,8 @@ class DeepDistance:
     stopped: str = ""
     seconds: float = 0.0
     epsilon: fmpq | None = None  # the ε asked about, if any
-    method: str = "intervals"  # or "symbolic": the rule of ``certsym.decide.symbolic`` (the tree always stated)
+    method: str = "intervals"  # or "symbolic" / "zonotope": ``certsym.decide.symbolic`` / ``.zonotope`` (a tree)
+    columns: int = 0  # a zonotope tree: the error symbols a region may make, as stated
 
     @property
     def verdict(self) -> str | None:
@@ -288,8 +289,8 @@ def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed
     module; ``DeepDistance.seconds`` is the time taken, on the deadline's clock. ``method`` "auto" takes symbolic
     differences (``certsym.decide.symbolic``) for two networks of the same widths without an output ReLU, and
     intervals otherwise; "intervals" always takes intervals."""
-    if method not in ("auto", "intervals"):
-        raise InputError("method must be 'auto' or 'intervals'")
+    if method not in ("auto", "intervals", "symbolic", "zonotope"):
+        raise InputError("method must be 'auto', 'intervals', 'symbolic' or 'zonotope'")
     if not (isinstance(theta1.field, type(QQ)) and isinstance(theta2.field, type(QQ))):
         raise InputError("distance bounds are computed over the rationals; these networks have irrational weights")
     if (theta1.m, theta1.k) != (theta2.m, theta2.k):
@@ -309,9 +310,20 @@ def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed
     lower = max(abs(a - c) for a, c in zip(*values, strict=True))
     settled = upper <= fmpq(*float(target).as_integer_ratio()) * lower if epsilon is None else \
         upper <= epsilon or lower > epsilon
-    if method == "auto" and not settled and symbolic.applies(theta1, theta2) and _bits_ok(box):
-        # the exact interval rule did not settle the question on the box: symbolic differences over halvings
-        d = _symbolic(theta1, theta2, box, seed, x, values, lower, deadline, target, epsilon, progress, max_regions)
+    if method in ("auto", "symbolic", "zonotope") and not settled and symbolic.applies(theta1, theta2) and \
+            _bits_ok(box):
+        # the exact interval rule did not settle the question on the box: zonotopes over halvings, then (when they
+        # did not settle it either) symbolic differences with what is left of the time, the better answer kept
+        d = None
+        if method in ("auto", "zonotope"):
+            share = deadline.share(0.6) if method == "auto" and deadline.seconds > 0 else deadline
+            d = _symbolic(theta1, theta2, box, seed, x, values, lower, share, target, epsilon, progress,
+                          max_regions, rule="zonotope")
+        if method != "zonotope" and (d is None or d.stopped not in _SETTLED):
+            other = _symbolic(theta1, theta2, box, seed, x, values, lower, deadline, target, epsilon, progress,
+                              max_regions)
+            d = other if d is None or (other.upper, -other.lower) < (d.upper, -d.lower) or \
+                other.stopped in _SETTLED else d
         d.plain, d.aligned = plain, aligned
         d.seconds = deadline.clock() - start
         return d
@@ -329,17 +341,32 @@ def _bits_ok(box: Box) -> bool:
     return max((_bits(end) for end in box), default=0) <= MAX_BOX_BITS
 
 
+_SETTLED = ("U ≤ ε", "L > ε", "the target ratio", "U = 0")  # the reasons a tree stops with the question answered
+COLUMNS = 160  # the error symbols a zonotope region may make, at most (each stated region states its own count)
+TYPICAL = 40  # the symbols of a typical leaf: what sizes the tree (the checker prices each leaf by its own)
+HUGE = zonotope.OVER  # the float bound of a region beyond COLUMNS: halved, never stated
+
+
 def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: int, x: list[fmpq], values: tuple,
               lower: fmpq, deadline: Deadline, target: float, epsilon: fmpq | None,
-              progress: Callable[[str], None] | None, max_regions: int | None) -> DeepDistance:
-    """[L, U] by symbolic differences over halvings of the box (``certsym.decide.symbolic``) between θ1 and θ2
-    moved by the alignment of its hidden layers (``align_layers``; ρ unchanged), the tree sized to the checker's
-    bounds (at most ``max_regions`` regions), with a witness searched in every new region."""
+              progress: Callable[[str], None] | None, max_regions: int | None, rule: str = "symbolic") -> DeepDistance:
+    """[L, U] by symbolic differences (``certsym.decide.symbolic``) or, with ``rule`` "zonotope", by zonotopes
+    (``certsym.decide.zonotope``) over halvings of the box between θ1 and θ2 moved by the alignment of its hidden
+    layers (``align_layers``; ρ unchanged), the tree sized to the checker's bounds (at most ``max_regions``
+    regions), with a witness searched in every new region. A zonotope tree with a leaf beyond COLUMNS symbols states
+    nothing: U is then +∞ there, and the caller keeps the other rule's answer."""
     alignment = align_layers(theta1, theta2)
     moved = theta2 if alignment is None else LayeredNetwork.build(_moved(theta2, alignment), QQ, theta2.m)
-    rule = symbolic.Rule(theta1, moved)
     free = sum(1 for lo, hi in box if lo < hi)
-    cap = symbolic.max_leaves(theta1.widths, free)
+    if rule == "zonotope":
+        found = zonotope.Rule(theta1, moved, COLUMNS)
+        # leaves are priced by the symbols each states (TYPICAL on average, as measured on ACAS Xu's trees)
+        cap = max(1, int(symbolic.TREE_SHARE * symbolic.MAX_SYMBOLIC_WORK) //
+                  zonotope.region_products(theta1.widths, free, TYPICAL))
+    else:
+        found = symbolic.Rule(theta1, moved)
+        cap = symbolic.max_leaves(theta1.widths, free)
+    rule_of, rule = rule, found
     if max_regions is not None:
         cap = max(1, min(cap, (max_regions + 1) // 2))
     floats = (float_layers(theta1), float_layers(theta2))
@@ -364,30 +391,40 @@ def _symbolic(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed: in
         return "the target ratio" if top <= ratio * float(best["lower"]) else "U = 0" if top <= 0 else None
 
     tree, upper, _, reason = symbolic.symbolic_tree(rule, box, stop, cap, limit, progress, witness,
-                                                    _exact_rule(theta1, moved))
+                                                    _exact_rule(theta1, moved, rule_of))
     reason = reason if deadline.seconds > 0 else "one region"
     if reason == "the checker's bounds" and max_regions is not None and cap < symbolic.max_leaves(theta1.widths,
                                                                                                    free):
         reason = "the region budget"
+    if float(upper) >= HUGE:  # a leaf beyond the symbols a region may make: nothing to state
+        upper, tree, reason = fmpq(*float("1e300").as_integer_ratio()), [], "the checker's bounds"
     return DeepDistance(stated_lower(best["lower"], epsilon), upper, box, alignment, best["witness"], best["values"],
-                        upper, None, tree=tree, regions=len(tree), stopped=reason, epsilon=epsilon, method="symbolic")
+                        upper, None, tree=tree, regions=len(tree), stopped=reason, epsilon=epsilon, method=rule_of,
+                        columns=COLUMNS if rule_of == "zonotope" else 0)
 
 
-def _exact_rule(theta1: LayeredNetwork, theta2: LayeredNetwork) -> Callable[[Box], fmpq]:
-    """The checker's own symbolic rule on a region (``certsym_check.kinds.symbolic``, exact in its fixed point):
-    the producer states with it the bounds that decide U, so that the replay computes the same numbers."""
+def _exact_rule(theta1: LayeredNetwork, theta2: LayeredNetwork, rule: str = "symbolic") -> Callable[[Box], fmpq]:
+    """The checker's own rule on a region (``certsym_check.kinds.symbolic`` or ``.zonotope``, exact in its fixed
+    point): the producer states with it the bounds that decide U, so that the replay computes the same numbers. A
+    region the checker's zonotope refuses (beyond COLUMNS symbols) gets HUGE, which is never stated."""
     from fractions import Fraction
 
-    from certsym_check.kinds.symbolic import Rule as CheckerRule
+    from certsym_check.errors import Reject
+    from certsym_check.kinds import symbolic as checker_symbolic
+    from certsym_check.kinds import zonotope as checker_zonotope
 
     def exact(layers) -> list:
         return [([[Fraction(int(x.p), int(x.q)) for x in row] for row in L.W], [Fraction(int(x.p), int(x.q))
                                                                                for x in L.b]) for L in layers]
 
-    rule = CheckerRule(exact(theta1.layers), exact(theta2.layers))
+    checker = checker_zonotope.Rule(exact(theta1.layers), exact(theta2.layers), COLUMNS) if rule == "zonotope" \
+        else checker_symbolic.Rule(exact(theta1.layers), exact(theta2.layers))
 
     def bound(region: Box) -> fmpq:
-        value = rule.bound([(Fraction(int(a.p), int(a.q)), Fraction(int(c.p), int(c.q))) for a, c in region])
+        try:
+            value = checker.bound([(Fraction(int(a.p), int(a.q)), Fraction(int(c.p), int(c.q))) for a, c in region])
+        except Reject:
+            return fmpq(*float(HUGE).as_integer_ratio())
         return fmpq(value.numerator, value.denominator)
 
     return bound

@@ -225,6 +225,7 @@ class _Node:
     bound: float  # the bound that holds on it: the least of its own and its ancestors'
     split: int | None = None
     children: tuple = ()
+    size: int | None = None  # a zonotope rule's error symbols on the box, stated beside its bound
 
 
 def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], leaves_cap: int, deadline: Deadline,
@@ -240,14 +241,19 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
     m ≤ TRY_ALL, else 4), and ``exact`` on the stated regions within BAND of the top."""
     m = len(box)
 
+    sizes: dict[int, int] = {}  # a zonotope rule's symbols per region tried, by the region's id
+
     def value(region: Box) -> float:
         lo = np.array([float(a) for a, _ in region])
         hi = np.array([float(c) for _, c in region])
-        return rule.bound(lo, hi)
+        out = rule.bound(lo, hi)
+        if hasattr(rule, "last_columns"):  # stated beside the bound, with room for the fixed point's choices
+            sizes[id(region)] = min(rule.last_columns + 2, rule.columns)
+        return out
 
     influence = np.abs(rule.l1[0][0]).sum(axis=0) + np.abs(rule.l2[0][0]).sum(axis=0)
     first = value(box)
-    root = _Node(box, first, first)
+    root = _Node(box, first, first, size=sizes.get(id(box)))
     root_widths = [float(c - a) or 1.0 for a, c in box]
     heap = [(-root.bound, 0, root)]
     count, regions = 0, 1
@@ -261,7 +267,10 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
             break
         node = heap[0][2]
         widths = [float(c - a) for a, c in node.box]
-        if m <= TRY_ALL:
+        if hasattr(rule, "split"):  # the rule's own choice (zonotopes: the smear)
+            candidates = [rule.split(np.array([float(a) for a, _ in node.box]),
+                                     np.array([float(c) for _, c in node.box]))]
+        elif m <= TRY_ALL:
             candidates = [q for q in range(m) if widths[q] > 0]
         else:
             candidates = sorted(range(m), key=lambda q: -widths[q] * influence[q])[:2]
@@ -283,7 +292,8 @@ def symbolic_tree(rule: Rule, box: Box, stop: Callable[[float], str | None], lea
         heapq.heappop(heap)
         q, bounds, held, parts = best
         node.split = q
-        node.children = tuple(_Node(h, u, v) for h, u, v in zip(parts, bounds, held, strict=True))
+        node.children = tuple(_Node(h, u, v, size=sizes.get(id(h))) for h, u, v in zip(parts, bounds, held,
+                                                                                       strict=True))
         for child in node.children:
             count += 1
             heapq.heappush(heap, (-child.bound, count, child))
@@ -359,11 +369,13 @@ def _preorder(root: _Node, exact: Callable[[Box], fmpq] | None = None) -> list[l
     while stack:
         node, inherited = stack.pop()
         mine = own[id(node)]
+        size = [] if node.size is None else [node.size]  # a zonotope rule's symbols, beside a stated bound
         if node.split is None:
-            out.append(["leaf", mine if inherited is None or mine < inherited else inherited])
+            out.append(["leaf", mine, *size] if inherited is None or mine < inherited else
+                       ["leaf", inherited, *([0] if size else [])])
             continue
         states = id(node) in needed and (inherited is None or mine < inherited)
-        out.append(["split", node.split, mine] if states else ["split", node.split])
+        out.append(["split", node.split, mine, *size] if states else ["split", node.split])
         held = mine if states else inherited
         stack.extend((child, held) for child in reversed(node.children))
     return out

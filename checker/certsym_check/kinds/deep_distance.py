@@ -44,7 +44,7 @@ from certsym_check.budget import charge, charge_products, lcm, metered
 from certsym_check.core import Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ, rational, show
-from certsym_check.kinds import symbolic
+from certsym_check.kinds import symbolic, zonotope
 from certsym_check.kinds.boxes import MAX_NUMERATOR_BITS, box_text, epsilon_verdict, parse_box
 from certsym_check.kinds.deep import LEMMA, PHASES, DeepNet, check_deep_equivalent
 from certsym_check.kinds.integer_rows import integer_form, row_extremes
@@ -52,6 +52,7 @@ from certsym_check.kinds.integer_rows import integer_form, row_extremes
 STATEMENT = "interval differences and exact evaluation"
 TREE_STATEMENT = "halvings of the box, interval differences and exact evaluation"
 SYMBOLIC_STATEMENT = "halvings of the box, symbolic differences in fixed point and exact evaluation"
+ZONOTOPE_STATEMENT = "halvings of the box, zonotopes in fixed point and exact evaluation"
 # a symbolic tree's leaves × the products of one region's bound (``kinds.symbolic.region_products``): about 50 ns
 # a product, so at this bound the replay's products take about 100 s
 MAX_SYMBOLIC_WORK = 2 * 10**9
@@ -224,15 +225,18 @@ def _bound(t1: DeepNet, t2: DeepNet, alignment: list | None, differences: list |
 
 
 def halvings(value: object, box: list, leaf: Callable[[object, str], object], weights: int,
-             max_work: int = MAX_WORK, bounded: bool = False):
+             max_work: int = MAX_WORK, bounded: bool = False, cost: Callable[[object, str], int] | None = None):
     """The nodes of a preorder tree of halvings of ``box`` (``["split", q]``: the current region's coordinate q
     halved at its midpoint, the left half next; ``["leaf", v]``: the current region is a leaf; ``leaf`` reads v), as
     (path, kind, v, region, inherited) in order. The tree must end when every region is a leaf, so the leaves cover
     the box. With ``bounded`` a split may state its region's bound too (``["split", q, v]``), and ``inherited`` is
     the least bound the node's ancestors state (None when none does; ``inherits``): a node whose v is at least that
-    needs no work of its own. Bounds, before the walk: MAX_NODES nodes, the nodes that need work (the leaves, or
-    with ``bounded`` those whose v is below what they inherit) × ``weights`` ≤ ``max_work``, nodes × (m + 1) ≤
-    MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of width 0."""
+    needs no work of its own. With ``cost``, every node that states a v states after it the size of its region's
+    work too (``["leaf", v, K]``, ``["split", q, v, K]``), which ``cost(K, where)`` reads and prices; the tuples
+    yielded end with K (None otherwise). Bounds, before the walk: MAX_NODES nodes, the nodes that need work (the
+    leaves, or with ``bounded`` those whose v is below what they inherit) × ``weights`` (with ``cost``: the sum of
+    their prices) ≤ ``max_work``, nodes × (m + 1) ≤ MAX_WORK; MAX_DEPTH nested halvings, none of a coordinate of
+    width 0."""
     tree = seq(value, None, "proof.tree")
     if len(tree) > MAX_NODES:
         raise Reject(f"beyond the checker's bounds: {len(tree)} nodes (at most {MAX_NODES})")
@@ -241,25 +245,34 @@ def halvings(value: object, box: list, leaf: Callable[[object, str], object], we
         where = f"proof.tree[{s}]"
         if not isinstance(item, list) or not item or item[0] not in ("split", "leaf"):
             raise Reject(f"{where}: a node is [\"split\", q] or [\"leaf\", value]")
+        more = cost is not None
         if item[0] == "leaf":
-            _, v = seq(item, 2, where)
-            nodes.append(("leaf", None, leaf(v, where)))
+            _, v, *size = seq(item, 3 if more else 2, where)
+            nodes.append(("leaf", None, leaf(v, where), size[0] if size else None))
         else:
-            kind, q, *rest = seq(item, 3 if bounded and len(item) == 3 else 2, where)
-            nodes.append(("split", index(q, len(box), where), leaf(rest[0], where) if rest else None))
+            stated = bounded and len(item) == (4 if more else 3)
+            kind, q, *rest = seq(item, (4 if more else 3) if stated else 2, where)
+            nodes.append(("split", index(q, len(box), where), leaf(rest[0], where) if rest else None,
+                          rest[1] if len(rest) > 1 else None))
     inherited = inherits(nodes)
     inherited += [None] * (len(nodes) - len(inherited))  # nodes past the tree's end: the walk rejects them
-    working = sum(1 for (kind, _, v), held in zip(nodes, inherited, strict=True) if v is not None and
-                  (held is None or v < held)) if bounded else sum(1 for kind, _, _ in nodes if kind == "leaf")
-    if working * weights > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
-        raise Reject(f"beyond the checker's bounds: {working} regions to bound × {weights} (at most {max_work}), or "
-                     f"{len(nodes)} nodes × {len(box) + 1} coordinates (at most {MAX_WORK})")
+    works = [(v is not None and (held is None or v < held)) if bounded else kind == "leaf"
+             for (kind, _, v, _), held in zip(nodes, inherited, strict=True)]
+    if cost is None:
+        work = sum(works) * weights
+    else:
+        work = sum(cost(size, f"proof.tree[{s}]") for s, ((_, _, _, size), busy) in enumerate(zip(nodes, works,
+                                                                                                   strict=True))
+                   if busy)
+    if work > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
+        raise Reject(f"beyond the checker's bounds: {sum(works)} regions to bound, {work} products (at most "
+                     f"{max_work}), or {len(nodes)} nodes × {len(box) + 1} coordinates (at most {MAX_WORK})")
     stack = [(box, 0)]
-    for s, ((kind, q, v), held) in enumerate(zip(nodes, inherited, strict=True)):
+    for s, ((kind, q, v, size), held) in enumerate(zip(nodes, inherited, strict=True)):
         if not stack:
             raise Reject(f"proof.tree[{s}]: the tree goes on after every region is a leaf")
         region, depth = stack.pop()
-        yield f"proof.tree[{s}]", kind, v, region, held
+        yield f"proof.tree[{s}]", kind, v, region, held, size
         if kind == "leaf":
             continue
         lo, hi = region[q]
@@ -278,7 +291,7 @@ def inherits(nodes: list[tuple[str, object, object]]) -> list:
     O(nodes) comparisons of stated bounds. Nodes past the tree's end are left out (the walk rejects them)."""
     out = []
     stack: list = [None]
-    for kind, _, v in nodes:
+    for kind, _, v, *_ in nodes:
         if not stack:
             break
         held = stack.pop()
@@ -320,7 +333,8 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report, own_
         raise Reject("the two networks differ in input or output size")
     equivalent = isinstance(proof, dict) and "equivalence" in proof
     tree = isinstance(proof, dict) and "tree" in proof and not equivalent
-    if isinstance(proof, dict) and proof.get("statement") == SYMBOLIC_STATEMENT and not equivalent:
+    if isinstance(proof, dict) and proof.get("statement") in (SYMBOLIC_STATEMENT, ZONOTOPE_STATEMENT) and \
+            not equivalent:
         _check_symbolic(nets, proof, rep, own_meter)
         return
     required = {"box", "upper", "lower", "equivalence", "statement"} if equivalent else \
@@ -370,11 +384,14 @@ def check_deep_distance(F, nets: list[DeepNet], proof: object, rep: Report, own_
 
 
 def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report, own_meter: bool = True) -> None:
-    """The symbolic-difference rule (``kinds.symbolic``) on every leaf of a tree of halvings: two networks of the
-    same widths without an output ReLU, θ2 moved by the stated alignment (null: the identity, as for a pruned,
-    quantized or perturbed copy)."""
+    """The symbolic-difference rule (``kinds.symbolic``), or the zonotope rule (``kinds.zonotope``, with the stated
+    cap "columns" on the error symbols of a region), on every leaf of a tree of halvings: two networks of the same
+    widths without an output ReLU, θ2 moved by the stated alignment (null: the identity, as for a pruned, quantized
+    or perturbed copy)."""
     t1, t2 = nets
-    required = {"box", "alignment", "upper", "lower", "witness", "statement", "tree"}
+    zonotopes = proof.get("statement") == ZONOTOPE_STATEMENT
+    required = {"box", "alignment", "upper", "lower", "witness", "statement", "tree"} | \
+        ({"columns"} if zonotopes else set())
     if "epsilon" in proof:
         required |= {"epsilon", "verdict"}
     p = keys(proof, required, "proof")
@@ -395,29 +412,47 @@ def _check_symbolic(nets: list[DeepNet], proof: object, rep: Report, own_meter: 
         entries = [w for row in W for w in row] if W and isinstance(W[0], list) else list(W)
         charge_products(entries, [1 << symbolic.FRACTION_BITS] * len(entries), "the weights in fixed point",
                         accumulate=False)
-    rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
-    products = symbolic.region_products(widths, sum(1 for a, c in box if a < c))
+    free = sum(1 for a, c in box if a < c)
+    if zonotopes:
+        columns = p["columns"]
+        if type(columns) is not int or not 0 <= columns <= zonotope.MAX_COLUMNS:
+            raise Reject(f"proof.columns must be an integer from 0 to {zonotope.MAX_COLUMNS}")
+        rule = zonotope.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)), columns)
+        products = zonotope.region_products(widths, free, columns)
+
+        def cost(size: object, where: str) -> int:  # a region's stated symbols, at most the proof's cap
+            if type(size) is not int or not 0 <= size <= columns:
+                raise Reject(f"{where}: a zonotope node states its region's error symbols, an integer from 0 to "
+                             f"proof.columns ({columns})")
+            return zonotope.region_products(widths, free, size)
+    else:
+        rule = symbolic.Rule(list(zip(t1.W, t1.b, strict=True)), list(zip(W2, b2, strict=True)))
+        products = symbolic.region_products(widths, free)
     with metered(SYMBOLIC_BUDGET) if own_meter else contextlib.nullcontext():  # the tree's own meter
-        leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK, bounded=True)
-    rep.checks["deep distance: U by symbolic differences on every leaf of the halvings, which cover the box"] += leaves
+        leaves = _leaves_bounded(p["tree"], box, upper, rule.bound, products, MAX_SYMBOLIC_WORK, bounded=True,
+                                 cost=cost if zonotopes else None)
+    how = f"zonotopes (at most {p['columns']} error symbols a region)" if zonotopes else "symbolic differences"
+    rep.checks[f"deep distance: U by {how} on every leaf of the halvings, which cover the box"] += leaves
     _witness_below(t1, t2, x, box, lower, rep)
     rep.facts.append(f"sup over the box of the output difference in [{show(lower)}, {show(upper)}]; box "
-                     f"{box_text(box)}, {leaves} leaves, symbolic differences")
+                     f"{box_text(box)}, {leaves} leaves, {how}")
     epsilon_verdict(p, lower, upper, rep)
 
 
-def _leaves_bounded(tree: object, box: list, upper: Fraction, rule: Callable[[list], Fraction], per_leaf: int,
-                    max_work: int, bounded: bool = False) -> int:
+def _leaves_bounded(tree: object, box: list, upper: Fraction, rule: Callable[..., Fraction], per_leaf: int,
+                    max_work: int, bounded: bool = False, cost: Callable[[object, str], int] | None = None) -> int:
     """Every leaf of the tree of halvings states a bound at least ``rule`` on its region, and U at least every
     stated bound; the number of leaves. With ``bounded`` a split may state its region's bound, and a node's stated
     bound need only be at least the least of the rule's on its region and those its ancestors state (the rule is
-    computed only where the stated bound is below the latter). Bounds as ``halvings``."""
+    computed only where the stated bound is below the latter). With ``cost``, each stating node states its work's
+    size K too (``halvings``), and the rule is ``rule(region, K)``. Bounds as ``halvings``."""
     leaves = 0
-    for where, kind, stated, region, inherited in halvings(tree, box, _leaf_bound, per_leaf, max_work, bounded):
+    for where, kind, stated, region, inherited, size in halvings(tree, box, _leaf_bound, per_leaf, max_work, bounded,
+                                                                 cost):
         if stated is None:
             continue
         if inherited is None or stated < inherited:
-            value = rule(region)
+            value = rule(region) if cost is None else rule(region, size)
             if stated < value:
                 raise Reject(f"{where}: the stated bound of the {kind} is below the one the rule gives on its "
                              f"region ({show(value)})")

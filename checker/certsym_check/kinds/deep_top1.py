@@ -103,7 +103,7 @@ def check_deep_top1_agreement(F, nets: list[DeepNet], proof: object, rep: Report
             len(t1.W[-1][0]), len(t2.W[-1][0]))
         max_work, how, lead = MAX_WORK, "interval", leads
     classes, leaves = set(), 0
-    for where, kind, c, region, _ in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work, max_work):
+    for where, kind, c, region, *_ in halvings(p["tree"], box, lambda v, at: index(v, t1.k, at), work, max_work):
         if kind != "leaf":
             continue
         if not (lead(t1, region, c) and lead(t2, region, c)):
