@@ -273,7 +273,7 @@ def test_symbolic_margins_agree_only_where_z3_finds_no_other_leader(seed: int) -
     assert doc["proof"]["statement"] == "halvings of the box and symbolic margins"
     regions = list(checker_deep_distance.halvings(doc["proof"]["tree"], _fractions(box), lambda v, _: v, 1,
                                                   10**9))
-    for _, kind, c, region, _ in regions:
+    for _, kind, c, region, *_ in regions:
         if kind != "leaf":
             continue
         exact = [(fmpq(a.numerator, a.denominator), fmpq(b.numerator, b.denominator)) for a, b in region]
@@ -294,7 +294,8 @@ def test_a_point_box_with_a_neuron_at_zero_gives_a_finite_bound() -> None:
     assert np.isfinite(approx) and abs(approx - float(exact)) <= 2.0**-40
 
 
-def test_leaves_whose_float_bound_is_zero_state_what_the_fixed_point_gives() -> None:
+@pytest.mark.parametrize("method", ["symbolic", "zonotope"])
+def test_leaves_whose_float_bound_is_zero_state_what_the_fixed_point_gives(method: str) -> None:
     """A pair equal on part of the box: leaves there have a float bound of 0, and the checker's fixed point gives a
     few units of 2^−64 from its roundings; the stated bounds cover them (the certificate replays)."""
     layers1 = [([[1, -1], [2, 1], [-1, 2]], [0, -1, 1]), ([[1, -1, 1], [2, 1, -1]], [0, 1]), ([[1, -2]], [0])]
@@ -302,7 +303,7 @@ def test_leaves_whose_float_bound_is_zero_state_what_the_fixed_point_gives() -> 
     t1, t2 = (LayeredNetwork.build([([[fmpq(x) for x in row] for row in W], [fmpq(x) for x in b]) for W, b in ls],
                                    QQ, 2, False) for ls in (layers1, layers2))
     box = [(fmpq(-1), fmpq(1))] * 2
-    d = deep_distance(t1, t2, box, deadline=no_time_limit(), epsilon=fmpq(3, 10), max_regions=400)
-    assert d.method == "symbolic" and d.verdict == "verified"
+    d = deep_distance(t1, t2, box, deadline=no_time_limit(), epsilon=fmpq(3, 10), max_regions=400, method=method)
+    assert d.method == method and d.verdict == "verified"
     report = check(json.loads(json.dumps(deep_distance_certificate(d, RECORDS, (t1, t2), fmpq(3, 10)))))
     assert report.valid, report.reason
