@@ -134,6 +134,9 @@ def _epsilon(text: str | None):
     value = parse_rational(text)
     if value is None or value < 0:
         raise InputError(f"--epsilon: not an exact nonnegative number: {text!r}")
+    if value > 2**1000:
+        raise InputError(f"--epsilon {text}: beyond 2^1000, where the search's floating point ends; a network's "
+                         "difference that large is refused anyway")
     return value
 
 

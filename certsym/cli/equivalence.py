@@ -178,6 +178,8 @@ def cmd_equiv(args: argparse.Namespace) -> int:
     note_absent_biases(models, [args.params1, args.params2], readings=False)
     verdict = equivalent(sources[0], sources[1], path=args.path, reference=args.reference, seconds=args.seconds)
     if verdict.path == "deep":
+        if args.box and verdict.status == "not_equivalent":
+            verdict.prefer_witness_in(read_box(args.box, len(verdict.witness)), where="--box")
         return _deep_equiv(args, verdict)
     if args.box and not verdict.equivalent:
         verdict.prefer_witness_in(read_box(args.box, len(verdict.witness)), where="--box")

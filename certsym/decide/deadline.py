@@ -28,9 +28,10 @@ class Deadline:
     __slots__ = ("clock", "seconds", "start")
 
     def __init__(self, seconds: float, clock: Clock = time.monotonic, start: float | None = None) -> None:
-        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or math.isnan(seconds) or seconds < 0:
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or \
+                (isinstance(seconds, float) and math.isnan(seconds)) or seconds < 0:
             raise InputError(f"a time budget is a number of seconds, at least 0, not {seconds!r}")
-        self.seconds = float(seconds)
+        self.seconds = float(seconds) if seconds < 1e300 else math.inf  # a budget beyond binary64: no limit
         self.clock = clock
         self.start = clock() if start is None else start
 

@@ -179,6 +179,8 @@ def changes(arrays1: list, arrays2: list) -> list[str]:
     output layer scaled by one factor, or weight matrices on an 8-bit grid (at most 256 distinct values each, where
     one of θ1's has more). A reading for the reader, compared in floats; never a verdict. Cost O(weights) (the grid
     test: a sort of each matrix)."""
+    if not all(np.asarray(a).dtype.kind == "f" and np.asarray(a).dtype.itemsize <= 8 for a in (*arrays1, *arrays2)):
+        return []  # the words compare floats, which binary64 holds exactly; other arrays get none
     a1 = [np.asarray(a, dtype=np.float64) for a in arrays1]
     a2 = [np.asarray(a, dtype=np.float64) for a in arrays2]
     if len(a1) != len(a2) or any(x.shape != y.shape for x, y in zip(a1, a2, strict=True)):

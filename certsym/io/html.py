@@ -51,10 +51,13 @@ def table(head: list[str], rows: list[list[str]]) -> str:
 
 def figure(file: str, caption: str) -> str:
     """An image file (relative to the page) with its caption."""
-    return f"<figure><img src='{esc(file)}' alt='{esc(caption)}'><figcaption>{esc(caption)}</figcaption></figure>"
+    src = file if file.startswith(("./", "/")) else "./" + file
+    return f"<figure><img src='{esc(src)}' alt='{esc(caption)}'><figcaption>{esc(caption)}</figcaption></figure>"
 
 
 def links(items: list[tuple[str, str]], summary: str | None = None) -> str:
     """A list of links (text, relative href); folded under ``summary`` when given."""
-    body = "<ul>" + "".join(f"<li><a href='{esc(href)}'>{esc(text)}</a></li>" for text, href in items) + "</ul>"
+    # a relative href starts with "./": a name like "javascript:…" stays a file name, never a scheme
+    body = "<ul>" + "".join(f"<li><a href='{esc(href if href.startswith(('./', '/')) else './' + href)}'>{esc(text)}"
+                            "</a></li>" for text, href in items) + "</ul>"
     return f"<details><summary>{esc(summary)}</summary>{body}</details>" if summary else body

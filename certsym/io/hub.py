@@ -64,8 +64,8 @@ def config_activation(config: Path) -> str | None:
         raise InputError(f"{config}: larger than {MAX_CONFIG} bytes; certsym reads config files up to that size")
     try:
         doc = json.loads(config.read_bytes())
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise InputError(f"{config}: not JSON ({type(exc).__name__})") from None
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise InputError(f"{config}: not JSON, or nested too deeply ({type(exc).__name__})") from None
     if not isinstance(doc, dict):
         raise InputError(f"{config}: its top level is not an object")
     key = next((k for k in ACTIVATION_KEYS if k in doc), None)

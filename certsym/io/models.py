@@ -605,9 +605,6 @@ def reading(record: dict | None) -> str | None:
         return None
     if record["activation"] == ACTIVATION_ASSUMED:
         text = "read as a ReLU network (the file holds no activation)"
-        if record.get("rule") == "keys":
-            text += ("; the chain of the layers the keys name, in that order (the file holds no wiring: a forward with "
-                     "skip connections or other operations computes something else)")
     elif record["activation"] == ACTIVATION_STATED:
         text = "a ReLU network, as stated with --activation relu (activation='relu'; the file holds no activation)"
     elif record["activation"] == ACTIVATION_NNET:
@@ -617,6 +614,9 @@ def reading(record: dict | None) -> str | None:
                 "normalizes: a top-1 answer is the same for both")
     else:
         text = "a ReLU network (the graph's Relu nodes)"
+    if record.get("rule") == "keys" and record["activation"] in (ACTIVATION_ASSUMED, ACTIVATION_STATED):
+        text += ("; the chain of the layers the keys name, in that order (the file holds no wiring: a forward with "
+                 "skip connections or other operations computes something else)")
     if record.get("quantized") and record.get("format") == "onnx":
         text += (f"; its DequantizeLinear weights ({', '.join(record['quantized'])}) read as the operator outputs "
                  "them, scale·(q − zero point) rounded to the scale's type")

@@ -151,8 +151,17 @@ def _array(x: Any) -> np.ndarray:
     if hasattr(x, "detach"):  # a torch tensor; bfloat16 widens exactly to float32
         x = x.detach().cpu()
         x = x.float() if str(x.dtype) == "torch.bfloat16" else x
-        return x.numpy()
-    return np.asarray(x)
+        x = x.numpy()
+    out = np.asarray(x)
+    if (out.dtype.kind, out.dtype.itemsize) not in _ARRAY_TYPES and not (out.dtype.kind == "O" and out.size == 0):
+        raise InputError(f"an array of {out.dtype} is not read: certsym reads float16, float32 and float64 (exactly, "
+                         "as the dyadic rationals they are) and integers of at most 64 bits (a wider float would be "
+                         "rounded; give float64 or exact parameter files)")
+    return out
+
+
+_ARRAY_TYPES = {("f", 2), ("f", 4), ("f", 8), ("i", 1), ("i", 2), ("i", 4), ("i", 8), ("u", 1), ("u", 2), ("u", 4),
+                ("u", 8)}  # element types the API reads exactly
 
 
 READ_AS_RELU = "read as a ReLU network (the arrays hold no activation)"
@@ -248,11 +257,11 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     ``state_key`` the state dict's place in a torch checkpoint; ``activation`` "relu" states that a source holding
     no activation (a tensor file, arrays, a state dict) is a ReLU network, which its record and reading then say
     instead of "assumed". Cost: reading the source."""
+    Selection(activation=activation)  # checks the value
     if isinstance(source, Model):
         return source
     if layout not in ("out-in", "in-out"):
         raise InputError("layout must be 'out-in' or 'in-out'")
-    Selection(activation=activation)  # checks the value
     arrays_reading = READ_AS_RELU if activation is None else STATED_RELU
     if hasattr(source, "state_dict") and callable(source.state_dict):  # a torch.nn.Module
         if keys is not None or layout != "out-in":

@@ -228,6 +228,8 @@ def distance(A: Model, B: Model, box: Box | None = None, *, seed: int = 0, epsil
     so that its certificate replays. Cost: the search's (linear in the weights per region) plus, when ``sized``,
     one replay of the root's certificate."""
     records, box = (A.record, B.record), _nonempty(box)
+    if epsilon is not None and epsilon > 2**1000:
+        raise InputError("ε beyond 2^1000, where the search's floating point ends: give a smaller ε")
     if A.is_deep or B.is_deep:
         nets = (A.layered(), B.layered())
         box = parse_box(None, nets[0].m) if box is None else box

@@ -4,6 +4,7 @@ the certificate either way. Cost: O(n(m + k)) plus a sort, exact."""
 
 from __future__ import annotations
 
+import decimal
 import html
 import math
 from dataclasses import dataclass, field
@@ -132,14 +133,21 @@ class Equivalence(Decision):
         if all(lo <= x <= hi for x, (lo, hi) in zip(self.witness, box, strict=True)):
             return True
         self.box_note = f"  no point of {where} where they differ was found: the witness lies outside it"
-        if self.path == "fast":
-            t1, t2 = self.nets
-            x = search_float_witness(_float_arrays(t1), _float_arrays(t2), box, seed)
-            values = (evaluate_fast(t1, x), evaluate_fast(t2, x))
-        else:
-            t1, t2 = self.verdict.theta1, self.verdict.theta2
-            x = search_witness(t1, t2, box, seed)
-            values = (t1.evaluate(x), t2.evaluate(x))
+        if self.path == "deep":  # no search inside a box for deep networks: said, not hidden
+            self.box_note = f"  the witness lies outside {where}: deep networks get no search for one inside it"
+            return False
+        try:
+            if self.path == "fast":
+                t1, t2 = self.nets
+                x = search_float_witness(_float_arrays(t1), _float_arrays(t2), box, seed)
+                values = (evaluate_fast(t1, x), evaluate_fast(t2, x))
+            else:
+                t1, t2 = self.verdict.theta1, self.verdict.theta2
+                x = search_witness(t1, t2, box, seed)
+                values = (t1.evaluate(x), t2.evaluate(x))
+        except (OverflowError, ValueError):  # a box beyond binary64: the float search cannot run there
+            self.box_note = f"  the witness lies outside {where}, whose numbers are beyond floating point: no search"
+            return False
         if values[0] == values[1]:
             return False
         self.verdict.witness, self.verdict.values = x, values
@@ -207,7 +215,7 @@ class Equivalence(Decision):
 
     def __str__(self) -> str:
         if self.path == "deep":
-            head = self._deep_text()
+            head = self._deep_text() + (f"\n{self.box_note}" if self.box_note else "")
         elif self.equivalent:
             m, g, p = self.counts()
             head = (f"EQUIVALENT: ρ(θ1) = ρ(θ2) ({m} neurons matched by H_n, {g} cross merges, "
@@ -319,6 +327,9 @@ def _explain(result: Equivalence, A: Model, B: Model) -> None:
     nets = result.nets or (result.verdict.theta1, result.verdict.theta2)
     if _size(nets) <= EMBED_LIMIT:
         result.prefer_witness_in([(fmpq(0), fmpq(1))] * len(result.witness))
+    elif not all(0 <= t <= 1 for t in result.witness):
+        result.box_note = (f"  the witness lies outside [0, 1]^m: beyond {EMBED_LIMIT:,} numbers no search for one "
+                           "inside it is made (certsym equiv --box asks for one)")
     if A.arrays is not None and B.arrays is not None and \
             all(np.asarray(a).dtype.kind == "f" for x in (A, B) for a in x.arrays):
         result.near = near_miss(A.arrays, B.arrays, result.exact_partners())
@@ -354,7 +365,17 @@ def _decimal(y, digits: int = 6) -> str:
     """" (≈ 0.123457)" for a rational that is not an integer, else ""."""
     if not hasattr(y, "q") or int(y.q) == 1:
         return "" if digits == 6 else f" (≈ {int(y.p)})"
-    return f" (≈ {float(Fraction(int(y.p), int(y.q))):.{digits}g})"
+    return f" (≈ {approx(Fraction(int(y.p), int(y.q)), digits)})"
+
+
+def approx(x: Fraction, digits: int = 10) -> str:
+    """x as a decimal of ``digits`` significant digits, also beyond binary64's range (1e+400). Cost O(size of x)."""
+    try:
+        return f"{float(x):.{digits}g}"
+    except OverflowError:
+        with decimal.localcontext() as ctx:
+            ctx.prec, ctx.Emax, ctx.Emin = digits, decimal.MAX_EMAX, decimal.MIN_EMIN
+            return f"{decimal.Decimal(x.numerator) / decimal.Decimal(x.denominator):.{digits - 1}E}"
 
 
 _SHORT = 24  # characters of an exact number shown as it is; a longer rational is shown as its ≈ decimal
@@ -365,7 +386,8 @@ def _number_text(F, y) -> str:
     text = F.pretty(y)
     if len(text) <= _SHORT or not F.is_rational(y):
         return text
-    return f"≈{float(F.to_rational(y)):.10g}"
+    r = F.to_rational(y)
+    return f"≈{approx(Fraction(int(r.p), int(r.q)))}"
 
 
 def _point_text(F, x: list) -> str:
@@ -392,4 +414,7 @@ def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline
         if distance.lower > 0:  # the distance's witness, evaluated exactly, already tells them apart
             verdict = DeepVerdict(NOT_EQUIVALENT, t1, t2, witness=distance.witness, values=distance.values)
             distance = None
-    return Equivalence("deep", verdict, (A.record, B.record), readings=readings, distance=distance)
+    result = Equivalence("deep", verdict, (A.record, B.record), readings=readings, distance=distance)
+    if verdict.status == NOT_EQUIVALENT:
+        result.prefer_witness_in([(fmpq(0), fmpq(1))] * t1.m)
+    return result

@@ -12,7 +12,9 @@ search within the budget (a third of it each), their certificates' replays, and 
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -21,13 +23,14 @@ from flint import fmpq
 from certsym.core.decision import FAILS, HOLDS
 from certsym.core.deep import float_forward, float_layers
 from certsym.decide.deadline import Deadline
-from certsym.errors import NotReplayed
+from certsym.errors import InputError, NotReplayed
 from certsym.io import html
 from certsym.io.sources import Model
 from certsym.workflows import bounds
-from certsym.workflows.equivalence import Equivalence, equivalent
+from certsym.workflows.equivalence import Equivalence, approx, equivalent
 
 TONE = {HOLDS: "holds", FAILS: "fails"}
+NAMES = ("equivalence", "distance", "top1")  # the certificates a page may link, in this order
 
 
 @dataclass
@@ -40,6 +43,11 @@ class PairReport:
     page: Path
     certificates: list[str] = field(default_factory=list)
     figure: str | None = None
+
+
+def _decimal(x: fmpq) -> str:
+    """A bound for the page: 10 significant digits, enough to tell it from ε (exact in the certificate)."""
+    return approx(Fraction(int(x.p), int(x.q)))
 
 
 def _point(x: list) -> str:
@@ -107,7 +115,7 @@ def _certify(doc_of, name: str, folder: Path, files: list[str]) -> str | None:
         return None
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(doc), encoding="utf-8")
-    return f"{folder.name}/{name}.json"
+    return f"{folder.name}/{name}.json"  # relative to the page
 
 
 def pair_report(A: Model, B: Model, box: list, where: str, out: Path, epsilon: fmpq | None = None,
@@ -115,11 +123,19 @@ def pair_report(A: Model, B: Model, box: list, where: str, out: Path, epsilon: f
     """Decide, certify and write the page (module docstring) to ``out``, its certificates in ``<out stem>_
     certificates/`` beside it and its figure in ``<out stem>.png``. Cost: see the module."""
     deadline = deadline or Deadline(30.0)
-    eq = equivalent(A, B)
-    d = bounds.distance(A, B, box, epsilon=epsilon, deadline=deadline.share(0.5), regions=regions)
-    t = bounds.top1(A, B, box, deadline=deadline.share(1.0), regions=regions)
     folder = out.with_name(out.stem + "_certificates")
     files = [str(M.path) for M in (A, B) if M.path is not None]
+    written = {out.resolve(), out.with_suffix(".png").resolve(), *((folder / f"{name}.json").resolve()
+                                                                    for name in NAMES)}
+    clash = [f for f in files if Path(f).resolve() in written or Path(f).resolve() == folder.resolve()]
+    if clash:
+        raise InputError(f"-o {out}: the page, its figure or its certificates would overwrite the input {clash[0]}")
+    for name in NAMES:  # a page links only what this run wrote and replayed
+        (folder / f"{name}.json").unlink(missing_ok=True)
+    seconds = deadline.remaining()
+    eq = equivalent(A, B, seconds=seconds / 3 if seconds != float("inf") else None)
+    d = bounds.distance(A, B, box, epsilon=epsilon, deadline=deadline.share(0.5), regions=regions)
+    t = bounds.top1(A, B, box, deadline=deadline.share(1.0), regions=regions)
     certs = [c for c in (_certify(lambda: eq.certificate(), "equivalence", folder, files),
                          _certify(d.certificate, "distance", folder, files),
                          _certify(t.certificate, "top1", folder, files)) if c]
@@ -135,12 +151,12 @@ def _page(A: Model, B: Model, r: PairReport, where: str, files: list[str]) -> st
                 eq.reason if eq.undecided else ""]
     eq_card = html.card("Equal functions on all of R^m?", eq.status.replace("_", " ").upper(),
                         TONE.get(eq.outcome, "unknown"), [line for line in eq_lines if line])
-    dist_lines = [f"sup ‖f1 − f2‖∞ ∈ [{float(d.lower):.6g}, {float(d.upper):.6g}]", f"on {where}"]
+    dist_lines = [f"sup ‖f1 − f2‖∞ ∈ [{_decimal(d.lower)}, {_decimal(d.upper)}]", f"on {where}"]
     if d.witness is not None and d.lower > 0:
         dist_lines.append(f"L attained at {_point(d.witness)}")
     dist_verdict = (d.verdict or "bounds").upper() if d.epsilon is not None else \
         ("0" if d.upper == 0 else f"≤ {float(d.upper):.4g}")
-    dist_card = html.card("Distance" + (f" against ε = {float(d.epsilon):.6g}" if d.epsilon is not None else ""),
+    dist_card = html.card("Distance" + (f" against ε = {d.epsilon}" if d.epsilon is not None else ""),
                           dist_verdict, TONE.get(d.outcome, "unknown") if d.epsilon is not None else "holds",
                           dist_lines)
     top_lines = [f"on {where}"]
@@ -157,11 +173,15 @@ def _page(A: Model, B: Model, r: PairReport, where: str, files: list[str]) -> st
     body.append("<h2>Certificates</h2>")
     if r.certificates:
         body.append(html.links([(c, c) for c in r.certificates]))
-        command = f"certsym check {Path(r.certificates[0]).parent}/" + (f" --inputs {' '.join(files)}" if files else "")
+        # the command as typed where the page was written: the certificates beside the page, the inputs as given
+        paths = [str(r.page.parent / c) for c in r.certificates]
+        command = shlex.join(["certsym", "check", *paths, *(["--inputs", *files] if files else [])])
         body.append("<p>Each was replayed VALID by the independent checker before it was linked. Replay them all: "
                     f"<code>{html.esc(command)}</code></p>")
-    missing = [name for name, c in (("equivalence", eq.undecided), ("top-1", t.verdict == "unknown")) if c]
+    linked = {Path(c).stem for c in r.certificates}
+    missing = [words for name, words in zip(NAMES, ("equivalence", "distance", "top-1"), strict=True)
+               if name not in linked]
     if missing:
-        body.append(f"<p>No certificate for {' and '.join(missing)}: an UNKNOWN or UNDECIDED answer proves nothing."
-                    "</p>")
+        body.append(f"<p>No certificate for {' and '.join(missing)}: an UNKNOWN or UNDECIDED answer proves nothing, "
+                    "and an answer whose certificate did not replay is not linked.</p>")
     return html.page("certsym report", body)

@@ -252,8 +252,8 @@ def _relu_config(config: str) -> None:
     try:
         with open(config, "rb") as fh:
             doc = json.loads(fh.read())
-    except (ValueError, UnicodeDecodeError):
-        raise Reject("config.json is not JSON") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise Reject("config.json is not JSON, or is nested too deeply") from None
     if not isinstance(doc, dict):
         raise Reject("config.json's top level is not an object")
     key = next((k for k in ("hidden_act", "activation", "activation_function", "hidden_activation") if k in doc), None)

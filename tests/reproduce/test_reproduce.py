@@ -74,7 +74,7 @@ def test_reproduce_writes_report_and_certificates(representative) -> None:
     assert not any(python in page for python in ("**", "sqrt(", "*pi", "pi*"))  # the math rendered, not Python
     certs = sorted((out / "certificates").rglob("*.json"))
     assert len(certs) > 100
-    assert all(f"href='certificates/{p.relative_to(out / 'certificates')}'" in page for p in certs)
+    assert all(f"href='./certificates/{p.relative_to(out / 'certificates')}'" in page for p in certs)
     assert all(check_certificate(json.loads(p.read_text())).valid for p in certs[::7])
 
 
