@@ -1,15 +1,16 @@
 """ε-equivalence instances in the form of VNN-COMP 2026's network-equivalence benchmarks, answered by `certsym vnnlib`
-and by a float baseline, side by side in one run.
+and by two float baselines, side by side in one run.
 
 The instances: ACAS Xu network 1_1 (VeryDiff's file, read raw) against copies whose every weight and bias is
 multiplied by 1 + σ·N(0, 1) (σ from 10^−4 to 3·10^−2, seeded), against its float16 rounding, and against VeryDiff's
 pruned and retrained copy; one VNN-LIB 2.0 property, ACAS Xu property 1's input box with the two inputs made equal
 and the counterexample "some |Y_g[j] − Y_f[j]| > 0.05"; a timeout per instance. certsym answers each through its
-benchmark-folder mode (`certsym vnnlib --instances`, certificates replayed before they are written). The baseline
-is the same symbolic-difference relaxation in binary64 with the same halvings and no certificate
-(``certsym.decide.symbolic`` run directly, without the checker's bounds on the tree): UNSAT when its float U ≤ ε,
-SAT when a float search finds a point above ε (then checked exactly), else unknown. It is not a zonotope: an
-uncertified float analysis of the same family, to show what certification costs.
+benchmark-folder mode (`certsym vnnlib --instances`, certificates replayed before they are written). The baselines
+are the issue's plain float differential zonotope with input halvings (``zonotope_baseline.py``: DeepZ on both
+networks over the shared input, halvings by smear, no certificate) and the symbolic-difference relaxation in binary64
+with the same halvings and no certificate (``certsym.decide.symbolic`` run directly, without the checker's bounds on
+the tree): UNSAT when the float U ≤ ε, SAT when a float search finds a point above ε (checked exactly for the second),
+else unknown.
 
     python benchmarks/vnncomp_equivalence.py SHARED_BENCHMARKS_DIR [--timeout 100]
 """
@@ -110,16 +111,26 @@ def main() -> None:
                           "--cert-dir", str(work / "certs")], capture_output=True, text=True)
     total = time.perf_counter() - start
     ours = [line.split("\t") for line in run.stdout.splitlines() if line[:1].isdigit() and "\t" in line]
-    print(f"{'copy of ACAS Xu 1_1':22} {'certsym':9} {'s':>6}  {'float baseline':15} {'s':>6}")
-    solved = [0, 0]
+    print(f"{'copy of ACAS Xu 1_1':22} {'certsym':9} {'s':>6}  {'float zonotope':15} {'s':>6} {'boxes':>6}  "
+          f"{'float symbolic':15} {'s':>6}")
+    solved = [0, 0, 0]
+    sys.path.insert(0, str(Path(__file__).parent))
+    import zonotope_baseline  # the issue's baseline: a plain float differential zonotope with input halvings
+
+    f = zonotope_baseline.layers_of(work / "onnx" / "original.onnx")
+    box = [(float(a), float(b)) for a, b in BOX]
     for name, row in zip(names, ours, strict=True):
+        zono = zonotope_baseline.decide(f, zonotope_baseline.layers_of(work / "onnx" / f"{name}.onnx"), box, 0.05,
+                                        args.timeout)
         base, seconds = _baseline(work / "onnx" / "original.onnx", work / "onnx" / f"{name}.onnx", text, 0.05,
                                   args.timeout)
         solved[0] += row[1] in ("sat", "unsat")
-        solved[1] += base in ("sat", "unsat")
-        print(f"{name:22} {row[1]:9} {row[2]:>6}  {base:15} {seconds:>5.1f}s")
+        solved[1] += zono["verdict"] in ("sat", "unsat")
+        solved[2] += base in ("sat", "unsat")
+        print(f"{name:22} {row[1]:9} {row[2]:>6}  {zono['verdict']:15} {zono['seconds']:>5.1f}s {zono['boxes']:>6}  "
+              f"{base:15} {seconds:>5.1f}s", flush=True)
     print(f"decided: certsym {solved[0]} of {len(names)} (with certificates replayed; {total:.0f} s in all), float "
-          f"baseline {solved[1]} of {len(names)}")
+          f"zonotope {solved[1]} of {len(names)}, float symbolic differences {solved[2]} of {len(names)}")
 
 
 if __name__ == "__main__":
