@@ -79,6 +79,16 @@ def _command(sub, name: str, text: str, func, *, params: str | None = "params", 
     return p
 
 
+def _region_options(p: argparse.ArgumentParser) -> None:
+    """The region a distance, top-1 or report question is asked on: --box, or --center with --radius and --clip."""
+    p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
+                   "file (its input bounds); default [0, 1]^m")
+    p.add_argument("--center", metavar="C", help="ask on the L∞ ball around a test point instead: a .npy file (its "
+                   "floats read as the dyadic rationals they are) or 'x1,x2,…' exact numbers; with --radius")
+    p.add_argument("--radius", metavar="R", help="the ball's L∞ radius (exact, e.g. 0.02 or 1/50)")
+    p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate (e.g. 0,1 for pixels)")
+
+
 def _selection_options(p: argparse.ArgumentParser, two: bool) -> None:
     """The options that choose the tensors of model files (docs/FORMATS.md, "the selection rule"), and
     --activation."""
@@ -139,12 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "distance", "exact bounds [L, U] on sup over a box of ‖ρ(θ1) − ρ(θ2)‖∞", cmd_distance,
                  params="params1", cert="write a distance_bound certificate")
     p.add_argument("params2", help=_PARAMS)
-    p.add_argument("--box", metavar="SPEC", help="'lo,hi' for every coordinate, 'lo1,hi1;lo2,hi2;…', or a VNN-LIB "
-                   "file (its input bounds); default [0, 1]^m")
-    p.add_argument("--center", metavar="C", help="ask on the L∞ ball around a test point instead: a .npy file (its "
-                   "floats read as the dyadic rationals they are) or 'x1,x2,…' exact numbers; with --radius")
-    p.add_argument("--radius", metavar="R", help="the ball's L∞ radius (exact, e.g. 0.02 or 1/50)")
-    p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate (e.g. 0,1 for pixels)")
+    _region_options(p)
     p.add_argument("--points", metavar="X.npy", help="ask --top1 or --epsilon on the ball of --radius around each row "
                    "of X (N points), one line each and the counts (a test set's certified agreement)")
     p.add_argument("--cert-dir", metavar="DIR", help="with --points: each answered point's certificate, point_N.json")
@@ -168,12 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("params2", help=_PARAMS)
     p.add_argument("-o", "--output", default="report.html", metavar="OUT.html",
                    help="the page (default report.html); certificates go to OUT_certificates/, the figure to OUT.png")
-    p.add_argument("--box", metavar="SPEC", help="the region: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a "
-                   "VNN-LIB file; default [0, 1]^m")
-    p.add_argument("--center", metavar="C", help="or the L∞ ball around a test point (.npy or 'x1,x2,…'), with "
-                   "--radius")
-    p.add_argument("--radius", metavar="R", help="the ball's L∞ radius")
-    p.add_argument("--clip", metavar="LO,HI", help="cut the ball to [LO, HI] in every coordinate")
+    _region_options(p)
     p.add_argument("--epsilon", metavar="E", help="also decide sup ‖f1 − f2‖∞ ≤ E on the region")
     p.add_argument("--seconds", type=float, default=None, metavar="S",
                    help="time budget of the searches (default 10; none when --regions is given alone)")

@@ -488,20 +488,8 @@ def test_a_violated_card_shows_a_lower_bound_above_epsilon(tmp_path: Path, no_fi
 
 
 def test_the_report_budget_bounds_the_equivalence_decision(tmp_path: Path, no_figure) -> None:
-    torch = pytest.importorskip("torch")
     from certsym.workflows.report import pair_report
-
-    def chain(b2: list[float], c: float):  # equal only on the image of the first layer: phase splitting decides
-        net = torch.nn.Sequential(torch.nn.Linear(1, 2), torch.nn.ReLU(), torch.nn.Linear(2, 2), torch.nn.ReLU(),
-                                  torch.nn.Linear(2, 1))
-        with torch.no_grad():
-            net[0].weight[:] = torch.tensor([[1.0], [-1.0]])
-            net[0].bias.zero_()
-            net[2].weight[:] = torch.eye(2)
-            net[2].bias[:] = torch.tensor(b2)
-            net[4].weight[:] = torch.tensor([[1.0, -1.0]])
-            net[4].bias[:] = c
-        return net
+    from tests.api.test_api_deep import _chain as chain  # equal only on the image of layer 1: phase splitting decides
 
     assert certsym.equivalent(chain([1.0, 0.0], 0.0), chain([0.0, 0.0], 1.0), seconds=0).undecided
     A, B = (certsym.load(p) for p in (chain([1.0, 0.0], 0.0).state_dict(), chain([0.0, 0.0], 1.0).state_dict()))
