@@ -156,7 +156,7 @@ def _page(A: Model, B: Model, r: PairReport, where: str, files: list[str]) -> st
         dist_lines.append(f"L attained at {_point(d.witness)}")
     dist_verdict = (d.verdict or "bounds").upper() if d.epsilon is not None else \
         ("0" if d.upper == 0 else f"≤ {float(d.upper):.4g}")
-    dist_card = html.card("Distance" + (f" against ε = {d.epsilon}" if d.epsilon is not None else ""),
+    dist_card = html.card("Distance" + (f" against ε = {_decimal(d.epsilon)}" if d.epsilon is not None else ""),
                           dist_verdict, TONE.get(d.outcome, "unknown") if d.epsilon is not None else "holds",
                           dist_lines)
     top_lines = [f"on {where}"]
