@@ -260,10 +260,9 @@ def halvings(value: object, box: list, leaf: Callable[[object, str], object], we
              for (kind, _, v, _), held in zip(nodes, inherited, strict=True)]
     if cost is None:
         work = sum(works) * weights
-    else:
-        work = sum(cost(size, f"proof.tree[{s}]") for s, ((_, _, _, size), busy) in enumerate(zip(nodes, works,
-                                                                                                   strict=True))
-                   if busy)
+    else:  # every stated count read and checked; the working nodes' prices summed
+        prices = [cost(size, f"proof.tree[{s}]") if v is not None else 0 for s, (_, _, v, size) in enumerate(nodes)]
+        work = sum(price for price, busy in zip(prices, works, strict=True) if busy)
     if work > max_work or len(nodes) * (len(box) + 1) > MAX_WORK:
         raise Reject(f"beyond the checker's bounds: {sum(works)} regions to bound, {work} products (at most "
                      f"{max_work}), or {len(nodes)} nodes × {len(box) + 1} coordinates (at most {MAX_WORK})")

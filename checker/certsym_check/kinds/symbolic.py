@@ -37,6 +37,7 @@ from certsym_check.errors import Reject
 
 FRACTION_BITS = 64
 PRODUCTS_PER_UNIT = 20  # products of a few words each inside sum(map(mul, …)): about 50 ns each
+NEURON_OPS = 48  # the interpreted work of one neuron of one network in one region (ranges, relaxations), in ops
 _ONE = 1 << FRACTION_BITS
 
 Form = list[int]  # c_1 … c_m, c_0, each at scale 2^−F
@@ -93,6 +94,7 @@ class Rule:
         the others constants. Charged before the work."""
         sp = Space(box)
         charge(-(-region_products(self.widths, sp.m) // PRODUCTS_PER_UNIT), "the symbolic differences")
+        charge_ops(NEURON_OPS * 3 * sum(self.widths[1:]), "the symbolic differences' neurons")
         low, high, combine = sp.low, sp.high, sp.combine
         Le: list[Form] = []
         Ue: list[Form] = []
