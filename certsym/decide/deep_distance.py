@@ -312,10 +312,16 @@ def deep_distance(theta1: LayeredNetwork, theta2: LayeredNetwork, box: Box, seed
         upper <= epsilon or lower > epsilon
     if method in ("auto", "symbolic", "zonotope") and not settled and symbolic.applies(theta1, theta2) and \
             _bits_ok(box):
-        # the exact interval rule did not settle the question on the box: zonotopes over halvings, then (when they
-        # did not settle it either) symbolic differences with what is left of the time, the better answer kept
+        # the exact interval rule did not settle the question on the box: the symbolic rule on the box alone, then
+        # zonotopes over halvings, then (when they did not settle it either) symbolic differences over halvings with
+        # what is left of the time, the better answer kept
         d = None
-        if method in ("auto", "zonotope"):
+        if method == "auto":  # the symbolic rule on the box alone first: where it settles the question, at once
+            d = _symbolic(theta1, theta2, box, seed, x, values, lower, deadline.share(0.1) if deadline.seconds > 0
+                          else deadline, target, epsilon, progress, 1)
+            if d.stopped not in _SETTLED:
+                d = None
+        if d is None and method in ("auto", "zonotope"):
             share = deadline.share(0.6) if method == "auto" and deadline.seconds > 0 else deadline
             d = _symbolic(theta1, theta2, box, seed, x, values, lower, share, target, epsilon, progress,
                           max_regions, rule="zonotope")

