@@ -1,14 +1,14 @@
 """certsym: exact computer algebra, with certificates, for the symmetries of ReLU networks.
 
 The Python API (``certsym.api``): ``load``, ``equivalent``, ``check``, ``minimal``, ``canon``, ``distance``,
-``top1``, ``ball``, ``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use, so that
-``import certsym`` (and with it every ``certsym.*`` import) stays light.
+``top1``, ``ball``, ``points``, ``identifiable``, ``fibre``, ``stabilizer``, ``affine``. They are imported on first use,
+so that ``import certsym`` (and with it every ``certsym.*`` import) stays light.
 """
 
 from certsym.version import __version__ as __version__
 
 __all__ = ["affine", "ball", "canon", "check", "distance", "equivalent", "fibre", "identifiable", "load", "minimal",
-           "stabilizer", "top1"]
+           "points", "stabilizer", "top1"]
 
 
 def __getattr__(name: str):

@@ -47,11 +47,12 @@ from certsym.numbers import parse_rational
 from certsym.workflows import bounds
 from certsym.workflows.equivalence import EMBED_LIMIT, Equivalence
 from certsym.workflows.equivalence import equivalent as _equivalent
+from certsym.workflows.points import Points, ask
 from certsym_check import check as replay
 
-__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "affine", "ball", "canon", "check", "distance",
-           "equivalent",
-           "fibre", "identifiable", "load", "minimal", "read_pair", "stabilizer", "top1"]
+__all__ = ["EMBED_LIMIT", "READ_AS_RELU", "Equivalence", "Model", "Points", "affine", "ball", "canon", "check",
+           "distance", "equivalent", "fibre", "identifiable", "load", "minimal", "points", "read_pair", "stabilizer",
+           "top1"]
 
 _T = TypeVar("_T")
 # the command line's options in messages ("--keys W1,b1,W2,b2"), and what a Python caller passes instead
@@ -207,6 +208,29 @@ def top1(a: Any, b: Any, box: Sequence[tuple[Any, Any]] | None = None, seed: int
     A, B = load(a), load(b)
     seconds, _ = budget(seconds, regions)
     return bounds.top1(A, B, _box(box), seed=seed, deadline=Deadline(seconds), regions=regions)
+
+
+@_api_terms
+def points(a: Any, b: Any, X: Any, radius: Any, clip: tuple[Any, Any] | None = None, top1: bool = False,
+           epsilon: Any = None, seed: int = 0, seconds: float | None = None, regions: int | None = None,
+           certificates: bool = False) -> Points:
+    """``certsym distance --points``: top-1 agreement (``top1=True``) or ε-equivalence (``epsilon``) on the L∞ ball
+    of ``radius`` around every row of ``X`` (an array or tensor of N points, or a list of them; floats are the dyadic
+    rationals they are), cut to ``clip``: a ``Points`` (truthy iff every point holds; ``.counts()``, ``.summary(r)``,
+    ``.answers`` with each point's word, detail, result and, with ``certificates``, its certificate replayed VALID
+    first). ``seconds`` (default 10) is shared equally among the points that remain. Cost: one search per point."""
+    A, B = load(a), load(b)
+    rows = X.detach().cpu().numpy() if hasattr(X, "detach") else X
+    rows = rows.tolist() if hasattr(rows, "tolist") else [list(r) for r in rows]
+    rows = [rows] if rows and not isinstance(rows[0], list) else rows
+    if any(len(r) != A.m for r in rows):
+        raise InputError(f"points of {A.m} coordinates are needed (the networks read {A.m} inputs)")
+    seconds, _ = budget(seconds, regions)
+    return Points("top1" if top1 else "epsilon", list(ask(
+        A, B, [[_exact(t) for t in r] for r in rows], _exact(radius),
+        None if clip is None else (_exact(clip[0]), _exact(clip[1])), top1=top1,
+        epsilon=None if epsilon is None else _exact(epsilon), deadline=Deadline(seconds), regions=regions, seed=seed,
+        certify=certificates)))
 
 
 def ball(center: Any, radius: Any, clip: tuple[Any, Any] | None = None) -> list:

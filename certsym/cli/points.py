@@ -16,14 +16,11 @@ from certsym.cli.common import EXIT, emit_json
 from certsym.cli.inputs import radius_and_clip
 from certsym.core.decision import FAILS, HOLDS, UNKNOWN
 from certsym.decide.deadline import Deadline
-from certsym.decide.distance import ball
-from certsym.errors import InputError, NotReplayed
+from certsym.errors import InputError
 from certsym.io.params import write_json_atomic
-from certsym.workflows import bounds
+from certsym.workflows.points import Points, ask
 
 MAX_POINTS = 100_000
-_WORDS = {"top1": {HOLDS: "AGREE", FAILS: "DIFFER", UNKNOWN: "UNKNOWN"},
-          "epsilon": {HOLDS: "VERIFIED", FAILS: "VIOLATED", UNKNOWN: "UNKNOWN"}}
 
 
 def _points(path: str, m: int) -> list[list[fmpq]]:
@@ -43,8 +40,8 @@ def _points(path: str, m: int) -> list[list[fmpq]]:
 
 
 def report_points(args: argparse.Namespace, A, B, epsilon, deadline: Deadline) -> int:
-    """The question per point (module docstring). Cost: one search per point, each given an equal share of what is
-    left of ``deadline``, and one replay per certificate written."""
+    """The question per point (``certsym.workflows.points``), one line each as it is answered, then the counts.
+    Cost: that of ``points.ask``, and one replay per certificate written."""
     if args.radius is None:
         raise InputError("--points needs --radius (the L∞ radius of the ball around each point)")
     if not args.top1 and epsilon is None:
@@ -53,35 +50,21 @@ def report_points(args: argparse.Namespace, A, B, epsilon, deadline: Deadline) -
     points = _points(args.points, A.m)
     if args.cert_dir:
         os.makedirs(args.cert_dir, exist_ok=True)
-    question = "top1" if args.top1 else "epsilon"
-    counts = {HOLDS: 0, FAILS: 0, UNKNOWN: 0}
-    rows = []
-    for n, x in enumerate(points):
-        share = deadline.share(1 / (len(points) - n))
-        common = dict(seed=args.seed, deadline=share, regions=args.regions, reference=args.reference)
-        box = ball(x, radius, clip)
-        r = bounds.top1(A, B, box, **common) if args.top1 else \
-            bounds.distance(A, B, box, epsilon=epsilon, target=args.target, sized=bool(args.cert_dir), **common)
-        outcome, note = r.outcome, ""
-        if args.cert_dir and outcome != UNKNOWN and r.has_certificate:
-            try:
-                write_json_atomic(os.path.join(args.cert_dir, f"point_{n}.json"), r.certificate())
-            except NotReplayed as exc:
-                outcome, note = UNKNOWN, f"the certificate does not replay ({exc.reason})"
-        counts[outcome] += 1
-        word = _WORDS[question][outcome]
-        detail = note or (f"U ≈ {float(r.upper):.6g}" if question == "epsilon" else
-                          f"classes {r.labels}" if outcome == HOLDS and not r.equivalent else
-                          "f1 = f2 exactly" if outcome == HOLDS else
-                          f"classes {r.classes} at an exact witness" if outcome == FAILS else r.reason)
-        rows.append({"point": n, "answer": word.lower(), "detail": detail})
+    answers = []
+    for a in ask(A, B, points, radius, clip, top1=args.top1, epsilon=epsilon, deadline=deadline,
+                 regions=args.regions, seed=args.seed, target=args.target, reference=args.reference,
+                 certify=bool(args.cert_dir)):
+        if a.certificate is not None:
+            write_json_atomic(os.path.join(args.cert_dir, f"point_{a.index}.json"), a.certificate)
+        answers.append(a)
         if not args.json:
-            print(f"point {n}: {word}" + (f" ({detail})" if detail else ""), flush=True)
-    summary = (f"{len(points)} points, L∞ radius {args.radius}" + (f" clipped to [{args.clip}]" if clip else "") +
-               f": {counts[HOLDS]} {_WORDS[question][HOLDS]}, {counts[FAILS]} {_WORDS[question][FAILS]}, "
-               f"{counts[UNKNOWN]} UNKNOWN")
+            print(f"point {a.index}: {a.word}" + (f" ({a.detail})" if a.detail else ""), flush=True)
+    result = Points("top1" if args.top1 else "epsilon", answers)
+    summary = result.summary(args.radius, args.clip if clip else None)
     if args.json:
-        emit_json({"points": rows, "summary": summary})
+        emit_json({"points": [{"point": a.index, "answer": a.word.lower(), "detail": a.detail} for a in answers],
+                   "summary": summary})
     else:
         print(summary)
+    counts = result.counts()
     return EXIT[FAILS if counts[FAILS] else HOLDS if counts[HOLDS] == len(points) else UNKNOWN]

@@ -299,3 +299,17 @@ def test_per_axis_dequantization_needs_opset_13_in_both(tmp_path: Path) -> None:
         read_onnx_chain(path)
     with pytest.raises(Reject, match="axis from 13"):
         read_onnx(path.read_bytes())
+
+
+def test_the_batch_form_in_python_on_the_int8_copy(tmp_path: Path) -> None:
+    """certsym.points: the same question per point from Python (points as a float32 array), certificates replayed
+    VALID with the files bound, and the same answers as the CLI's --points."""
+    net = _mlp(4, m=4, n=8, k=3)
+    a = _save(net.state_dict(), tmp_path / "f32.pt")
+    int8 = _save(_dynamic(net).state_dict(), tmp_path / "int8.pt")
+    X = np.random.default_rng(0).uniform(0, 1, (3, 4)).astype(np.float32)
+    r = certsym.points(a, int8, X, 0.01, clip=(0, 1), top1=True, regions=50, certificates=True)
+    assert r and r.summary("0.01") == "3 points, L∞ radius 0.01: 3 AGREE, 0 DIFFER, 0 UNKNOWN"
+    assert all(a_.certificate is not None and certsym.check(a_.certificate, inputs=[a, int8]) for a_ in r.answers)
+    eps = certsym.points(a, int8, X[0], 0.01, epsilon="1e-9", regions=20)  # one point: a copy 10^-3 away
+    assert not eps and eps.counts() == {"holds": 0, "fails": 1, "unknown": 0} and eps.answers[0].word == "VIOLATED"
