@@ -46,51 +46,23 @@ import tracemalloc
 from fractions import Fraction
 
 import pytest
-from helpers import decimal_text
 
 from certsym_check import check
 from certsym_check.budget import OPS_PER_UNIT, int_ops
 from certsym_check.kinds.zonotope import Rule, region_products
+from tests.adversarial.test_redteam_round7 import _doc as _doc7
+from tests.adversarial.test_redteam_round7 import _evaluate
 
-_CLAIM = ("sup over the box of ||f1(x) - f2(x)||_inf lies in [lower, upper] for the deep networks given (f = "
-          "rho(theta), or sigma(rho(theta)) for a network that ends in a ReLU)")
 ZONOTOPES = "halvings of the box, zonotopes in fixed point and exact evaluation"
 SYMBOLIC = "halvings of the box, symbolic differences in fixed point and exact evaluation"
 F = Fraction
 
 
-def _text(x: Fraction) -> str:
-    """x as "p/q", numbers of any length."""
-    x = Fraction(x)
-    return decimal_text(x.numerator) if x.denominator == 1 else \
-        f"{decimal_text(x.numerator)}/{decimal_text(x.denominator)}"
-
-
-def _layers_json(layers: list) -> list:
-    return [{"W": [[_text(w) for w in row] for row in W], "b": [_text(c) for c in b]} for W, b in layers]
-
-
 def _doc(layers1: list, layers2: list, m: int, proof: dict, statement: str = ZONOTOPES) -> dict:
-    """A deep_distance_bound certificate over QQ for two layered networks (lists of (W, b) over Fractions, or
-    their JSON layers), the proof completed to the zonotope (or symbolic) statement."""
-    def params(layers):
-        js = layers if layers and isinstance(layers[0], dict) else _layers_json(layers)
-        return {"layers": js, "m": m, "output_relu": False}
-    full = {"alignment": None, "lower": "0", "statement": statement} | ({"columns": 4096} if statement == ZONOTOPES
-                                                                       else {}) | proof
-    return {"format": "certsym-certificate", "version": 1, "kind": "deep_distance_bound", "claim": _CLAIM,
-            "field": {"type": "QQ"},
-            "inputs": [{"name": "theta1", "sha256": "0" * 64, "atoms": [], "parameters": params(layers1)},
-                       {"name": "theta2", "sha256": "1" * 64, "atoms": [], "parameters": params(layers2)}],
-            "proof": full}
-
-
-def _evaluate(layers: list, x: list) -> list:
-    h = x
-    for ell, (W, b) in enumerate(layers):
-        z = [sum((w * t for w, t in zip(row, h, strict=True)), Fraction(0)) + c for row, c in zip(W, b, strict=True)]
-        h = [max(t, Fraction(0)) for t in z] if ell < len(layers) - 1 else z
-    return h
+    """Round 7's certificate (two layered networks, their JSON layers or (W, b) over Fractions), the proof completed to
+    the zonotope (or symbolic) statement."""
+    return _doc7(layers1, layers2, m, {"statement": statement} | ({"columns": 4096} if statement == ZONOTOPES
+                                                                  else {}) | proof)
 
 
 def _gap(layers1: list, layers2: list, x: list) -> Fraction:

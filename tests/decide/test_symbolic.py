@@ -48,11 +48,14 @@ def _pair(widths: list[int], seed: int, step: fmpq) -> tuple[LayeredNetwork, Lay
     return LayeredNetwork.build(layers, QQ, m, False), LayeredNetwork.build(moved, QQ, m, False)
 
 
+def exact_layers(t: LayeredNetwork) -> list:
+    """The layers over Fractions, as the checker's rules read them."""
+    return [([[Fraction(int(x.p), int(x.q)) for x in row] for row in layer.W],
+             [Fraction(int(x.p), int(x.q)) for x in layer.b]) for layer in t.layers]
+
+
 def _checker_rule(t1: LayeredNetwork, t2: LayeredNetwork) -> CheckerRule:
-    def exact(t: LayeredNetwork) -> list:
-        return [([[Fraction(int(x.p), int(x.q)) for x in row] for row in layer.W],
-                 [Fraction(int(x.p), int(x.q)) for x in layer.b]) for layer in t.layers]
-    return CheckerRule(exact(t1), exact(t2))
+    return CheckerRule(exact_layers(t1), exact_layers(t2))
 
 
 def _fractions(box: list) -> list:

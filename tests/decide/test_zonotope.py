@@ -24,16 +24,13 @@ from certsym_check.budget import metered
 from certsym_check.errors import Reject
 from certsym_check.kinds.zonotope import Rule as CheckerRule
 from tests.decide.test_deep_distance import z3_exceeds
-from tests.decide.test_symbolic import ENDS, RECORDS, SHAPES, _fractions, _pair
+from tests.decide.test_symbolic import ENDS, RECORDS, SHAPES, _fractions, _pair, exact_layers
 
 ZONOTOPES = "halvings of the box, zonotopes in fixed point and exact evaluation"
 
 
 def _checker_rule(t1: LayeredNetwork, t2: LayeredNetwork, columns: int = 4096) -> CheckerRule:
-    def exact(t: LayeredNetwork) -> list:
-        return [([[Fraction(int(x.p), int(x.q)) for x in row] for row in layer.W],
-                 [Fraction(int(x.p), int(x.q)) for x in layer.b]) for layer in t.layers]
-    return CheckerRule(exact(t1), exact(t2), columns)
+    return CheckerRule(exact_layers(t1), exact_layers(t2), columns)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
