@@ -12,7 +12,9 @@ from certsym.certify.equivalence import equivalence_proof
 from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
 from certsym.decide.deep_distance import DeepDistance
+from certsym.decide.deep_dyadic import DyadicLayers
 from certsym.decide.distance import epsilon_verdict
+from certsym.decide.dyadic import FastVerdict
 from certsym.errors import InputError
 from certsym.numbers import QQ, Field
 
@@ -25,11 +27,17 @@ def layered_json(net: LayeredNetwork, encode=None) -> dict[str, Any]:
                        for layer in net.layers], "m": net.m, "output_relu": net.output_relu}
 
 
-def _input(F: Field, rec: InputRecord, net: LayeredNetwork) -> dict:
-    return {"name": rec.name, "sha256": rec.sha256,
-            "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
-            **({"model": rec.model} if rec.model else {}),
-            "parameters": layered_json(net, str if F is QQ else lambda x: number_json(F, x))}
+def _input(F: Field, rec: InputRecord, net, embed: bool = True) -> dict:
+    """One "inputs" entry: the layers embedded, or (a model file, ``embed`` false) referenced by its SHA-256, its
+    widths and output ReLU; a DyadicLayers network is made exact to be embedded."""
+    entry = {"name": rec.name, "sha256": rec.sha256,
+             "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
+             **({"model": rec.model} if rec.model else {})}
+    if not embed and rec.model and not rec.atoms:
+        return {**entry, "widths": list(net.widths), "output_relu": net.output_relu}
+    if isinstance(net, DyadicLayers):
+        net = net.exact()
+    return {**entry, "parameters": layered_json(net, str if F is QQ else lambda x: number_json(F, x))}
 
 
 def _steps(F: Field, steps: list[dict]) -> list[dict]:
@@ -42,13 +50,15 @@ def _equivalent_proof(F: Field, v: DeepVerdict) -> dict:
                 "statement": "phase splitting"}
     return {"reduction": [_steps(F, red.steps) for red in v.reductions],
             "alignment": [[[i, j, number_json(F, d)] for i, j, d in layer] for layer in v.alignment],
-            "block": equivalence_proof(v.block, F), "statement": "block lemma"}
+            "block": equivalence_proof(v.block, F, columnar=isinstance(v.block, FastVerdict)),
+            "statement": "block lemma"}
 
 
-def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord]) -> dict:
-    """``deep_equivalent`` or ``deep_not_equivalent`` from a DeepVerdict (an UNDECIDED verdict has none)."""
+def deep_certificate(v: DeepVerdict, records: tuple[InputRecord, InputRecord], embed: bool = True) -> dict:
+    """``deep_equivalent`` or ``deep_not_equivalent`` from a DeepVerdict (an UNDECIDED verdict has none); model files
+    referenced by SHA-256 instead of embedded when ``embed`` is false (certificates/FORMAT.md, "Inputs")."""
     F = v.theta1.field
-    inputs = [_input(F, rec, net) for rec, net in zip(records, (v.theta1, v.theta2), strict=True)]
+    inputs = [_input(F, rec, net, embed) for rec, net in zip(records, (v.theta1, v.theta2), strict=True)]
     if v.status == EQUIVALENT:
         return document("deep_equivalent", F, inputs, _equivalent_proof(F, v))
     if v.status == NOT_EQUIVALENT:

@@ -17,6 +17,7 @@ import numpy as np
 from certsym.certify.envelope import InputRecord
 from certsym.core.deep import LayeredNetwork
 from certsym.core.network import Network
+from certsym.decide.deep_dyadic import DyadicLayers
 from certsym.decide.dyadic import DyadicNetwork
 from certsym.errors import InputError
 from certsym.io.filebytes import FileBytes
@@ -97,6 +98,18 @@ class Model:
             self._dyadic = DyadicNetwork.from_arrays(*self.arrays, finite=self.finite) \
                 if self.arrays is not None else None
         return self._dyadic
+
+    def dyadic_layers(self) -> DyadicLayers | None:
+        """The deep fast path's float32 layers (``certsym.decide.deep_dyadic``), or None when an entry is not
+        float16/bfloat16/float32-exact or the source holds exact numbers, not float arrays. Cost O(weights)."""
+        self._values()
+        model = self.record.model or {}
+        if model.get("normalization") or model.get("alpha_beta") or model.get("format") == "nnet":
+            return None  # folded into exact rationals by the reader
+        pairs = self.layers if self.layers is not None else \
+            [tuple(self.arrays[:2]), tuple(self.arrays[2:])] if self.arrays is not None and \
+            self.arrays[1] is not None and self.arrays[3] is not None else None
+        return None if pairs is None else DyadicLayers.from_arrays(pairs, self.output_relu, self.finite)
 
     @property
     def m(self) -> int:

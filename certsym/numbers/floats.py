@@ -54,3 +54,62 @@ def exact_row_sums(values: np.ndarray) -> list[fmpq]:
                 total += ((int(high_sums[r, e]) << _HALF) + int(low_sums[r, e])) << e
             totals[r] += fmpq(total * scale) if low >= 0 else fmpq(total, scale)
     return totals
+
+
+_LIMB = 15  # bits per limb of the exact products: a sum of n products of two limbs stays below 2^(30 + log2 n)
+
+
+def _limbs(values: list[int], count: int) -> np.ndarray:
+    """Nonnegative integers as ``count`` columns of 15-bit limbs (binary64, exact), the lowest first."""
+    mask = (1 << _LIMB) - 1
+    out = np.empty((len(values), count))
+    for t in range(count):
+        out[:, t] = [(v >> (_LIMB * t)) & mask for v in values]
+    return out
+
+
+def exact_matvec(W: np.ndarray, b: np.ndarray, h: list[fmpq]) -> list[fmpq] | None:
+    """W h + b exactly, for a 2-D array W and a vector b of finite binary floats and a vector h of dyadic rationals
+    (denominators powers of two); None when h is not dyadic or W's entries span more than binary64's range.
+
+    W = W_int · 2^e0 with W_int integers (2^e0 the smallest unit in the last place among W's entries) and h = H / 2^s
+    with H integers. Both are cut into 15-bit limbs, W_int = Σ_a W_a 2^(15a) and H = Σ_t H_t 2^(15t) (signs kept on
+    the limbs), and every W_a H_t is one binary64 matrix product whose partial sums stay below 2^(30 + log2 n) < 2^53
+    for n < 2^23 columns: exact in any summation order, BLAS's included. The limbs' products are combined as Python
+    integers per row. Cost: (#limbs of W) × (#limbs of H) binary64 products of O(rows × columns) each, plus
+    O(rows × limbs) integer work."""
+    rows, cols = W.shape
+    if cols >= 1 << 23:
+        raise ValueError("exact_matvec: at most 2^23 columns")
+    if any(int(x.q) & (int(x.q) - 1) for x in h):
+        return None
+    bias = [fmpq(*float(t).as_integer_ratio()) for t in b.tolist()]
+    W64 = W.astype(np.float64)
+    if not any(h) or not W64.any():
+        return bias
+    bits = 24 if W.dtype.itemsize <= 4 else 53  # significant bits of an entry: a multiple of 2^(exponent − bits)
+    exponents = np.frexp(W64)[1]
+    e0 = int(exponents.min(initial=1 << 20, where=W64 != 0)) - bits
+    with np.errstate(over="ignore"):
+        magnitude = np.ldexp(np.abs(W64), -e0)  # the integers |W_int|, exact unless beyond binary64's range
+    if not np.isfinite(magnitude).all():
+        return None
+    sign, unit = np.sign(W64), float(1 << _LIMB)
+    parts = []
+    while magnitude.any():
+        high = np.floor(magnitude / unit)  # exact: a power of two divides, floor and its product are exact
+        parts.append(sign * (magnitude - high * unit))
+        magnitude = high
+    s = max(int(x.q).bit_length() - 1 for x in h)
+    H = [int(x.p) << (s - int(x.q).bit_length() + 1) for x in h]
+    count = max(1, -(-max(abs(v) for v in H).bit_length() // _LIMB))
+    limbs = _limbs([abs(v) for v in H], count)
+    limbs[[v < 0 for v in H]] *= -1
+    totals = [0] * rows
+    for a, part in enumerate(parts):
+        product = part @ limbs  # rows × count integers, exact
+        for t in range(count):
+            shift = _LIMB * (a + t)
+            totals = [acc + (int(v) << shift) for acc, v in zip(totals, product[:, t].tolist(), strict=True)]
+    den = s - e0  # W h = W_int H · 2^(e0 − s)
+    return [(fmpq(acc << -den) if den <= 0 else fmpq(acc, 1 << den)) + c for acc, c in zip(totals, bias, strict=True)]

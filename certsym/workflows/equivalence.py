@@ -22,6 +22,7 @@ from certsym.decide.deadline import Deadline
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
 from certsym.decide.deep_distance import deep_distance
+from certsym.decide.deep_dyadic import decide as decide_deep_dyadic
 from certsym.decide.distance import search_float_witness, search_witness
 from certsym.decide.dyadic import decide, witness
 from certsym.decide.dyadic import evaluate as evaluate_fast
@@ -203,10 +204,12 @@ class Equivalence(Decision):
     def certificate(self, reference: bool | None = None) -> dict:
         """The certificate (a dict). Model files decided on the fast path are referenced by SHA-256 instead of
         embedded when ``reference`` is True, or (None) beyond EMBED_LIMIT weights. Deep networks: a
-        ``deep_equivalent`` or ``deep_not_equivalent`` certificate, parameters embedded; UNDECIDED has none
-        (InputError)."""
+        ``deep_equivalent`` or ``deep_not_equivalent`` certificate, model files referenced the same way when the
+        fast path decided (``certsym.decide.deep_dyadic``), else embedded; UNDECIDED has none (InputError)."""
         if self.path == "deep":
-            return deep_certificate(self.verdict, self.records)
+            weights = sum(t.weights for t in (self.verdict.theta1, self.verdict.theta2))
+            embed = not reference if reference is not None else weights <= EMBED_LIMIT
+            return deep_certificate(self.verdict, self.records, embed)
         if self.path == "general":
             return equivalence_certificate(self.verdict, self.records)
         size = sum(t.n * (t.m + t.k + 1) + t.k for t in self.nets)
@@ -404,6 +407,14 @@ def _point_text(F, x: list) -> str:
 def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline | None = None) -> Equivalence:
     """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly, the
     searches within ``deadline`` (none by default). Cost: see ``certsym.decide.deep``."""
+    fast = (A.dyadic_layers(), B.dyadic_layers())
+    if None not in fast:
+        verdict = decide_deep_dyadic(*fast)
+        if verdict is not None:
+            result = Equivalence("deep", verdict, (A.record, B.record), readings=readings)
+            if verdict.status == NOT_EQUIVALENT:
+                result.prefer_witness_in([(fmpq(0), fmpq(1))] * fast[0].m)
+            return result
     t1, t2 = A.layered(), B.layered()
     if t1.field != t2.field:
         raise InputError("the two networks are over different number fields; give both as parameter files")

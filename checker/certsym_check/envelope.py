@@ -77,10 +77,10 @@ SPEC_BYTES = 1 << 26  # a property file, decompressed
 MODEL_SLACK = 1 << 20  # weights a referenced model file may define beyond one per byte of the file
 # the kinds whose inputs may be referenced by SHA-256 instead of embedded
 REFERENCING = ("equivalent", "not_equivalent", "distance_bound", "identifiable", "not_identifiable", "top1_agreement",
-               "top1_disagreement")
+               "top1_disagreement", "deep_equivalent", "deep_not_equivalent")
 
 
-def _finite(t) -> bool:
+def finite_tensor(t) -> bool:
     """No NaN or infinity in the tensor. Native float32 storage is first settled on its bytes
     (``float32_below_range_top``). Otherwise, for float16/float32, one float64 sum decides it: finite entries of
     at most 2^128 cannot overflow a float64 sum of fewer than 2^895 terms, and a NaN or infinity makes it
@@ -124,7 +124,7 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
         raise type(exc)(f"{where}: {exc}") from None
     rep.bound.append(f"{where} {record['name']} (sha256 {record['sha256'][:16]}…, read from the file): {bound}")
     c = b2.exact()  # exact() rejects NaN and infinities
-    if not all(_finite(t) for t in (W1, b1, W2)):
+    if not all(finite_tensor(t) for t in (W1, b1, W2)):
         raise Reject(f"{where}: the model file holds a NaN or infinite weight")
     net = Net.__new__(Net)
     net.F, net.m, net.n, net.k = F, m, n, k
@@ -138,7 +138,11 @@ def model_net(F, record: dict, file: InputFile, where: str, rep: Report) -> Net:
 def _record(r: object, i: int) -> dict:
     """An "inputs" entry: embedded parameters, or a model file referenced by SHA-256, shape and tensor names."""
     where = f"inputs[{i}]"
-    if isinstance(r, dict) and "parameters" not in r and "shape" in r:
+    if isinstance(r, dict) and "parameters" not in r and "widths" in r:
+        from certsym_check.kinds.deep_files import check_record
+
+        rec = check_record(r, where)
+    elif isinstance(r, dict) and "parameters" not in r and "shape" in r:
         rec = keys(r, {"name", "sha256", "atoms", "model", "shape"}, where)
     else:
         rec = keys(r, {"name", "sha256", "atoms", "parameters"} | ({"model"} if isinstance(r, dict) and "model" in r
@@ -282,9 +286,15 @@ def _bound_replay(F, d: dict, records: list, referenced: list, files: list[Input
         from certsym_check.kinds.deep import DeepNet as reader
     nets = []
     for i, r in enumerate(records):
+        if referenced[i] and ("widths" in r) != (rep.kind in LAYERED):
+            raise Reject(f"inputs[{i}]: a {rep.kind} certificate references a model file by its "
+                         f"{'widths' if rep.kind in LAYERED else 'shape'}")
         with reading(f"inputs[{i}]"):
-            nets.append(model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
-                        reader(F, r["parameters"], f"inputs[{i}]"))
+            if referenced[i] and rep.kind in LAYERED:
+                nets.append(reader.referenced(F, r, files[i], f"inputs[{i}]", rep))
+            else:
+                nets.append(model_net(F, r, files[i], f"inputs[{i}]", rep) if referenced[i] else
+                            reader(F, r["parameters"], f"inputs[{i}]"))
     _same_files(records, referenced, files, wait=False)  # a small file is hashed by now: refused before the replay
     readers = [Reader(F, r["atoms"], f"inputs[{i}]") for i, r in enumerate(records)]  # verifies atoms
     if files is not None:

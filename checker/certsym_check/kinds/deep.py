@@ -20,10 +20,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from certsym_check.budget import charge, charge_axpy, charge_int_products, charge_products, int_cost, lcm
+from certsym_check.budget import (
+    charge,
+    charge_axpy,
+    charge_int_products,
+    charge_ops,
+    charge_products,
+    int_cost,
+    lcm,
+)
 from certsym_check.core import EVAL, Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ
+from certsym_check.kinds.deep_files import BlockRows, FloatMatrix, aligned, evaluate_layer, referenced_layers
 from certsym_check.kinds.equivalence import check_equivalent
 
 PHASES = "phase splitting"  # the other proof of f1 = f2 (``kinds.phases``)
@@ -62,6 +71,18 @@ class DeepNet:
         self.widths = (m, *(len(b) for b in self.b))
         self.alive = [set(range(len(b))) for b in self.b[:-1]]
 
+    @classmethod
+    def referenced(cls, F, record: dict, file, where: str, rep: Report) -> DeepNet:
+        """θ from the model file a certificate references by SHA-256 (``kinds.deep_files``): its weight matrices
+        stay in the file's tensors, read as Fractions where the replay needs them."""
+        t = cls.__new__(cls)
+        t.F = F
+        t.m, t.W, t.b, t.output_relu = referenced_layers(record, file, where, rep)
+        t.k, t.depth = len(t.b[-1]), len(t.b) - 1
+        t.widths = (t.m, *(len(b) for b in t.b))
+        t.alive = [set(range(len(b))) for b in t.b[:-1]]
+        return t
+
     def inputs(self, ell: int) -> list[int]:
         return list(range(self.m)) if ell == 1 else sorted(self.alive[ell - 2])
 
@@ -76,7 +97,9 @@ class DeepNet:
         one integer dot product per neuron: the inputs over their common denominator, each row over its own."""
         F, h = self.F, x
         for ell in range(1, self.depth + 2):
-            if isinstance(F, QQ):
+            if isinstance(self.W[ell - 1], FloatMatrix):
+                z = evaluate_layer(self.W[ell - 1], self.b[ell - 1], h)
+            elif isinstance(F, QQ):
                 z = self._rational_layer(ell, h)
             else:
                 z = []
@@ -108,6 +131,11 @@ def _neuron(t: DeepNet, ell: int, j: object, where: str) -> int:
     if i not in t.alive[ell - 1]:
         raise Reject(f"{where}: neuron {i} of layer {ell} was already deleted")
     return i
+
+
+def _column(W, j: int, rows: list[int]) -> list:
+    """W[:, j] on ``rows``, exactly (Fractions, or raw floats of a referenced file's unchanged rows)."""
+    return W.entries(j, rows) if isinstance(W, FloatMatrix) else [W[r][j] for r in rows]
 
 
 def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
@@ -142,15 +170,16 @@ def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
         else:
             j = _neuron(t, ell, st["neuron"], w)
             row = t.row(ell, j)
-            if name == "D1" and any(F.sign(nxt[r][j]) != 0 for r in outs):
+            if name == "D1" and any(x != 0 for x in _column(nxt, j, outs)):
                 raise Reject(f"{w}: column {j} of the next layer is not zero")
             if name == "D2":
                 if any(F.sign(x) != 0 for x in row[:-1]):
                     raise Reject(f"{w}: row {j} is not zero")
                 if F.sign(row[-1]) > 0:
-                    charge_axpy([t.b[ell][r] for r in outs], [nxt[r][j] for r in outs], row[-1], "a bias fold")
-                    for r in outs:
-                        t.b[ell][r] = t.b[ell][r] + nxt[r][j] * row[-1]
+                    v = [Fraction(x) if type(x) is float else x for x in _column(nxt, j, outs)]
+                    charge_axpy([t.b[ell][r] for r in outs], v, row[-1], "a bias fold")
+                    for r, x in zip(outs, v, strict=True):
+                        t.b[ell][r] = t.b[ell][r] + x * row[-1]
             if name == "D4" and (ell < 2 or any(F.sign(x) > 0 for x in row)):
                 raise Reject(f"{w}: D4 needs a layer >= 2 and a row <= 0 entrywise")
             t.alive[ell - 1].discard(j)
@@ -162,7 +191,14 @@ def _block(t: DeepNet, inputs: list[tuple[int, object]]) -> Net:
     L = t.depth
     neurons = sorted(t.alive[L - 1])
     net = Net.__new__(Net)
-    net.F, net.m, net.k = t.F, max(len(inputs), 1), t.k
+    net.F, net.m, net.k, net.n, net.c = t.F, max(len(inputs), 1), t.k, len(neurons), list(t.b[L])
+    if isinstance(t.W[L - 1], FloatMatrix):  # a referenced file: rows read on demand, raw while unchanged
+        net.rows = BlockRows(t.W[L - 1], t.b[L - 1], neurons, inputs)
+        nxt = t.W[L]
+        charge_ops(4 * t.k * len(neurons), "a top block's output columns")
+        net.v = [[Fraction(x) for x in nxt.entries(j, list(range(t.k)))] if isinstance(nxt, FloatMatrix) else
+                 [nxt[r][j] for r in range(t.k)] for j in neurons]
+        return net
     net.rows = []
     for j in neurons:
         W = t.W[L - 1][j]
@@ -206,6 +242,12 @@ def check_deep_equivalent(F, nets: list[DeepNet], proof: object, rep: Report) ->
         for i, j, d in pairs:
             if F.sign(d) <= 0:
                 raise Reject(f"{w}: scalings must be positive")
+            same = aligned(t1.W[ell - 1], i, t2.W[ell - 1], j, below, d) if isinstance(t1.W[ell - 1], FloatMatrix) \
+                and isinstance(t2.W[ell - 1], FloatMatrix) and type(d) is Fraction else None
+            if same is not None:
+                if not same or t1.b[ell - 1][i] != d * t2.b[ell - 1][j]:
+                    raise Reject(f"{w}: z1_{i} != d * z2_{j} on layer {ell}")
+                continue
             W1, W2 = t1.W[ell - 1][i], t2.W[ell - 1][j]
             charge_products([W1[a] for a, _, _ in below], [e for _, _, e in below], "an alignment", False)
             charge_products([W2[b] for _, b, _ in below], [d] * len(below), "an alignment", False)

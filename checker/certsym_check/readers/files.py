@@ -664,6 +664,15 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
         raise Reject("a tensor file holds no activation: it cannot be a network ending in a ReLU")
     if len(widths) == 3:
         return model_entries(file, model, widths)
+    tensors, bound = layered_tensors(file, model, widths)
+    return [x for W, b in tensors for x in (*W.exact(), *b.exact())], bound
+
+
+def layered_tensors(file, model: object, widths: tuple) -> tuple[list[tuple[Tensor, Tensor]], str]:
+    """The tensors (W_ℓ, b_ℓ) of every layer of a tensor file (npz, safetensors, torch, msgpack) holding a deep
+    network of the given widths, chosen by docs/FORMATS.md's deep default rule or named (rule "keys"), W_ℓ read
+    outputs × inputs (an absent bias is the zero vector); and the line saying what was bound."""
+    fmt = model.get("format") if isinstance(model, dict) else None
     if fmt not in ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack") or _fields(model) != _RECORD[fmt] \
             or model["rule"] not in _RULES[fmt]:
         raise Reject("a deep network's model record is {format, rule: default or keys, tensors, layout, activation} "
@@ -706,7 +715,7 @@ def layered_entries(file, model: object, widths: tuple, output_relu: bool) -> tu
             b = named[bname]
             if b.shape != (rows,):
                 raise Reject(f"tensor {bname!r} does not have the shape {(rows,)}")
-        out += W.exact() + b.exact()
+        out.append((W, b))
         shown.append(f"{wname} {rows}x{cols}, " + (f"{bname} {rows}" if bname else "no bias (read as 0)"))
     layout_note = " (stored inputs x outputs)" if layout == "in-out" else ""
     reading = _READING[STATED if model["activation"] == STATED else "npz"]
