@@ -2,8 +2,9 @@
 
 1. Scale: 784-n-n-10 float32 pairs (θ and h·θ, hidden units permuted and rescaled by powers of two in both
    hidden layers, plus one dead unit per layer; and θ with one weight of layer 2 moved by one ulp). certsym's
-   process (``equiv --cert``) and the checker's replay against a numpy baseline that loads both .npz files and
-   runs one forward pass of 1,000 × 784 inputs.
+   process (``equiv --cert``, the files referenced by SHA-256 beyond 200,000 weights) and the checker's replay
+   against the files (``check --inputs``) beside a numpy baseline that loads both .npz files and runs one forward
+   pass of 1,000 × 784 inputs through each; whole processes, alternating, medians of ``--repeat`` runs.
 2. z3 over the reals against certsym on disguised 3-hidden-layer pairs of growing width (both exact).
 3. The UNDECIDED rate on random generic pairs with non-increasing widths: independent nets, disguised copies,
    and copies with one weight changed.
@@ -13,8 +14,8 @@
    differences over the box) against the branch and bound's halvings after ``--seconds``, and the verified /
    violated / unknown counts at ε = f·L for several f, every certificate replayed.
 
-    python benchmarks/deep.py [--sizes 256 1024] [--z3-widths 2 4 8] [--pairs 200] [--top1-only]
-                              [--epsilon-only] [--seconds 10]
+    python benchmarks/deep.py [--sizes 256 1024] [--repeat 3] [--scale-only] [--z3-widths 2 4 8] [--pairs 200]
+                              [--top1-only] [--epsilon-only] [--seconds 10]
 """
 
 from __future__ import annotations
@@ -75,9 +76,10 @@ def _run(cmd: list[str]) -> tuple[float, int]:
     return time.perf_counter() - start, done.returncode
 
 
-def scale(sizes: list[int]) -> None:
-    print("| n | numpy load + forward 1000 x 784 (s) | certsym equiv --cert (s) | ratio | verdict | check (s) | "
-          "check / equiv |")
+def scale(sizes: list[int], repeat: int = 3) -> None:
+    """Section 1: whole processes, the three of each row alternating ``repeat`` times, medians side by side."""
+    print("| n | numpy load + forward 1000 x 784 (s) | certsym equiv --cert (s) | ratio (goal <= 5) | verdict | "
+          "check --inputs (s) | check / equiv (goal <= 3) |")
     print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(1)
     with tempfile.TemporaryDirectory() as d:
@@ -87,14 +89,24 @@ def scale(sizes: list[int]) -> None:
             for name, z in (("a", a), ("b", b), ("c", c)):
                 paths[name] = str(Path(d) / f"{name}{n}.npz")
                 np.savez(paths[name], **z)
-            for other, label in (("b", "equivalent"), ("c", "one ulp")):
-                base, _ = _run([sys.executable, "-c", BASELINE, paths["a"], paths[other]])
+            for other, label in (("b", "disguised copy"), ("c", "one last bit")):
                 cert = str(Path(d) / f"{other}{n}.json")
-                t, code = _run([sys.executable, "-m", "certsym", "equiv", paths["a"], paths[other], "--cert", cert])
-                tc, code_c = _run([sys.executable, "-m", "certsym_check", "--quiet", cert])
-                verdict = {0: "EQUIVALENT", 1: "NOT EQUIVALENT", 3: "UNDECIDED"}.get(code, f"exit {code}")
-                print(f"| {n:,} ({label}) | {base:.2f} | {t:.2f} | {t / base:.1f} | {verdict} | {tc:.2f} "
-                      f"({'VALID' if code_c == 0 else 'exit ' + str(code_c)}) | {tc / t:.1f} |")
+                files = [paths["a"], paths[other]]
+                runs: dict[str, list[float]] = {"base": [], "equiv": [], "check": []}
+                codes = {}
+                for _ in range(repeat):
+                    runs["base"].append(_run([sys.executable, "-c", BASELINE, *files])[0])
+                    t, codes["equiv"] = _run([sys.executable, "-m", "certsym", "equiv", *files, "--cert", cert])
+                    runs["equiv"].append(t)
+                    t, codes["check"] = _run([sys.executable, "-m", "certsym_check", "--quiet", "--inputs", *files,
+                                              "--", cert])
+                    runs["check"].append(t)
+                base, t, tc = (float(np.median(runs[k])) for k in ("base", "equiv", "check"))
+                verdict = {0: "EQUIVALENT", 1: "NOT EQUIVALENT", 3: "UNDECIDED"}.get(codes["equiv"],
+                                                                                     f"exit {codes['equiv']}")
+                print(f"| {n:,} ({label}) | {base:.2f} | {t:.2f} | **{t / base:.1f}** | {verdict} | {tc:.2f} "
+                      f"({'VALID' if codes['check'] == 0 else 'exit ' + str(codes['check'])}) | **{tc / t:.1f}** |",
+                      flush=True)
 
 
 def _random_net(rng: np.random.Generator, widths: list[int], scale: int = 3) -> LayeredNetwork:
@@ -267,6 +279,8 @@ def epsilon_counts(models: int = 3, centres: int = 4, seconds: float = 10.0) -> 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 1024])
+    ap.add_argument("--repeat", type=int, default=3, help="alternating runs per row of section 1 (medians)")
+    ap.add_argument("--scale-only", action="store_true", help="only section 1 (784-n-n-10 files)")
     ap.add_argument("--z3-widths", type=int, nargs="*", default=[2, 4, 8])
     ap.add_argument("--z3-timeout", type=float, default=60.0)
     ap.add_argument("--pairs", type=int, default=200)
@@ -280,7 +294,9 @@ def main() -> None:
         if args.epsilon_only:
             epsilon_counts(seconds=args.seconds)
         return
-    scale(args.sizes)
+    scale(args.sizes, args.repeat)
+    if args.scale_only:
+        return
     versus_z3(args.z3_widths, args.z3_timeout)
     undecided_rate(args.pairs)
     top1_counts(seconds=args.seconds)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from certsym.cli import main
 from certsym_check.core import float32_below_range_top, scaled_float32
-from certsym_check.envelope import _finite
+from certsym_check.envelope import finite_tensor as _finite
 from certsym_check.readers.tensor import Tensor
 
 float32 = st.one_of(

@@ -170,7 +170,8 @@ def replay_moves(t: DeepNet, steps: object, rep: Report, where: str) -> None:
         else:
             j = _neuron(t, ell, st["neuron"], w)
             row = t.row(ell, j)
-            if name == "D1" and any(x != 0 for x in _column(nxt, j, outs)):
+            if name == "D1" and (any(_column(nxt, j, outs)) if isinstance(nxt, FloatMatrix) else
+                                  any(F.sign(nxt[r][j]) != 0 for r in outs)):
                 raise Reject(f"{w}: column {j} of the next layer is not zero")
             if name == "D2":
                 if any(F.sign(x) != 0 for x in row[:-1]):
