@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,10 @@ from flint import fmpq
 from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, decide
 from certsym.numbers import QQ
+
+# Processes measured here import certsym as an installed copy does, from cached bytecode (pip compiles it at install
+# time): an environment that forbids writing bytecode would add the compilation of every module to each run.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 BASELINE = """
 import sys, numpy as np
@@ -94,6 +99,7 @@ def scale(sizes: list[int], repeat: int = 3) -> None:
                 files = [paths["a"], paths[other]]
                 runs: dict[str, list[float]] = {"base": [], "equiv": [], "check": []}
                 codes = {}
+                _run([sys.executable, "-m", "certsym", "equiv", *files])  # bytecode written once, as installed
                 for _ in range(repeat):
                     runs["base"].append(_run([sys.executable, "-c", BASELINE, *files])[0])
                     t, codes["equiv"] = _run([sys.executable, "-m", "certsym", "equiv", *files, "--cert", cert])

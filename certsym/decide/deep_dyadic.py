@@ -340,7 +340,8 @@ def decide(t1: DyadicLayers, t2: DyadicLayers, seed: int = 0) -> DeepVerdict | N
 
 def _witness(t1: DyadicLayers, t2: DyadicLayers, seed: int) -> DeepVerdict | None:
     """NOT EQUIVALENT at a point found by a binary64 screen (the origin and random points of [0, 1]^m on the grid of
-    1/64, of [−1, 1]^m and of N(0, 16)), the CANDIDATES largest gaps re-evaluated exactly; None if none differs."""
+    1/64, of [−1, 1]^m and of N(0, 16)), the largest gaps re-evaluated exactly, those of [0, 1]^m first (a witness
+    in the data's box); None if none differs."""
     if (t1.m, t1.k) != (t2.m, t2.k):
         return None
     rng = np.random.default_rng(seed)
@@ -349,7 +350,8 @@ def _witness(t1: DyadicLayers, t2: DyadicLayers, seed: int) -> DeepVerdict | Non
                         rng.uniform(-1, 1, (third, t1.m)), rng.normal(0, 4, (SCREEN_POINTS - 2 * third - 1, t1.m))])
     with np.errstate(all="ignore"):
         gap = np.nan_to_num(np.abs(t1.forward(X) - t2.forward(X)).max(axis=1), nan=0.0)
-    for p in np.argsort(-gap, kind="stable")[:CANDIDATES].tolist():
+    inside = [p for p in np.argsort(-gap[:third + 1], kind="stable")[:CANDIDATES // 2].tolist() if gap[p] > 0]
+    for p in dict.fromkeys([*inside, *np.argsort(-gap, kind="stable")[:CANDIDATES].tolist()]):  # [0, 1]^m first
         x = [exact_float(t) for t in X[p].tolist()]
         v1, v2 = t1.evaluate(x), t2.evaluate(x)
         if v1 is not None and v2 is not None and v1 != v2:

@@ -113,7 +113,15 @@ def products_ops(xs: list[int], ys: list[int]) -> int:
     if n == 0:
         return 0
     la, lb = list(map(int.bit_length, xs[:n])), list(map(int.bit_length, ys[:n]))
-    sa, sb, ma, mb = sum(la), sum(lb), max(la), max(lb)
+    return products_ops_bound(n, max(la), sum(lb), max(lb), sum(la))
+
+
+def products_ops_bound(n: int, ma: int, sb: int, mb: int, sa: int | None = None) -> int:
+    """``products_ops`` from bounds: n products of x's of at most ``ma`` bits (``sa`` bits in all, at most n·ma) and
+    y's of ``sb`` bits in all, ``mb`` at most."""
+    if n == 0:
+        return 0
+    sa = n * ma if sa is None else sa
     return n + (sa + sb + n * n.bit_length()) // 256 + min(sa * mb, ma * sb) // 40_960
 
 

@@ -32,7 +32,7 @@ from certsym_check.budget import (
 from certsym_check.core import EVAL, Net, Report, index, keys, seq
 from certsym_check.errors import Reject
 from certsym_check.fields import QQ
-from certsym_check.kinds.deep_files import BlockRows, FloatMatrix, aligned, evaluate_layer, referenced_layers
+from certsym_check.kinds.deep_files import Aligned, BlockRows, FloatMatrix, evaluate_layer, referenced_layers
 from certsym_check.kinds.equivalence import check_equivalent
 
 PHASES = "phase splitting"  # the other proof of f1 = f2 (``kinds.phases``)
@@ -240,11 +240,12 @@ def check_deep_equivalent(F, nets: list[DeepNet], proof: object, rep: Report) ->
         if sorted(i for i, _, _ in pairs) != sorted(t1.alive[ell - 1]) or \
                 sorted(j for _, j, _ in pairs) != sorted(t2.alive[ell - 1]):
             raise Reject(f"{w}: the alignment does not pair the alive neurons of both networks one to one")
+        raw = Aligned(below) if isinstance(t1.W[ell - 1], FloatMatrix) and isinstance(t2.W[ell - 1], FloatMatrix) \
+            else None
         for i, j, d in pairs:
             if F.sign(d) <= 0:
                 raise Reject(f"{w}: scalings must be positive")
-            same = aligned(t1.W[ell - 1], i, t2.W[ell - 1], j, below, d) if isinstance(t1.W[ell - 1], FloatMatrix) \
-                and isinstance(t2.W[ell - 1], FloatMatrix) and type(d) is Fraction else None
+            same = None if raw is None else raw.test(t1.W[ell - 1], i, t2.W[ell - 1], j, d)
             if same is not None:
                 if not same or t1.b[ell - 1][i] != d * t2.b[ell - 1][j]:
                     raise Reject(f"{w}: z1_{i} != d * z2_{j} on layer {ell}")

@@ -19,7 +19,7 @@ from fractions import Fraction
 from itertools import repeat
 from operator import itemgetter, mul
 
-from certsym_check.budget import charge, charge_int_products, charge_ops, int_cost, lcm
+from certsym_check.budget import charge, charge_int_products, charge_ops, int_cost, lcm, products_ops_bound
 from certsym_check.core import keys
 from certsym_check.errors import Reject
 
@@ -90,25 +90,31 @@ def _gather(columns: list[int]):
     return itemgetter(*columns) if columns else (lambda row: ())
 
 
-def aligned(W1: FloatMatrix, i: int, W2: FloatMatrix, j: int, below: list[tuple[int, int, Fraction]], d: Fraction
-            ) -> bool | None:
-    """W1[i][i']·d' = d·W2[j][j'] for every pair (i', j', d') of ``below``, on raw floats (fact 2); None when the
-    rows are not raw or a scaling is not a power of two 2^e with |e| ≤ SCALE_BITS (the caller compares
-    Fractions)."""
-    r1, r2, scale = W1.raw(i), W2.raw(j), power_of_two(d)
-    if r1 is None or r2 is None or scale is None:
-        return None
-    scales = [power_of_two(e) for _, _, e in below]
-    if None in scales:
-        return None
-    charge_ops(4 * len(below), "an alignment on raw floats")
-    left = _gather([a for a, _, _ in below])(r1)
-    right = _gather([b for _, b, _ in below])(r2)
-    if any(s != 1.0 for s in scales):
-        left = tuple(map(mul, left, scales))
-    if scale != 1.0:
-        right = tuple(map(mul, right, repeat(scale)))
-    return left == right
+class Aligned:
+    """The test W1[i][i']·d' = d·W2[j][j'] for every pair (i', j', d') of the layer below, on raw floats (fact 2), set
+    up once per layer: ``test`` gives None when the rows are not raw or a scaling is not a power of two 2^e with
+    |e| ≤ SCALE_BITS (the caller then compares Fractions)."""
+
+    def __init__(self, below: list[tuple[int, int, Fraction]]):
+        charge_ops(2 * len(below), "an alignment's scalings")
+        scales = [power_of_two(e) if type(e) is Fraction else None for _, _, e in below]
+        self.scales = None if None in scales else scales
+        self.plain = self.scales is not None and all(s == 1.0 for s in self.scales)
+        self.left, self.right = _gather([a for a, _, _ in below]), _gather([b for _, b, _ in below])
+        self.count = len(below)
+
+    def test(self, W1: FloatMatrix, i: int, W2: FloatMatrix, j: int, d: Fraction) -> bool | None:
+        r1, r2 = W1.raw(i), W2.raw(j)
+        scale = power_of_two(d) if type(d) is Fraction else None
+        if r1 is None or r2 is None or scale is None or self.scales is None:
+            return None
+        charge_ops(4 * self.count, "an alignment on raw floats")
+        left, right = self.left(r1), self.right(r2)
+        if not self.plain:
+            left = tuple(map(mul, left, self.scales))
+        if scale != 1.0:
+            right = tuple(map(mul, right, repeat(scale)))
+        return left == right
 
 
 class BlockRows:
@@ -155,12 +161,17 @@ class BlockRows:
 
 
 def evaluate_layer(W: FloatMatrix, bias: list, h: list[Fraction]) -> list[Fraction]:
-    """W h + b exactly: h over its common denominator D as integers H, each raw float32 row as the integers
-    w·2^149 (fact 3), so that z_r = (Σ_q W_rq H_q) / (2^149 D) + b_r; rows that are not raw are read as
-    Fractions. Charged before each row as its integer products."""
+    """W h + b exactly: h over its common denominator D as integers H, only its nonzero entries read, each raw
+    float32 row as the integers w·2^149 (fact 3, each below 2^277), so that z_r = (Σ_q W_rq H_q) / (2^149 D) + b_r;
+    rows that are not raw are read as Fractions. Charged before: per raw row, its products as ``products_ops``
+    charges them with every w·2^149 taken at 277 bits."""
     what = "evaluating a witness"
     D = lcm((t.denominator for t in h), what)
     H = [t.numerator * (D // t.denominator) for t in h]
+    support = [q for q, v in enumerate(H) if v]
+    pick, Hs = _gather(support), [H[q] for q in support]
+    n, sizes = len(Hs), list(map(int.bit_length, Hs))
+    per_row = 3 * n + products_ops_bound(n, 277, sum(sizes), max(sizes, default=1))
     out = []
     for r in range(W.rows):
         raw = W.raw(r)
@@ -168,11 +179,12 @@ def evaluate_layer(W: FloatMatrix, bias: list, h: list[Fraction]) -> list[Fracti
             row = W[r]
             den = lcm((w.denominator for w in row), what)
             nums = [w.numerator * (den // w.denominator) for w in row]
+            charge_int_products(nums, H, what)
+            total = sum(map(mul, nums, H))
         else:
-            charge_ops(3 * len(raw), what)
-            nums, den = list(map(int, map(mul, raw, repeat(_UNIT)))), 1 << 149
-        charge_int_products(nums, H, what)
-        total = sum(map(mul, nums, H))
+            charge_ops(per_row, what)
+            den = 1 << 149
+            total = sum(map(mul, map(int, map(mul, pick(raw), repeat(_UNIT))), Hs))
         charge(2 * int_cost(total.bit_length(), den.bit_length() + D.bit_length()), what)
         out.append(Fraction(total, den * D) + bias[r])
     return out
