@@ -1,9 +1,9 @@
 """`certsym audit` on a model zoo: many float32 networks in a few classes of equal functions.
 
-    python benchmarks/audit_zoo.py [--quick] [--dir DIR] [--seed S]
+    python benchmarks/audit_zoo.py [--quick] [--dir DIR] [--seed S] [--classes 20] [--per-class 10]
 
 Builds (seeded, in a temporary directory unless --dir) 200 float32 .npz models of shape 784-1024-10 in 20
-classes (--quick: 20 models of 784-64-10 in 4 classes). Each class has a random base network of n - S live
+classes (--classes × --per-class of them; --quick: 20 models of 784-64-10 in 4 classes). Each class has a random base network of n - S live
 units and S dead ones; every other member is the base with its live units permuted and rescaled by powers of
 two (exact in float32), s of them split into two positively proportional halves (a, b, v) → (a, b, v/2) and
 (2^t a, 2^t b, v/2^(t+1)), and S - s dead units (v = 0, or a = 0 with a negative bias), so that every file has
@@ -136,8 +136,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--replay", type=int, default=10, help="certificates replayed per case (0: every one)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs of every case, alternating (default 3)")
+    parser.add_argument("--classes", type=int, default=20, help="classes of the full zoo (default 20)")
+    parser.add_argument("--per-class", type=int, default=10, help="models per class of the full zoo (default 10)")
     args = parser.parse_args()
-    classes, per_class, n, spare = (4, 5, 64, 8) if args.quick else (20, 10, 1024, 32)
+    classes, per_class, n, spare = (4, 5, 64, 8) if args.quick else (args.classes, args.per_class, 1024, 32)
     m, k = 784, 10
     with tempfile.TemporaryDirectory(prefix="audit-zoo-") as tmp:
         root = Path(args.dir) if args.dir else Path(tmp)

@@ -27,14 +27,19 @@ def layered_json(net: LayeredNetwork, encode=None) -> dict[str, Any]:
                        for layer in net.layers], "m": net.m, "output_relu": net.output_relu}
 
 
+TENSOR_FILES = ("npz", "safetensors", "safetensors-sharded", "torch", "msgpack")  # what a deep input may reference
+
+
 def _input(F: Field, rec: InputRecord, net, embed: bool = True) -> dict:
-    """One "inputs" entry: the layers embedded, or (a model file, ``embed`` false) referenced by its SHA-256, its
-    widths and output ReLU; a DyadicLayers network is made exact to be embedded."""
+    """One "inputs" entry: the layers embedded, or (``embed`` false, a tensor file of at least two hidden layers)
+    referenced by its SHA-256, widths and output ReLU (certificates/FORMAT.md, "Inputs"); a DyadicLayers network is
+    made exact to be embedded."""
     entry = {"name": rec.name, "sha256": rec.sha256,
              "atoms": [{"expr": text, "value": number_json(F, value)} for text, value in rec.atoms],
              **({"model": rec.model} if rec.model else {})}
-    if not embed and rec.model and not rec.atoms:
-        return {**entry, "widths": list(net.widths), "output_relu": net.output_relu}
+    if not embed and not rec.atoms and (rec.model or {}).get("format") in TENSOR_FILES and len(net.widths) > 3 \
+            and not net.output_relu:
+        return {**entry, "widths": list(net.widths), "output_relu": False}
     if isinstance(net, DyadicLayers):
         net = net.exact()
     return {**entry, "parameters": layered_json(net, str if F is QQ else lambda x: number_json(F, x))}
