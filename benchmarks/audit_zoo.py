@@ -3,8 +3,8 @@
     python benchmarks/audit_zoo.py [--quick] [--dir DIR] [--seed S] [--classes 20] [--per-class 10]
 
 Builds (seeded, in a temporary directory unless --dir) 200 float32 .npz models of shape 784-1024-10 in 20
-classes (--classes × --per-class of them; --quick: 20 models of 784-64-10 in 4 classes). Each class has a random base network of n - S live
-units and S dead ones; every other member is the base with its live units permuted and rescaled by powers of
+classes (--classes × --per-class of them; --quick: 20 models of 784-64-10 in 4 classes). Each class has a random
+base network of n - S live units and S dead ones; every other member is the base with its live units permuted and rescaled by powers of
 two (exact in float32), s of them split into two positively proportional halves (a, b, v) → (a, b, v/2) and
 (2^t a, 2^t b, v/2^(t+1)), and S - s dead units (v = 0, or a = 0 with a negative bias), so that every file has
 n hidden units. File names are shuffled, so that a class is spread over the directory.
