@@ -4,10 +4,11 @@
 
 Builds (seeded, in a temporary directory unless --dir) 200 float32 .npz models of shape 784-1024-10 in 20
 classes (--classes × --per-class of them; --quick: 20 models of 784-64-10 in 4 classes). Each class has a random
-base network of n - S live units and S dead ones; every other member is the base with its live units permuted and rescaled by powers of
-two (exact in float32), s of them split into two positively proportional halves (a, b, v) → (a, b, v/2) and
-(2^t a, 2^t b, v/2^(t+1)), and S - s dead units (v = 0, or a = 0 with a negative bias), so that every file has
-n hidden units. File names are shuffled, so that a class is spread over the directory.
+base network of n - S live units and S dead ones; every other member is the base with its live units permuted
+and rescaled by powers of two (exact in float32), s of them split into two positively proportional halves
+(a, b, v) → (a, b, v/2) and (2^t a, 2^t b, v/2^(t+1)), and S - s dead units (v = 0, or a = 0 with a negative
+bias), so that every file has n hidden units. File names are shuffled, so that a class is spread over the
+directory.
 
 Then times, through the command line in a subprocess, `certsym audit DIR --cert-dir C --json` with
 --workers 1, --workers 2 and --dask local:2, against a process that makes one `np.load` of every file with every
