@@ -78,6 +78,7 @@ class FloatMatrix:
     def entries(self, j: int, rows: list[int]) -> list:
         """Column j on ``rows``: raw floats for rows never read as Fractions, else their (current) Fractions; exact
         either way, for sign tests and exact sums."""
+        charge_ops(self.rows + len(rows), "a model column read")
         column = self.t.column(j) if self.narrow else None
         return [self.exact[r][j] if r in self.exact or column is None else column[r] for r in rows]
 
