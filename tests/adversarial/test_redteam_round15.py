@@ -2,7 +2,7 @@
 ``FloatMatrix``, ``Aligned``, ``BlockRows``, ``evaluate_layer``, ``referenced_layers``; their use in kinds/deep.py and
 envelope.py; the producer's ``certsym.decide.deep_dyadic`` and ``certify.deep._input``).
 
-Holes found (xfail, strict: each asserts the behaviour a fix must give):
+Holes found, each fixed and kept as a regression test:
 
 - A referenced file whose tensors are not float16/bfloat16/float32 (float64, or integers) cannot be replayed by the
   block lemma: ``FloatMatrix.entries`` reads ``self.exact[r]`` for every row when the tensor is not narrow, also for
@@ -285,8 +285,6 @@ def _simple_pair(dtype) -> tuple[dict, dict]:
     return _arrays(layers, dtype), _arrays(list(zip(W, B, strict=True)), dtype)
 
 
-@pytest.mark.xfail(strict=True, reason="FloatMatrix.entries reads self.exact[r] for rows of a tensor that is not "
-                                       "float16/bfloat16/float32: KeyError on the first D1, D2 fold or top block")
 @pytest.mark.parametrize("dtype", [np.float64, np.int8], ids=["float64", "int8"])
 def test_the_producers_certificate_of_float64_or_integer_files_replays(tmp_path: Path, dtype) -> None:
     A, B = _simple_pair(dtype)
@@ -298,8 +296,6 @@ def test_the_producers_certificate_of_float64_or_integer_files_replays(tmp_path:
     assert report.valid, report.reason
 
 
-@pytest.mark.xfail(strict=True, reason="a float64 file's D1 step reads self.exact[r] for rows never read as "
-                                       "Fractions: malformed certificate (KeyError) instead of a verdict")
 def test_a_d1_step_on_a_float64_file_is_replayed() -> None:
     # θ: 1-2-1-1 with hidden unit 1 of layer 1 unused (its output column is 0): D1 removes it, on both networks
     layers = [([[1.0], [2.0]], [0.0, 1.0]), ([[1.0, 0.0]], [0.0]), ([[1.0]], [0.0])]
@@ -335,9 +331,6 @@ def _costly_block(n: int, p: int, digits: int) -> tuple[dict, list, int]:
     return doc, files, n * p * cost((2, 1), (bits, 1))
 
 
-@pytest.mark.xfail(strict=True, reason="BlockRows.__getitem__ recomputes W·d on every access and charges 4 "
-                                       "operations per entry whatever the size of d (the embedded path charges "
-                                       "charge_products once)")
 def test_a_top_blocks_rows_are_charged_by_the_size_of_their_scalings() -> None:
     doc, files, products = _costly_block(200, 2, 20_000)
     embedded = _check(_embedded(doc, files), files)

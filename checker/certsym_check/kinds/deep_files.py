@@ -19,7 +19,15 @@ from fractions import Fraction
 from itertools import repeat
 from operator import itemgetter, mul
 
-from certsym_check.budget import charge, charge_int_products, charge_ops, int_cost, lcm, products_ops_bound
+from certsym_check.budget import (
+    charge,
+    charge_int_products,
+    charge_ops,
+    charge_products,
+    int_cost,
+    lcm,
+    products_ops_bound,
+)
 from certsym_check.core import keys
 from certsym_check.errors import Reject
 
@@ -76,11 +84,11 @@ class FloatMatrix:
         return None if i in self.exact or not self.narrow else self.t.row(i)
 
     def entries(self, j: int, rows: list[int]) -> list:
-        """Column j on ``rows``: raw floats for rows never read as Fractions, else their (current) Fractions; exact
-        either way, for sign tests and exact sums."""
+        """Column j on ``rows``: the tensor's own numbers (floats, ints: exact) for rows never read as Fractions,
+        else their (current) Fractions; for sign tests and exact sums."""
         charge_ops(self.rows + len(rows), "a model column read")
-        column = self.t.column(j) if self.narrow else None
-        return [self.exact[r][j] if r in self.exact or column is None else column[r] for r in rows]
+        column = self.t.column(j)
+        return [self.exact[r][j] if r in self.exact else column[r] for r in rows]
 
 
 def _gather(columns: list[int]):
@@ -125,7 +133,7 @@ class BlockRows:
     replay's tests on raw rows stay exact). Assigning a row replaces it (a killed neuron)."""
 
     def __init__(self, W: FloatMatrix, bias: list, neurons: list[int], inputs: list[tuple[int, object]]):
-        self.W, self.bias, self.neurons, self.inputs, self.killed = W, bias, neurons, inputs, {}
+        self.W, self.bias, self.neurons, self.inputs, self.killed, self.made = W, bias, neurons, inputs, {}, {}
         scales = [power_of_two(d) if isinstance(d, Fraction) else None for _, d in inputs]
         self.scales = None if None in scales else scales
         self.plain = self.scales is not None and all(s == 1.0 for s in self.scales)
@@ -147,12 +155,18 @@ class BlockRows:
     def __getitem__(self, i: int) -> list:
         if i in self.killed:
             return self.killed[i]
-        j = self.neurons[i]
-        if not self.inputs:  # no alive neuron below: one input with a zero column
-            return [Fraction(0), self.bias[j]]
-        row = self.W[j]
-        charge_ops(4 * len(self.inputs), "a top block's row")
-        return [row[q] * d for q, d in self.inputs] + [self.bias[j]]
+        made = self.made.get(i)
+        if made is None:  # made once, its products charged by their sizes (as an embedded block's are)
+            j = self.neurons[i]
+            if not self.inputs:  # no alive neuron below: one input with a zero column
+                made = [Fraction(0), self.bias[j]]
+            else:
+                row = self.W[j]
+                weights = [row[q] for q, _ in self.inputs]
+                charge_products(weights, [d for _, d in self.inputs], "a top block", accumulate=False)
+                made = [w * d for w, (_, d) in zip(weights, self.inputs, strict=True)] + [self.bias[j]]
+            self.made[i] = made
+        return made
 
     def __setitem__(self, i: int, row: list) -> None:
         self.killed[i] = row
