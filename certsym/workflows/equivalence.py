@@ -406,7 +406,9 @@ def _point_text(F, x: list) -> str:
 
 def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline | None = None) -> Equivalence:
     """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly, the
-    searches within ``deadline`` (none by default). Cost: see ``certsym.decide.deep``."""
+    searches within ``deadline`` (none by default). Float16/float32 layers go to the fast path first
+    (``certsym.decide.deep_dyadic``, the same steps on numpy), which hands the pair to the general one when it
+    cannot decide in float32. Cost: see those modules."""
     fast = (A.dyadic_layers(), B.dyadic_layers())
     if None not in fast:
         verdict = decide_deep_dyadic(*fast)
