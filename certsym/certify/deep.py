@@ -5,18 +5,19 @@ alignment of hidden layers 1..L−1 and Part I's proof for the top blocks: the b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from certsym.certify.envelope import InputRecord, document, number_json
 from certsym.certify.equivalence import equivalence_proof
 from certsym.core.deep import LayeredNetwork
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, DeepVerdict
-from certsym.decide.deep_distance import DeepDistance
 from certsym.decide.deep_dyadic import DyadicLayers
-from certsym.decide.distance import epsilon_verdict
 from certsym.decide.dyadic import FastVerdict
 from certsym.errors import InputError
 from certsym.numbers import QQ, Field
+
+if TYPE_CHECKING:  # the bounds' modules are imported by the commands that compute bounds, not by every writer
+    from certsym.decide.deep_distance import DeepDistance
 
 
 def layered_json(net: LayeredNetwork, encode=None) -> dict[str, Any]:
@@ -99,6 +100,8 @@ def deep_distance_certificate(d: DeepDistance, records: tuple[InputRecord, Input
             proof |= {"statement": "halvings of the box, zonotopes in fixed point and exact evaluation",
                       "columns": d.columns}
     if epsilon is not None:
+        from certsym.decide.distance import epsilon_verdict
+
         proof |= {"epsilon": str(epsilon), "verdict": epsilon_verdict(d.lower, d.upper, epsilon)}
     return document("deep_distance_bound", QQ, inputs, proof)
 

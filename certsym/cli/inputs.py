@@ -14,11 +14,9 @@ from flint import fmpq
 
 from certsym.certify import InputRecord
 from certsym.cli import common
-from certsym.decide.distance import ball, parse_box
 from certsym.errors import InputError
 from certsym.io import load_inputs
 from certsym.io.models import Selection, parse_keys, reading
-from certsym.io.vnnlib import input_boxes, read_vnnlib
 from certsym.numbers import DEFAULT_MAX_DIGITS, parse_rational
 from certsym.workflows.equivalence import EMBED_LIMIT
 
@@ -84,6 +82,8 @@ def read_box(spec: str | None, m: int):
     """The box of --box: 'lo,hi' for every coordinate, 'lo1,hi1;…', or a VNN-LIB file (gzipped too) whose input
     part is one box, its output asserts named on stderr as not read; None: [0, 1]^m."""
     if spec is not None and (spec.endswith((".vnnlib", ".vnnlib.gz")) or Path(spec).is_file()):
+        from certsym.io.vnnlib import input_boxes, read_vnnlib  # here: the other commands start without it
+
         prop = input_boxes(read_vnnlib(spec), m)
         if len(prop.boxes) != 1:
             raise InputError(f"--box {spec}: the property's input part is a disjunction of {len(prop.boxes)} boxes; "
@@ -92,6 +92,8 @@ def read_box(spec: str | None, m: int):
             print(f"note: --box {spec}: the input box is read; the {len(prop.outputs)} output assert(s) are not "
                   "(this command answers its own question on the box)", file=sys.stderr)
         return prop.boxes[0]
+    from certsym.decide.distance import parse_box  # here: the commands without a box start without it
+
     return parse_box(spec, m)
 
 
@@ -138,6 +140,8 @@ def read_region(args: argparse.Namespace, m: int) -> tuple[list, str]:
         raise InputError(f"--center has {len(point)} coordinates; the networks read {m}")
     radius, clip = radius_and_clip(args)
     words = f"the L∞ ball of radius {args.radius} around {Path(center).name if Path(center).is_file() else center}"
+    from certsym.decide.distance import ball
+
     return ball(point, radius, clip), words + (f" clipped to [{args.clip}]" if clip else "")
 
 

@@ -21,9 +21,7 @@ from certsym.core.decision import FAILS, HOLDS, UNKNOWN, Decision
 from certsym.decide.deadline import Deadline
 from certsym.decide.deep import EQUIVALENT, NOT_EQUIVALENT, UNDECIDED, DeepVerdict
 from certsym.decide.deep import decide as decide_deep
-from certsym.decide.deep_distance import deep_distance
 from certsym.decide.deep_dyadic import decide as decide_deep_dyadic
-from certsym.decide.distance import search_float_witness, search_witness
 from certsym.decide.dyadic import decide, witness
 from certsym.decide.dyadic import evaluate as evaluate_fast
 from certsym.decide.equivalence import decide as decide_general
@@ -137,6 +135,8 @@ class Equivalence(Decision):
         if self.path == "deep":  # no search inside a box for deep networks: said, not hidden
             self.box_note = f"  the witness lies outside {where}: deep networks get no search for one inside it"
             return False
+        from certsym.decide.distance import search_float_witness, search_witness  # imported where a search runs
+
         try:
             if self.path == "fast":
                 t1, t2 = self.nets
@@ -423,6 +423,8 @@ def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline
     verdict = decide_deep(t1, t2, deadline=deadline)
     distance = None
     if verdict.status == UNDECIDED and t1.field == QQ:
+        from certsym.decide.deep_distance import deep_distance  # imported where an UNDECIDED pair needs it
+
         distance = deep_distance(t1, t2, [(fmpq(0), fmpq(1))] * t1.m, verdict=verdict)
         if distance.lower > 0:  # the distance's witness, evaluated exactly, already tells them apart
             verdict = DeepVerdict(NOT_EQUIVALENT, t1, t2, witness=distance.witness, values=distance.values)
