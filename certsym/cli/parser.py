@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     scope = p.add_mutually_exclusive_group()
     scope.add_argument("--full", action="store_true",
                        help="every instance of every statement (about 25 minutes on 2 cores); default: a "
-                            "representative run of every statement (about 1 minute)")
+                            "representative run of every statement (about 1.5 minutes)")
     scope.add_argument("--quick", action="store_true", help="the default representative run (kept for scripts)")
     return parser
 
