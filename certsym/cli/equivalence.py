@@ -195,7 +195,7 @@ def cmd_equiv(args: argparse.Namespace) -> int:
 def _deep_equiv(args: argparse.Namespace, verdict: Equivalence) -> int:
     """``equiv`` on deep networks: exit 0 EQUIVALENT, 1 NOT EQUIVALENT, 3 UNDECIDED (no certificate then)."""
     if args.cert and not verdict.undecided:
-        write_json_atomic(args.cert, verdict.certificate())
+        write_json_atomic(args.cert, verdict.certificate(reference=True if args.reference else None))
     if args.json:
         emit_json(verdict.to_json())
     else:

@@ -60,14 +60,16 @@ class DyadicLayers:
     def from_arrays(cls, pairs, output_relu: bool = False, finite: bool = False) -> DyadicLayers | None:
         """The network, or None when an entry is not a finite float of at most 24 significant bits (the general
         path applies). ``finite``: the reader verified every entry finite. Cost O(weights)."""
-        out = []
+        out, width = [], None
         for W, b in pairs:
             W, b = np.asarray(W), np.asarray(b)
-            if W.dtype.kind != "f" or b.dtype.kind != "f" or W.ndim != 2 or 0 in W.shape:
-                return None
-            narrow = []
+            if W.dtype.kind != "f" or b.dtype.kind != "f" or W.ndim != 2 or 0 in W.shape or b.shape != W.shape[:1] \
+                    or width not in (None, W.shape[1]):
+                return None  # the general path reads it, and says what is wrong with its shapes
+            width, narrow = W.shape[0], []
             for t in (W, b):
-                x = t.astype(np.float32, copy=False)
+                with np.errstate(over="ignore"):
+                    x = t.astype(np.float32, copy=False)
                 if not (finite or all_finite(x)) or (t.dtype.itemsize > 4 and not np.array_equal(x, t)):
                     return None
                 narrow.append(x)
@@ -144,7 +146,8 @@ def _exact_sum(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     v = s - x
     if not np.isfinite(s).all() or ((x - (s - v)) + (y - v)).any():
         raise StepAside("a sum is not exact")
-    narrow = s.astype(np.float32)
+    with np.errstate(over="ignore"):
+        narrow = s.astype(np.float32)
     if not np.array_equal(narrow, s):
         raise StepAside("a sum is not a float32")
     return narrow

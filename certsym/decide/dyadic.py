@@ -278,7 +278,10 @@ def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None,
     default): the uint64 id Σ_q w_q bits(a_q/a_p) + w_m bits(b/a_p) over the columns q up to the ``nonzeros``-th
     nonzero entry of a (every column when None, or when a has fewer), with a_p its first nonzero entry and w the
     HASH_WEIGHTS; and a_p (0 for a zero row, hashed but never used). ±inf and 0 are correctly rounded quotients too,
-    and −0 counts as 0. Cost O(rows × columns) vectorized."""
+    and −0 counts as 0. A float32 row whose quotients leave float32's normal range (an overflow to ±inf, a nonzero
+    entry rounded to a subnormal or to 0) is hashed on its binary64 quotients instead, which stay within 2^±277: that
+    choice depends only on the normalized row, so proportional rows still share their id, and rows that differ do not
+    collide in one bucket because float32 rounded them alike. Cost O(rows × columns) vectorized."""
     c, width = rows.shape
     weights = HASH_WEIGHTS[np.arange(width) % len(HASH_WEIGHTS)]
     last = HASH_WEIGHTS[(width if m is None else m) % len(HASH_WEIGHTS)]
@@ -289,11 +292,21 @@ def _plane_ids(rows: np.ndarray, bias: np.ndarray, nonzeros: int | None,
     with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
         normal = rows / lead[:, None] + zero
         offset = bias / lead + zero
+    hashed = nonzero
     if nonzeros is not None:
         count = np.cumsum(nonzero, axis=1, dtype=np.int32)
         cut = np.where(count[:, -1] < nonzeros, width, np.argmax(count >= nonzeros, axis=1) + 1)
-        normal[np.arange(width) >= cut[:, None]] = zero
+        beyond = np.arange(width) >= cut[:, None]
+        normal[beyond] = zero
+        hashed = nonzero & ~beyond
     ids = np.matmul(normal.view(bits), weights, dtype=np.uint64) + offset.view(bits).astype(np.uint64) * last
+    if rows.dtype == np.float32:
+        # a nonzero quotient whose exponent field is 0 (rounded to a subnormal or to 0) or 255 (to ±inf)
+        field, shift = (normal.view(np.uint32) >> 23) & 0xFF, (offset.view(np.uint32) >> 23) & 0xFF
+        wide = (((field == 0) & hashed) | (field == 255)).any(axis=1) | ((shift == 0) & (bias != 0)) | (shift == 255)
+        wide &= lead != 0  # a zero row's id is never used
+        if wide.any():
+            ids[wide] = _plane_ids(rows[wide].astype(np.float64), bias[wide].astype(np.float64), nonzeros, m)[0]
     return ids, lead
 
 

@@ -9,7 +9,8 @@ An audit has four steps.
    that realize the same function, because it is built from exact invariants of the function only: for every
    hyperplane H of the minimal form with a nonzero kink J_H = Σ_{i on H} λ_i v_i (MATH.md, "Complete
    classification"), the plane id of the normalized row (u_H, β_H) (a hash of the float32 bits of β_H and of u_H up
-   to its 16th nonzero entry: correctly rounded floats of a real vector that depends on H alone,
+   to its 16th nonzero entry, their binary64 bits where float32 leaves its normal range: correctly rounded floats
+   of a real vector that depends on H alone,
    ``certsym.decide.dyadic``, fact 1) and J_H computed exactly. The affine part
    (L, C) is left out. Float networks (float16/bfloat16/float32 model files) are reduced on numpy
    (``certsym.decide.dyadic.reduce``); the others (parameter files, float64 with wider values, integer weights, number
@@ -53,6 +54,7 @@ import multiprocessing
 import os
 import re
 import socket
+import struct
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -343,13 +345,18 @@ def fast_proposal(net) -> str:
 
 
 def _plane_id(key: Sequence[fmpq]) -> int:
-    """The fast path's plane id (``certsym.decide.dyadic._Rows.of``) of an exact normalized row (a, b): the float32
-    bits of each entry of a up to its PLANE_NONZEROS-th nonzero one and of b, weighted and summed modulo 2^64."""
+    """The fast path's plane id (``certsym.decide.dyadic._plane_ids``) of an exact normalized row (a, b): the float32
+    bits of each entry of a up to its PLANE_NONZEROS-th nonzero one and of b, weighted and summed modulo 2^64; the
+    binary64 bits instead when a nonzero one of them rounds to a float32 subnormal, 0 or ±inf."""
     m = len(key) - 1
     weights = HASH_WEIGHTS[np.arange(len(key)) % len(HASH_WEIGHTS)].tolist()
     nonzero = [q for q in range(m) if key[q] != 0]
     cut = nonzero[PLANE_NONZEROS - 1] + 1 if len(nonzero) >= PLANE_NONZEROS else m
-    return sum(float32_bits(key[q]) * weights[q] for q in [*range(cut), m]) % (1 << 64)
+    hashed = [*range(cut), m]
+    bits = [float32_bits(key[q]) for q in hashed]
+    if any(key[q] != 0 and (b >> 23) & 0xFF in (0, 0xFF) for q, b in zip(hashed, bits, strict=True)):
+        bits = [struct.unpack("<Q", struct.pack("<d", int(key[q].p) / int(key[q].q) + 0.0))[0] for q in hashed]
+    return sum(b * weights[q] for q, b in zip(hashed, bits, strict=True)) % (1 << 64)
 
 
 def canonical_proposal(theta) -> str:

@@ -298,7 +298,7 @@ def equivalent(a: Any, b: Any, path: str = "auto", reference: bool = False,
     A, B = load(a), load(b)
     readings = tuple((x.name, x.reading) for x in (A, B) if x.reading)
     if A.is_deep or B.is_deep:
-        return deep_equivalent(A, B, readings, deadline)
+        return deep_equivalent(A, B, readings, deadline, fast=path == "auto")
     result = None
     if path == "auto" and A.arrays is not None and B.arrays is not None:
         nets = (A.dyadic(), B.dyadic())
@@ -404,18 +404,19 @@ def _point_text(F, x: list) -> str:
     return f"({shown}{', …' if len(nonzero) > 8 else ''}; the other coordinates 0)"
 
 
-def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline | None = None) -> Equivalence:
+def deep_equivalent(A: Model, B: Model, readings: tuple = (), deadline: Deadline | None = None,
+                    fast: bool = True) -> Equivalence:
     """MATH.md Part III on two sources, one of them deep: EQUIVALENT, NOT EQUIVALENT or UNDECIDED, exactly, the
-    searches within ``deadline`` (none by default). Float16/float32 layers go to the fast path first
-    (``certsym.decide.deep_dyadic``, the same steps on numpy), which hands the pair to the general one when it
-    cannot decide in float32. Cost: see those modules."""
-    fast = (A.dyadic_layers(), B.dyadic_layers())
-    if None not in fast:
-        verdict = decide_deep_dyadic(*fast)
+    searches within ``deadline`` (none by default). Float16/float32 layers go to the fast path first (unless
+    ``fast`` is false: ``path="general"``), ``certsym.decide.deep_dyadic``, the same steps on numpy, which hands the
+    pair to the general one when it cannot decide in float32. Cost: see those modules."""
+    nets = (A.dyadic_layers(), B.dyadic_layers()) if fast else (None, None)
+    if None not in nets:
+        verdict = decide_deep_dyadic(*nets)
         if verdict is not None:
             result = Equivalence("deep", verdict, (A.record, B.record), readings=readings)
             if verdict.status == NOT_EQUIVALENT:
-                result.prefer_witness_in([(fmpq(0), fmpq(1))] * fast[0].m)
+                result.prefer_witness_in([(fmpq(0), fmpq(1))] * nets[0].m)
             return result
     t1, t2 = A.layered(), B.layered()
     if t1.field != t2.field:

@@ -3,7 +3,7 @@ alignment by hashed normalized rows, Part I on the top blocks, the screened witn
 wiring in ``workflows.equivalence.deep_equivalent`` and ``Model.dyadic_layers``, its certificates (``certify.deep``,
 referenced tensor files) and the lazy imports of ``certsym.certify``.
 
-Holes found (each an xfail test asserting the correct behaviour):
+Holes found, each fixed and kept as a regression test:
 
 - ``certsym equiv A B --cert C --reference`` on deep networks writes an embedded certificate: ``_deep_equiv`` in
   cli/equivalence.py calls ``verdict.certificate()`` without the flag, so --reference is ignored (the shallow command
@@ -177,8 +177,6 @@ def _colliding(n: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- holes -----------------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="cli/equivalence.py _deep_equiv writes verdict.certificate() without "
-                   "--reference: the deep certificate embeds both networks")
 def test_cli_equiv_reference_references_deep_model_files(tmp_path: Path) -> None:
     from certsym.cli import main
 
@@ -194,8 +192,6 @@ def test_cli_equiv_reference_references_deep_model_files(tmp_path: Path) -> None
     assert _replay(doc, [a, b]).valid
 
 
-@pytest.mark.xfail(strict=True, reason="deep_equivalent takes the deep fast path whatever path= says: "
-                   "path='general' cannot cross-check it")
 def test_path_general_takes_the_rational_path_for_deep_networks(tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
     widths = [2, 3, 3, 1]
@@ -208,8 +204,6 @@ def test_path_general_takes_the_rational_path_for_deep_networks(tmp_path: Path) 
     assert all(isinstance(red, deep.DeepReduction) for red in general.verdict.reductions)
 
 
-@pytest.mark.xfail(strict=True, reason="DyadicLayers.from_arrays checks no shape: a Sequential whose second Linear "
-                   "reads 4 inputs after a Linear of 3 outputs is decided EQUIVALENT (the general path refused it)")
 def test_a_torch_module_with_mismatched_linear_layers_is_refused() -> None:
     torch = pytest.importorskip("torch")
     nn = torch.nn
@@ -234,8 +228,6 @@ _BAD_BIASES = {  # (a state dict's layers with one bias of another shape, a well
 }
 
 
-@pytest.mark.xfail(strict=True, reason="DyadicLayers.from_arrays checks no bias shape: ValueError (broadcasting), "
-                   "IndexError or TypeError from the fast path instead of the general path's InputError or verdict")
 @pytest.mark.parametrize("case", list(_BAD_BIASES))
 def test_a_state_dict_bias_of_another_shape_gets_an_input_error_or_a_verdict(case: str) -> None:
     bad, good = _BAD_BIASES[case]
@@ -246,8 +238,6 @@ def test_a_state_dict_bias_of_another_shape_gets_an_input_error_or_a_verdict(cas
     assert result.equivalent  # the column and the scalar hold the zeros of the bias: the general path said EQUIVALENT
 
 
-@pytest.mark.xfail(strict=True, reason="deep_dyadic._merges tests each row of a bucket against every earlier first "
-                   "row: rows whose normalized form overflows share one hash, n^2/2 exact tests")
 def test_merges_of_rows_that_share_an_overflowed_hash_are_not_quadratic(monkeypatch) -> None:
     n = 128
     W1, b1 = _colliding(n)
@@ -260,8 +250,6 @@ def test_merges_of_rows_that_share_an_overflowed_hash_are_not_quadratic(monkeypa
     assert calls[0] <= 16 * n
 
 
-@pytest.mark.xfail(strict=True, reason="Part I on a top block (dyadic.decide) of rows that share an overflowed hash "
-                   "tests them pairwise: quadratic, where the general deep path was linear")
 def test_part_one_on_a_top_block_of_rows_that_share_an_overflowed_hash_is_not_quadratic(monkeypatch) -> None:
     n = 128
     W2, b2 = _colliding(n)
@@ -273,8 +261,6 @@ def test_part_one_on_a_top_block_of_rows_that_share_an_overflowed_hash_is_not_qu
     assert pairs[0] <= 32 * n
 
 
-@pytest.mark.xfail(strict=True, reason="_exact_sum and DyadicLayers.from_arrays cast to float32 outside "
-                   "np.errstate: 'overflow encountered in cast' reaches the user")
 def test_no_numpy_warning_escapes_the_deep_fast_path(tmp_path: Path) -> None:
     big = 2.0**127
     fold = [([[0.0, 0.0], [1.0, 1.0]], [big, 0.0]), ([[big, 1.0]], [0.0]), ([[1.0]], [0.0])]  # a fold of 2^254
