@@ -179,35 +179,51 @@ def changes(arrays1: list, arrays2: list) -> list[str]:
     output layer scaled by one factor, or weight matrices on an 8-bit grid (at most 256 distinct values each, where
     one of θ1's has more). A reading for the reader, compared in floats; never a verdict. Cost O(weights) (the grid
     test: a sort of each matrix)."""
-    if not all(np.asarray(a).dtype.kind == "f" and np.asarray(a).dtype.itemsize <= 8 for a in (*arrays1, *arrays2)):
-        return []  # the words compare floats, which binary64 holds exactly; other arrays get none
-    a1 = [np.asarray(a, dtype=np.float64) for a in arrays1]
-    a2 = [np.asarray(a, dtype=np.float64) for a in arrays2]
+    a1, a2 = [np.asarray(a) for a in arrays1], [np.asarray(a) for a in arrays2]
+    if not all(a.dtype.kind == "f" and a.dtype.itemsize <= 8 for a in (*a1, *a2)):
+        return []  # the words compare floats exactly (numpy compares mixed float types in the wider one)
     if len(a1) != len(a2) or any(x.shape != y.shape for x, y in zip(a1, a2, strict=True)):
         return []
-    total = sum(int((x != y).sum()) for x, y in zip(a1, a2, strict=True))
+    total = sum(int(np.count_nonzero(x != y)) for x, y in zip(a1, a2, strict=True))
     if total == 0:
         return []
-    zeroed = sum(int(((x != 0) & (y == 0)).sum()) for x, y in zip(a1, a2, strict=True))
+    zeroed = sum(int(np.count_nonzero((x != 0) & (y == 0))) for x, y in zip(a1, a2, strict=True))
     if zeroed == total:
         return [f"θ2 is θ1 with {zeroed} weight{'s' * (zeroed != 1)} set to 0 and every other weight the same "
                 "(a pruned copy)"]
     for name in ("float16", "float32"):
         with np.errstate(over="ignore"):
-            if all(np.array_equal(y, x.astype(name).astype(np.float64)) for x, y in zip(a1, a2, strict=True)):
+            if all(_rounded(x, y, name) for x, y in zip(a1, a2, strict=True)):
                 return [f"θ2 is θ1 rounded to {name}: {total} weight{'s' * (total != 1)} changed, each to the "
                         f"{name} nearest it"]
     (M1, c1), (M2, c2) = a1[-2:], a2[-2:]
     if all(np.array_equal(x, y) for x, y in zip(a1[:-2], a2[:-2], strict=True)) and M1.any():
         p = np.flatnonzero(M1.ravel())[0]
-        factor = M2.ravel()[p] / M1.ravel()[p]
-        if np.array_equal(M2, factor * M1) and np.array_equal(c2, factor * c1):
+        factor = np.float64(M2.ravel()[p]) / np.float64(M1.ravel()[p])
+        if np.array_equal(M2, factor * M1.astype(np.float64)) and np.array_equal(c2, factor * c1.astype(np.float64)):
             return [f"θ2 is θ1 with its output layer scaled by {factor:.6g}"]
-    pairs = [(len(np.unique(x)), len(np.unique(y))) for x, y in zip(a1, a2, strict=True) if x.ndim == 2]
-    if all(q <= _GRID for _, q in pairs) and any(p > _GRID for p, _ in pairs):
+    if any(x.ndim == 2 and x.size > _GRID and _distinct_at_most(y, _GRID) and not _distinct_at_most(x, _GRID)
+           for x, y in zip(a1, a2, strict=True)) and \
+            all(_distinct_at_most(y, _GRID) for y in a2 if y.ndim == 2):
         return [f"θ2's weight matrices hold at most {_GRID} distinct values each where θ1's hold more: a copy "
                 "quantized to 8 bits?"]
     return []
+
+
+def _rounded(x: np.ndarray, y: np.ndarray, name: str) -> bool:
+    """y = x rounded to the float type ``name``, exactly: on a sample of 1,024 entries first (a difference there
+    settles it without converting the whole array). Cost O(size) at worst."""
+    step = max(1, x.size // 1024)
+    return np.array_equal(y.ravel()[::step], x.ravel()[::step].astype(name)) and \
+        np.array_equal(y, x.astype(name, copy=False))
+
+
+def _distinct_at_most(x: np.ndarray, count: int) -> bool:
+    """Whether x holds at most ``count`` distinct values: a sample of 4·count entries first (more distinct values
+    there settle it without a sort of the whole array), then np.unique. Cost O(size log size) at worst."""
+    flat = x.ravel()
+    sample = flat[:: max(1, flat.size // (4 * count))]
+    return len(np.unique(sample)) <= count and len(np.unique(flat)) <= count
 
 
 def near_miss(arrays1: list, arrays2: list, partners: tuple | None = None) -> NearMiss:
