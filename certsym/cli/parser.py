@@ -139,8 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path", choices=("auto", "general"), default="auto",
                    help="auto: the fast exact path for model files of float16/float32 weights (default)")
     p.add_argument("--reference", action="store_true",
-                   help="in certificates of the fast path, reference the model files by SHA-256 instead "
-                        "of embedding them (automatic beyond 200,000 weights; then check with --inputs)")
+                   help="reference the model files by SHA-256 instead of embedding them (tensor files; deep ones "
+                        "of at least two hidden layers; automatic beyond 200,000 weights; then check with --inputs)")
     p.add_argument("--box", metavar="SPEC", help="when NOT EQUIVALENT, look for a witness inside this box ('lo,hi' "
                    "for every coordinate, 'lo1,hi1;…', or a VNN-LIB file), verified exactly")
     p.add_argument("--seconds", type=float, default=None, metavar="S",
