@@ -161,6 +161,11 @@ def _power_of_two(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return (en - ed).astype(np.int64)
 
 
+def _two_to(e: int) -> fmpq:
+    """2^e exactly."""
+    return fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)
+
+
 def _scaled(a: np.ndarray, e: np.ndarray, axis: int) -> np.ndarray:
     """a·2^e along ``axis`` in float32, exact or StepAside."""
     shape = [1, 1]
@@ -231,11 +236,10 @@ def _merges(red: FastDeepReduction, ell: int, alive: np.ndarray, rows: np.ndarra
     for start, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist(), strict=True):
         firsts: list[int] = []
         for j in order[start:start + size].tolist():  # ascending: the first one found is the general path's
-            lam_j = abs(np.float64(lead[j]))
             hit = next((i for i in firsts if _same_direction(rows, bias, lead, i, j)), None)
             if hit is None:
                 firsts.append(j)
-            elif lam_j:
+            else:
                 pairs.append((j, hit))
     if not pairs:
         return False
@@ -248,8 +252,7 @@ def _merges(red: FastDeepReduction, ell: int, alive: np.ndarray, rows: np.ndarra
         source, into = int(alive[j]), int(alive[i])
         add = _scaled(nxt[outs, source][:, None], np.array([e]), 1)[:, 0]
         nxt[outs, into] = _exact_sum(nxt[outs, into].astype(np.float64), add.astype(np.float64))
-        red.steps.append({"step": "D3", "layer": ell, "into": into, "from": source,
-                          "lambda": fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)})
+        red.steps.append({"step": "D3", "layer": ell, "into": into, "from": source, "lambda": _two_to(e)})
         mask[source] = False
     red.W[ell], red.alive[ell - 1] = nxt, mask
     return True
@@ -328,7 +331,7 @@ def decide(t1: DyadicLayers, t2: DyadicLayers, seed: int = 0) -> DeepVerdict | N
                                      _aligned_rows(reds[1], ell, columns[1], None))
             if not ok:
                 return _witness(t1, t2, seed)
-            alignment.append([(i, j, fmpq(1 << e) if e >= 0 else fmpq(1, 1 << -e)) for i, j, e in pairs])
+            alignment.append([(i, j, _two_to(e)) for i, j, e in pairs])
             columns = (np.array([i for i, _, _ in pairs], dtype=np.int64), np.array([j for _, j, _ in pairs],
                                                                                       dtype=np.int64))
             scale = np.array([e for _, _, e in pairs], dtype=np.int64)
