@@ -7,7 +7,7 @@ moves), and while the row is unchanged and its tensor is float16/bfloat16/float3
 facts of binary64 let the replay compare raw floats instead of Fractions:
 1. a float's sign is its rational's sign, and equality of two floats is equality of the rationals they denote;
 2. x·2^e is exact for a float32 x and |e| ≤ 128 (the result stays a normal binary64 number), so rows scaled by
-   powers of two are compared as floats (``aligned``);
+   powers of two are compared as floats (``Aligned``, ``BlockRows``);
 3. x·2^149 is an integer for every float32 x, exact in binary64 (|x| < 2^128), so a layer is evaluated at a
    rational point with one integer product per weight (``evaluate_layer``).
 Nothing here decides by rounding: each fact holds exactly or the Fraction path runs. Standard library only.
@@ -57,8 +57,8 @@ def narrow_float(x: Fraction) -> float | None:
 
 
 class FloatMatrix:
-    """W_ℓ (rows × columns) of a referenced model file: ``row(i)``/``[i]`` as Fractions on demand (kept: the moves
-    change them in place), ``raw(i)`` the row's floats while it was never asked for as Fractions and the tensor is
+    """W_ℓ (rows × columns) of a referenced model file: ``[i]``, row i as Fractions on demand (kept: the moves
+    change it in place), ``raw(i)`` the row's floats while it was never asked for as Fractions and the tensor is
     float16/bfloat16/float32."""
 
     def __init__(self, tensor, narrow: bool):
