@@ -35,6 +35,7 @@ from certsym.io.models import (
 from certsym.io.models import reading as reading_of
 from certsym.io.params import file_digest, load_inputs
 from certsym.numbers import QQ
+from certsym.numbers.floats import refuse_flushed_subnormals
 
 
 @dataclass
@@ -269,7 +270,8 @@ def load(source: Any, keys: str | Sequence[str | None] | None = None, layout: st
     (torch) or "in-out" (Flax, Keras),
     ``state_key`` the state dict's place in a torch checkpoint; ``activation`` "relu" states that a source holding
     no activation (a tensor file, arrays, a state dict) is a ReLU network, which its record and reading then say
-    instead of "assumed". Cost: reading the source."""
+    instead of "assumed". Refused in a process that flushes subnormal numbers to zero. Cost: reading the source."""
+    refuse_flushed_subnormals()
     Selection(activation=activation)  # checks the value
     if isinstance(source, Model):
         return source

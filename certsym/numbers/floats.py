@@ -6,11 +6,25 @@ Cost: vectorized passes over the array, with no Python number per entry.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from flint import fmpq
 
+from certsym.errors import InputError
+
 _HALF = 26  # a binary64 significand (53 bits) as two halves of at most 27 bits
 _TERMS = 1 << 24  # terms per exact bin sum: 2^24 halves of < 2^27 each stay below 2^53, exact in binary64
+
+
+def refuse_flushed_subnormals() -> None:
+    """InputError when this process's floating point flushes subnormal numbers to zero (the FTZ/DAZ modes that
+    ``torch.set_flush_denormal(True)`` sets): every float comparison and product, numpy's and Python's alike, then
+    reads a subnormal weight as 0, so floats could no longer be read as the numbers they denote. Cost O(1)."""
+    tiny = math.ldexp(1.0, -1074)
+    if not (tiny > 0.0 and tiny * 2.0 > tiny and np.float32(tiny * 2.0**925) != 0):
+        raise InputError("this process flushes subnormal numbers to zero (torch.set_flush_denormal(True)?): floats "
+                         "would not be read as the numbers they denote; call torch.set_flush_denormal(False) first")
 
 
 def all_finite(array: np.ndarray) -> bool:

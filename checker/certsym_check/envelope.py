@@ -157,6 +157,8 @@ def check_certificate(doc: object, files: list | None = None) -> Report:
     bound. Any failure inside the replay is a rejection of this certificate, never an exception."""
     rep = Report()
     try:
+        if not math.ldexp(1.0, -1074) * 2.0 > math.ldexp(1.0, -1074) > 0.0:  # FTZ/DAZ: exact float facts fail
+            raise CannotCheck("this process flushes subnormal numbers to zero (torch.set_flush_denormal(True)?)")
         with metered() as meter:
             try:
                 _replay(doc, None if files is None else [f if isinstance(f, InputFile) else InputFile(f)

@@ -227,3 +227,23 @@ def test_the_cli_writes_a_referenced_deep_certificate_the_checker_replays(tmp_pa
     code = main(["equiv", a, c if moved else b, "--cert", cert, "--reference"])
     assert code == (1 if moved else 0)
     assert check_main(["--inputs", a, c if moved else b, "--", cert]) == 0
+
+
+def test_a_process_that_flushes_subnormals_is_refused_by_producer_and_checker(tmp_path: Path) -> None:
+    """With the FTZ/DAZ modes torch.set_flush_denormal(True) sets, a subnormal weight reads as 0 in numpy and in
+    Python alike: two networks that differ only there would look equal. Both sides refuse to work in such a
+    process, and work again once it is switched off."""
+    torch = pytest.importorskip("torch")
+    from certsym.errors import InputError
+
+    a, b, _ = _files(tmp_path)
+    doc = certsym.equivalent(a, b).certificate(reference=True)
+    assert torch.set_flush_denormal(True)
+    try:
+        with pytest.raises(InputError, match="flushes subnormal numbers"):
+            certsym.equivalent(a, b)
+        report = _replay(doc, [a, b])
+    finally:
+        torch.set_flush_denormal(False)
+    assert report.cannot_check and "flushes subnormal numbers" in report.reason
+    assert _replay(doc, [a, b]).valid
